@@ -1,0 +1,341 @@
+"""Vessel and mission configuration: schemas, loading and validation.
+
+Units follow the keys: `_m`, `_kg`, `_deg`, `_mps`, `_us`, `_n`, `_v`, `_t` (tesla), `_s`, `_hz`.
+Hydrodynamic coefficients use Fossen's sign convention: added mass and damping derivatives are <= 0.
+Positions on the vessel are body FRD in metres from the centre of gravity (x forward, y starboard).
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Tuple
+
+import yaml
+
+from autopilot.config_schema import ConfigError, build, param
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
+
+
+# --------------------------------------------------------------------------------------------- vessel
+@dataclass(frozen=True, kw_only=True)
+class HullConfig:
+    length_m: float = param(unit="m", min=0.1, max=50)
+    beam_m: float = param(unit="m", min=0.05, max=20)
+    mass_kg: float = param(unit="kg", min=0.1, max=1e5)
+    iz_kgm2: float = param(unit="kg*m^2", min=1e-3, max=1e7, doc="yaw moment of inertia about the CG")
+    x_udot: float = param(unit="kg", max=0.0, doc="surge added mass X_u_dot (<= 0)")
+    y_vdot: float = param(unit="kg", max=0.0)
+    n_rdot: float = param(unit="kg*m^2", max=0.0)
+    x_u: float = param(unit="kg/s", max=0.0, doc="linear surge damping X_u (<= 0)")
+    y_v: float = param(unit="kg/s", max=0.0)
+    n_r: float = param(unit="kg*m^2/s", max=0.0)
+    x_uu: float = param(unit="kg/m", max=0.0, doc="quadratic surge damping X_u|u| (<= 0)")
+    y_vv: float = param(unit="kg/m", max=0.0)
+    n_rr: float = param(unit="kg*m^2", max=0.0)
+    max_speed_mps: float = param(unit="m/s", min=0.05, max=20, doc="fastest speed a mission may ask for")
+
+
+@dataclass(frozen=True, kw_only=True)
+class WindLoadConfig:
+    """Relative-wind load model (Fossen): tau = 0.5 rho V_rw^2 [c_x A_F cos, c_y A_L sin, c_n A_L L sin 2g]."""
+
+    area_frontal_m2: float = param(unit="m^2", min=0.0, max=1e3)
+    area_lateral_m2: float = param(unit="m^2", min=0.0, max=1e3)
+    cx: float = param(0.5, min=0.0, max=3.0)
+    cy: float = param(0.7, min=0.0, max=3.0)
+    cn: float = param(0.08, min=0.0, max=1.0)
+    air_density_kgpm3: float = param(1.225, unit="kg/m^3", min=0.5, max=2.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThrustTableConfig:
+    """Bench thrust table at one battery voltage: pulse width -> thrust (negative = reverse)."""
+
+    voltage_v: float = param(unit="V", min=1.0, max=60.0)
+    pulse_us: Tuple[float, ...] = param(unit="us", min=500, max=2500)
+    thrust_n: Tuple[float, ...] = param(unit="N", min=-5000, max=5000)
+
+    def validate(self):
+        if len(self.pulse_us) != len(self.thrust_n):
+            raise ValueError(f"thrust_n: has {len(self.thrust_n)} entries but pulse_us has {len(self.pulse_us)}")
+        if len(self.pulse_us) < 3:
+            raise ValueError("pulse_us: needs at least 3 points")
+        if any(b <= a for a, b in zip(self.pulse_us, self.pulse_us[1:])):
+            raise ValueError("pulse_us: must be strictly increasing")
+        if any(b < a for a, b in zip(self.thrust_n, self.thrust_n[1:])):
+            raise ValueError("thrust_n: must not decrease as the pulse grows")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThrusterConfig:
+    name: str = param(doc="label used in logs and topics")
+    type: str = param(choices=("t200", "u5", "ideal"),
+                      doc="t200: Blue Robotics tables; u5: vessel's thrust_table; ideal: linear in pulse")
+    x_m: float = param(unit="m", min=-50, max=50, doc="position forward of the CG (FRD)")
+    y_m: float = param(unit="m", min=-50, max=50, doc="position to starboard of the CG (FRD)")
+    gpio: int = param(-1, min=-1, max=53, doc="BCM GPIO number of the ESC signal (-1: not wired)")
+    pulse_min_us: int = param(1100, unit="us", min=500, max=2500)
+    pulse_neutral_us: int = param(1500, unit="us", min=500, max=2500)
+    pulse_max_us: int = param(1900, unit="us", min=500, max=2500)
+    reverse: bool = param(False, doc="thruster mounted or wired so a forward pulse pushes backward")
+    trim_us: int = param(0, unit="us", min=-100, max=100, doc="added to every pulse after mapping")
+    time_constant_s: float = param(0.15, unit="s", min=0.0, max=5.0, doc="first-order lag of thrust")
+    max_forward_n: float = param(0.0, unit="N", min=0.0, max=5000, doc="ideal type only: full-forward thrust")
+    max_reverse_n: float = param(0.0, unit="N", min=0.0, max=5000, doc="ideal type only: full-reverse thrust")
+    arming_time_s: float = param(3.0, unit="s", min=0.0, max=30.0, doc="neutral held before other pulses")
+    slew_us_per_s: float = param(2000.0, unit="us/s", min=10.0, max=1e5, doc="pulse slew-rate limit")
+
+    def validate(self):
+        if not self.pulse_min_us < self.pulse_neutral_us < self.pulse_max_us:
+            raise ValueError("pulse_neutral_us: must lie strictly between pulse_min_us and pulse_max_us")
+        if self.type == "ideal" and self.max_forward_n <= 0:
+            raise ValueError("max_forward_n: must be > 0 for an ideal thruster")
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatteryConfig:
+    voltage_v: float = param(unit="V", min=3.0, max=60.0, doc="nominal pack voltage used by the thrust maps")
+    cells: int = param(4, min=1, max=14)
+    chemistry: str = param("li-ion", choices=("li-ion", "lipo", "lifepo4", "lead-acid", "other"))
+    low_voltage_v: float = param(0.0, unit="V", min=0.0, max=60.0, doc="failsafe threshold; 0 disables")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GnssConfig:
+    port: str = param("/dev/serial0")
+    baud: int = param(9600, choices=None, min=4800, max=921600)
+    rate_hz: float = param(1.0, unit="Hz", min=0.1, max=10.0)
+    cep_m: float = param(2.0, unit="m", min=0.01, max=100, doc="receiver's horizontal CEP (50 %)")
+    speed_noise_mps: float = param(0.1, unit="m/s", min=0.0, max=10)
+    bias_sigma_m: float = param(1.0, unit="m", min=0.0, max=100, doc="Gauss-Markov bias std (realistic noise)")
+    bias_tau_s: float = param(60.0, unit="s", min=0.1, max=1e5, doc="Gauss-Markov bias correlation time")
+    antenna_x_m: float = param(0.0, unit="m", min=-50, max=50)
+    antenna_y_m: float = param(0.0, unit="m", min=-50, max=50)
+    stale_timeout_s: float = param(2.5, unit="s", min=0.1, max=60, doc="no fix for this long = no position")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImuConfig:
+    bus: int = param(1, min=0, max=20, doc="I2C bus number (/dev/i2c-N)")
+    address_xg: int = param(0x6B, min=0x03, max=0x77)
+    address_mag: int = param(0x1E, min=0x03, max=0x77)
+    rate_hz: float = param(119.0, unit="Hz", min=10, max=952)
+    mount_rpy_deg: Tuple[float, ...] = param((0.0, 0.0, 0.0), unit="deg", min=-180, max=180, length=3,
+                                             doc="roll, pitch, yaw of the sensor axes in the body frame")
+    gyro_noise_rps: float = param(0.002, unit="rad/s", min=0.0, max=1.0, doc="white noise std per sample")
+    gyro_bias_rps: float = param(0.005, unit="rad/s", min=0.0, max=1.0, doc="turn-on bias std")
+    accel_noise_mps2: float = param(0.05, unit="m/s^2", min=0.0, max=10.0)
+    accel_bias_mps2: float = param(0.05, unit="m/s^2", min=0.0, max=10.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MagConfig:
+    rate_hz: float = param(40.0, unit="Hz", min=0.625, max=80)
+    noise_t: float = param(0.3e-6, unit="T", min=0.0, max=1e-4)
+    hard_iron_t: Tuple[float, ...] = param((0.0, 0.0, 0.0), unit="T", min=-1e-3, max=1e-3, length=3,
+                                           doc="simulated hard-iron offset (sim only)")
+    soft_iron: Tuple[float, ...] = param((1, 0, 0, 0, 1, 0, 0, 0, 1), min=-5, max=5, length=9,
+                                         doc="simulated soft-iron matrix, row-major 3x3 (sim only)")
+    declination_deg: float = param(0.0, unit="deg", min=-180, max=180, doc="true = magnetic + declination")
+    field_t: float = param(50e-6, unit="T", min=1e-6, max=1e-4, doc="local field strength (e.g. from WMM)")
+    inclination_deg: float = param(60.0, unit="deg", min=-90, max=90, doc="local dip angle, down positive")
+    calibration_file: Optional[str] = param(None, doc="YAML written by `autopilot calibrate mag`")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SensorsConfig:
+    gnss: GnssConfig = param(default_factory=GnssConfig)
+    imu: ImuConfig = param(default_factory=ImuConfig)
+    mag: MagConfig = param(default_factory=MagConfig)
+
+
+@dataclass(frozen=True, kw_only=True)
+class HeadingControlConfig:
+    """Heading PID by pole placement on the yaw model (Iz - N_rdot) r_dot - N_r r = tau_r."""
+
+    omega_n_rps: float = param(unit="rad/s", min=0.01, max=20, doc="closed-loop natural frequency")
+    zeta: float = param(1.0, min=0.1, max=3.0, doc="closed-loop damping ratio")
+    integral_time_s: float = param(20.0, unit="s", min=0.0, max=1e4, doc="0 disables the integral")
+    integral_limit_frac: float = param(0.3, min=0.0, max=1.0, doc="integral term as fraction of max moment")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpeedControlConfig:
+    """Surge PI with model feed-forward; e = u - u_d, tau_u = (m - X_udot)(udot_d - kp e - ki int e) - ..."""
+
+    kp_per_s: float = param(1.0, unit="1/s", min=0.0, max=100)
+    ki_per_s2: float = param(0.1, unit="1/s^2", min=0.0, max=100)
+    accel_limit_mps2: float = param(0.5, unit="m/s^2", min=0.01, max=20, doc="ramp of the speed setpoint")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AllocationConfig:
+    priority: str = param("yaw", choices=("yaw", "surge"), doc="what keeps its demand when thrust saturates")
+    allow_reverse: bool = param(True, doc="false: thrusters never push backward")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ControlConfig:
+    loop_rate_hz: float = param(50.0, unit="Hz", min=5.0, max=200.0)
+    heading: HeadingControlConfig = param(default_factory=lambda: HeadingControlConfig(omega_n_rps=0.8))
+    speed: SpeedControlConfig = param(default_factory=SpeedControlConfig)
+    allocation: AllocationConfig = param(default_factory=AllocationConfig)
+    lookahead_hull_lengths: float = param(3.0, min=0.5, max=20, doc="default LOS lookahead")
+
+
+@dataclass(frozen=True, kw_only=True)
+class VesselConfig:
+    name: str = param()
+    description: str = param("")
+    hull: HullConfig = param()
+    wind: WindLoadConfig = param()
+    thrusters: Tuple[ThrusterConfig, ...] = param()
+    u5_table: Optional[ThrustTableConfig] = param(None, doc="ApisQueen U5 bench table (for type u5)")
+    battery: BatteryConfig = param()
+    sensors: SensorsConfig = param(default_factory=SensorsConfig)
+    control: ControlConfig = param(default_factory=ControlConfig)
+    source_file: str = param("", doc="set by the loader")
+
+    def validate(self):
+        if len(self.thrusters) not in (2, 4):
+            raise ValueError(f"thrusters: must list 2 or 4 thrusters, got {len(self.thrusters)}")
+        if any(t.type == "u5" for t in self.thrusters) and self.u5_table is None:
+            raise ValueError("u5_table: required when a thruster has type u5")
+        names = [t.name for t in self.thrusters]
+        if len(set(names)) != len(names):
+            raise ValueError("thrusters: names must be unique")
+        if max(abs(t.y_m) for t in self.thrusters) < 1e-3:
+            raise ValueError("thrusters: differential drive needs thrusters off the centre line (y_m)")
+
+
+# --------------------------------------------------------------------------------------------- mission
+@dataclass(frozen=True, kw_only=True)
+class PointConfig:
+    """A point given either as WGS84 (lat_deg, lon_deg) or in the mission's local frame (north_m, east_m)."""
+
+    lat_deg: Optional[float] = param(None, unit="deg", min=-90, max=90)
+    lon_deg: Optional[float] = param(None, unit="deg", min=-180, max=180)
+    north_m: Optional[float] = param(None, unit="m", min=-1e6, max=1e6)
+    east_m: Optional[float] = param(None, unit="m", min=-1e6, max=1e6)
+    speed_mps: Optional[float] = param(None, unit="m/s", min=0.0, max=20, doc="speed on the leg to this point")
+
+    def validate(self):
+        geo = self.lat_deg is not None or self.lon_deg is not None
+        local = self.north_m is not None or self.east_m is not None
+        if geo == local:
+            raise ValueError("lat_deg: give either lat_deg/lon_deg or north_m/east_m, not both or neither")
+        if geo and (self.lat_deg is None or self.lon_deg is None):
+            raise ValueError("lon_deg: lat_deg and lon_deg go together")
+        if local and (self.north_m is None or self.east_m is None):
+            raise ValueError("east_m: north_m and east_m go together")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnchorConfig:
+    lat_deg: float = param(unit="deg", min=-90, max=90)
+    lon_deg: float = param(unit="deg", min=-180, max=180)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StartConfig:
+    """Where the simulator launches the boat (and, in the field, the expected launch point)."""
+
+    point: PointConfig = param()
+    heading_deg: Optional[float] = param(None, unit="deg", min=-360, max=360,
+                                         doc="initial heading; default: toward the first waypoint")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GuidanceConfig:
+    law: str = param("ilos", choices=("heading", "los", "ilos", "xtrack_pid"))
+    lookahead_m: Optional[float] = param(None, unit="m", min=0.1, max=1000,
+                                         doc="LOS lookahead Delta; default: vessel's lookahead_hull_lengths")
+    sigma: float = param(0.5, min=0.0, max=10.0, doc="ILOS integral gain (0 = plain LOS)")
+    kp_rad_per_m: float = param(0.05, min=0.0, max=10.0, doc="xtrack_pid: heading correction per metre")
+    ki_rad_per_ms: float = param(0.002, min=0.0, max=10.0)
+    kd_rad_s_per_m: float = param(0.1, min=0.0, max=100.0)
+    max_correction_deg: float = param(60.0, unit="deg", min=1.0, max=90.0,
+                                      doc="xtrack_pid: largest heading offset from the path")
+
+
+@dataclass(frozen=True, kw_only=True)
+class MissionConfig:
+    name: str = param()
+    description: str = param("")
+    anchor: Optional[AnchorConfig] = param(None, doc="origin of the local frame; default: first waypoint")
+    start: Optional[StartConfig] = param(None)
+    waypoints: Tuple[PointConfig, ...] = param()
+    guidance: GuidanceConfig = param(default_factory=GuidanceConfig)
+    cruise_speed_mps: float = param(unit="m/s", min=0.05, max=20)
+    acceptance_radius_m: float = param(unit="m", min=0.1, max=500)
+    on_complete: str = param("loiter", choices=("loiter", "hold", "rtl"))
+    loiter_radius_m: float = param(2.0, unit="m", min=0.5, max=500)
+    geofence: Tuple[PointConfig, ...] = param((), doc="polygon the boat must stay inside (>= 3 points)")
+    source_file: str = param("")
+
+    def validate(self):
+        if len(self.waypoints) < 1:
+            raise ValueError("waypoints: needs at least one waypoint")
+        if self.anchor is None and any(p.lat_deg is None for p in self.waypoints):
+            raise ValueError("anchor: required when waypoints are given in metres (north_m/east_m)")
+        if self.geofence and len(self.geofence) < 3:
+            raise ValueError("geofence: needs at least 3 points")
+
+
+# --------------------------------------------------------------------------------------------- loading
+def read_yaml(path) -> dict:
+    """Read a YAML mapping; any failure is a ConfigError naming the file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(path, "", "file not found") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(path, "", f"cannot read file: {e}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(path, "", f"invalid YAML{where}: {getattr(e, 'problem', e)}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(path, "", "must be a YAML mapping at the top level")
+    return data
+
+
+def resolve_vessel_path(name_or_file: str) -> Path:
+    """A preset name (`foka`) or a path to a vessel YAML."""
+    p = Path(name_or_file)
+    if p.suffix in (".yaml", ".yml") or os.sep in name_or_file:
+        return p
+    return CONFIG_DIR / "vessels" / f"{name_or_file}.yaml"
+
+
+def load_vessel(name_or_file: str) -> VesselConfig:
+    path = resolve_vessel_path(name_or_file)
+    data = read_yaml(path)
+    data.pop("source_file", None)
+    vessel = build(VesselConfig, data, str(path))
+    return _replace(vessel, source_file=str(path))
+
+
+def load_mission(path) -> MissionConfig:
+    data = read_yaml(path)
+    data.pop("source_file", None)
+    mission = build(MissionConfig, data, str(path))
+    return _replace(mission, source_file=str(path))
+
+
+def _replace(obj, **changes):
+    import dataclasses
+    return dataclasses.replace(obj, **changes)
+
+
+def default_lookahead_m(vessel: VesselConfig, mission: MissionConfig) -> float:
+    if mission.guidance.lookahead_m is not None:
+        return mission.guidance.lookahead_m
+    return vessel.control.lookahead_hull_lengths * vessel.hull.length_m
+
