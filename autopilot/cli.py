@@ -1,0 +1,35 @@
+"""The `autopilot` command: one sub-command per job, each living in its own module.
+
+A sub-command module exposes `register(subparsers)`, which adds its parser and sets `func` to a callable
+taking the parsed arguments and returning the process exit code. Modules are imported lazily so that
+`autopilot --help` and the sim never import hardware or ROS libraries.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# (module, what it adds). Add a line here to add a sub-command.
+SUBCOMMAND_MODULES = (
+    "autopilot.cli_sim",            # autopilot sim MISSION ...
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="autopilot",
+                                     description="Onboard autopilot for small Raspberry Pi boats.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in SUBCOMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
