@@ -1,0 +1,127 @@
+"""`autopilot sim MISSION ...`: fly a mission in the built-in simulator, print a summary, write plot/report/log."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from autopilot.config import ConfigError, load_mission, load_vessel
+
+
+def _pair(text: str, what: str) -> tuple[float, float]:
+    try:
+        a, b = (float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{what}: expected two numbers separated by a comma, got {text!r}")
+    return a, b
+
+
+def _wind(text):
+    speed, frm = _pair(text, "--wind SPEED_MPS,FROM_DEG")
+    if speed < 0:
+        raise argparse.ArgumentTypeError("--wind: speed must be >= 0")
+    return speed, frm
+
+
+def _current(text):
+    speed, toward = _pair(text, "--current SPEED_MPS,TOWARD_DEG")
+    if speed < 0:
+        raise argparse.ArgumentTypeError("--current: speed must be >= 0")
+    return speed, toward
+
+
+def _waves(text):
+    try:
+        hs, tp, frm = (float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--waves HS_M,PERIOD_S,FROM_DEG: expected three numbers, got {text!r}")
+    if hs < 0 or tp <= 0:
+        raise argparse.ArgumentTypeError("--waves: height must be >= 0 and period > 0")
+    return hs, tp, frm
+
+
+def _positive(text):
+    v = float(text)
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return v
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("sim", help="fly a mission in the built-in simulator",
+                              description="Fly MISSION in the built-in vessel simulator with the real autopilot "
+                                          "in the loop; print a summary and optionally write a plot, a JSON "
+                                          "report and a CSV log.")
+    p.add_argument("mission", help="mission YAML (e.g. config/missions/demo.yaml)")
+    p.add_argument("--vessel", default="foka", help="preset name (foka, iacquabot, wamv) or vessel YAML path")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--wind", type=_wind, default=(0.0, 0.0), metavar="SPEED_MPS,FROM_DEG")
+    p.add_argument("--current", type=_current, default=(0.0, 0.0), metavar="SPEED_MPS,TOWARD_DEG")
+    p.add_argument("--waves", type=_waves, default=(0.0, 4.0, 0.0), metavar="HS_M,PERIOD_S,FROM_DEG")
+    p.add_argument("--gps-noise", choices=("white", "realistic"), default="realistic",
+                   help="white: 2 m CEP white noise; realistic (default): plus a Gauss-Markov bias")
+    p.add_argument("--gps-rate-hz", type=_positive, default=None)
+    p.add_argument("--duration", type=_positive, default=None, metavar="S",
+                   help="simulated seconds (default: until the mission completes)")
+    p.add_argument("--realtime", action="store_true", help="run at wall-clock speed")
+    p.add_argument("--plot", metavar="FILE.png")
+    p.add_argument("--report", metavar="FILE.json")
+    p.add_argument("--log", metavar="DIR", help="write a CSV of the run into DIR")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from hil.environment import EnvironmentConfig
+    from hil.sim_runner import SimOptions, run_sim
+
+    try:
+        vessel = load_vessel(args.vessel)
+        mission = load_mission(args.mission)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    env = EnvironmentConfig(wind_speed_mps=args.wind[0], wind_from_deg=args.wind[1],
+                            current_speed_mps=args.current[0], current_toward_deg=args.current[1],
+                            wave_hs_m=args.waves[0], wave_tp_s=args.waves[1], wave_from_deg=args.waves[2])
+    opts = SimOptions(seed=args.seed, env=env, gps_noise=args.gps_noise, gps_rate_hz=args.gps_rate_hz,
+                      duration_s=args.duration, realtime=args.realtime)
+    result = run_sim(vessel, mission, opts)
+    print(format_summary(result.report, env))
+    if args.report:
+        Path(args.report).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.report).write_text(json.dumps(_jsonable(result.report), indent=2) + "\n")
+        print(f"report: {args.report}")
+    if args.plot:
+        from hil.sim_plot import plot_run
+        plot_run(result, args.plot)
+        print(f"plot:   {args.plot}")
+    if args.log:
+        from hil.sim_log import write_run_csv
+        path = write_run_csv(result, args.log)
+        print(f"log:    {path}")
+    return 0
+
+
+def _jsonable(report: dict) -> dict:
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in report.items()}
+
+
+def format_summary(r: dict, env) -> str:
+    done = "COMPLETE" if r["mission_complete"] else "NOT complete"
+    lines = [
+        f"mission {r['mission']!r} on {r['vessel']}: {done} "
+        f"({r['waypoints_reached']}/{r['waypoints_total']} waypoints)",
+        f"  environment: wind {env.wind_speed_mps:g} m/s from {env.wind_from_deg:g} deg, current "
+        f"{env.current_speed_mps:g} m/s toward {env.current_toward_deg:g} deg, waves Hs {env.wave_hs_m:g} m "
+        f"Tp {env.wave_tp_s:g} s from {env.wave_from_deg:g} deg",
+        f"  GNSS: {r['gps_noise']} noise at {r['gps_rate_hz']:g} Hz",
+        f"  cross-track error (true position): rms {r['xte_rms_m']:.2f} m, max {r['xte_max_m']:.2f} m",
+        f"  position estimate error: rms {r['pos_err_rms_m']:.2f} m, mae {r['pos_err_mae_m']:.2f} m "
+        f"(raw GNSS: rms {r['gps_err_rms_m']:.2f} m, mae {r['gps_err_mae_m']:.2f} m)",
+        f"  heading estimate error: rms {r['heading_err_rms_deg']:.2f} deg",
+        f"  simulated {r['sim_time_s']:.1f} s in {r['wall_time_s']:.2f} s wall "
+        f"({r['realtime_factor']:g}x real time)",
+    ]
+    return "\n".join(lines)

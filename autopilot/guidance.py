@@ -1,0 +1,173 @@
+"""Mission guidance: waypoint sequencing and the path-following laws.
+
+Laws (chosen by the mission's `guidance.law`):
+- `heading`: point-to-point; desired heading is the great-circle azimuth to the active waypoint.
+- `los`: line of sight to a point `lookahead_m` ahead on the leg: psi_d = chi_p + atan(-y / Delta).
+- `ilos`: integral LOS: psi_d = chi_p + atan((-y - sigma*y_int) / Delta),
+          y_int_dot = Delta*y / ((y + sigma*y_int)^2 + Delta^2).
+- `xtrack_pid`: psi_d = chi_p - clamp(kp*y + ki*int(y) + kd*y_dot, +-max_correction).
+Here chi_p is the leg's path angle and y the cross-track error, positive when the boat is to the right
+(starboard side) of the leg. The integral state is reset at each waypoint switch.
+
+Waypoint switching: the active waypoint is reached when the boat enters its acceptance circle or passes the
+line through it perpendicular to the leg. The first leg runs from where the boat was when the mission started.
+Zero-length legs (repeated waypoints) are skipped; a waypoint inside the acceptance circle at the start is
+reached at once.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+from autopilot.angles import wrap_pi
+from autopilot.config import MissionConfig, PointConfig, VesselConfig, default_lookahead_m
+from autopilot.types import GuidanceSetpoint, NavState
+from estimation.geodesy import LocalFrame, azimuth_rad, haversine_m
+
+MIN_LEG_M = 1e-3
+
+
+def mission_frame(mission: MissionConfig) -> LocalFrame:
+    """The local NED frame of a mission: its anchor, else its first waypoint."""
+    if mission.anchor is not None:
+        return LocalFrame(mission.anchor.lat_deg, mission.anchor.lon_deg)
+    wp = mission.waypoints[0]
+    return LocalFrame(wp.lat_deg, wp.lon_deg)
+
+
+def point_to_ned(point: PointConfig, frame: LocalFrame) -> tuple[float, float]:
+    if point.lat_deg is not None:
+        return frame.to_ned(point.lat_deg, point.lon_deg)
+    return point.north_m, point.east_m
+
+
+@dataclass(frozen=True)
+class Leg:
+    """A straight leg in the local frame from (n0, e0) to (n1, e1)."""
+
+    n0: float
+    e0: float
+    n1: float
+    e1: float
+
+    @property
+    def length_m(self) -> float:
+        return math.hypot(self.n1 - self.n0, self.e1 - self.e0)
+
+    @property
+    def path_angle_rad(self) -> float:
+        return math.atan2(self.e1 - self.e0, self.n1 - self.n0)
+
+    def along_cross_m(self, north_m: float, east_m: float) -> tuple[float, float]:
+        """(along-track distance from the start, cross-track error + right of the leg) [m]."""
+        chi = self.path_angle_rad
+        dn, de = north_m - self.n0, east_m - self.e0
+        c, s = math.cos(chi), math.sin(chi)
+        return dn * c + de * s, -dn * s + de * c
+
+
+class MissionGuidance:
+    """Follows a mission's waypoints; `update()` once per control cycle with the current estimate."""
+
+    def __init__(self, mission: MissionConfig, vessel: VesselConfig, frame: Optional[LocalFrame] = None):
+        self.mission = mission
+        self.frame = frame or mission_frame(mission)
+        g = mission.guidance
+        self.law = g.law
+        self.lookahead_m = default_lookahead_m(vessel, mission)
+        self.sigma = g.sigma if g.law == "ilos" else 0.0
+        self.waypoints_ned = [point_to_ned(p, self.frame) for p in mission.waypoints]
+        self.waypoints_geo = [self.frame.to_wgs84(n, e) if p.lat_deg is None else (p.lat_deg, p.lon_deg)
+                              for p, (n, e) in zip(mission.waypoints, self.waypoints_ned)]
+        self.max_speed_mps = vessel.hull.max_speed_mps
+        self.index = 0                 # active waypoint
+        self.leg: Optional[Leg] = None
+        self.complete = False
+        self.y_int = 0.0
+        self._xte_prev: Optional[float] = None
+        self._xte_int = 0.0
+        self._t_prev: Optional[float] = None
+
+    @property
+    def waypoints_total(self) -> int:
+        return len(self.waypoints_ned)
+
+    @property
+    def waypoints_reached(self) -> int:
+        return self.waypoints_total if self.complete else self.index
+
+    def start(self, north_m: float, east_m: float) -> None:
+        """Begin (or restart) the mission from the boat's current position."""
+        self.index = 0
+        self.complete = False
+        self._begin_leg(north_m, east_m)
+
+    def _begin_leg(self, n0: float, e0: float) -> None:
+        n1, e1 = self.waypoints_ned[self.index]
+        self.leg = Leg(n0, e0, n1, e1)
+        self.y_int = 0.0
+        self._xte_prev = None
+        self._xte_int = 0.0
+
+    def _advance(self, north_m: float, east_m: float) -> None:
+        """Step past reached waypoints (and zero-length legs) until one lies ahead."""
+        while not self.complete:
+            leg = self.leg
+            dist = math.hypot(leg.n1 - north_m, leg.e1 - east_m)
+            along, _ = leg.along_cross_m(north_m, east_m)
+            passed = leg.length_m > MIN_LEG_M and along >= leg.length_m
+            if dist > self.mission.acceptance_radius_m and not passed:
+                return
+            prev = self.waypoints_ned[self.index]
+            self.index += 1
+            if self.index >= self.waypoints_total:
+                self.complete = True
+                return
+            self._begin_leg(*prev)
+
+    def _speed_ref(self, dist_to_wp_m: float) -> float:
+        wp = self.mission.waypoints[self.index]
+        speed = wp.speed_mps if wp.speed_mps is not None else self.mission.cruise_speed_mps
+        speed = min(speed, self.max_speed_mps)
+        if self.index == self.waypoints_total - 1:
+            # ease into the final waypoint: full speed until ~4 lookaheads out
+            speed = min(speed, max(0.2 * speed, speed * dist_to_wp_m / (4.0 * self.lookahead_m)))
+        return speed
+
+    def update(self, t_s: float, nav: NavState) -> Optional[GuidanceSetpoint]:
+        """Desired heading and speed for this cycle; None once the mission is complete."""
+        if self.leg is None:
+            self.start(nav.north_m, nav.east_m)
+        self._advance(nav.north_m, nav.east_m)
+        if self.complete:
+            return None
+        dt = 0.0 if self._t_prev is None else max(0.0, t_s - self._t_prev)
+        self._t_prev = t_s
+        leg = self.leg
+        along, y = leg.along_cross_m(nav.north_m, nav.east_m)
+        dist = math.hypot(leg.n1 - nav.north_m, leg.e1 - nav.east_m)
+
+        if self.law == "heading" or leg.length_m <= MIN_LEG_M:
+            lat, lon = self.frame.to_wgs84(nav.north_m, nav.east_m)
+            wlat, wlon = self.waypoints_geo[self.index]
+            psi_d = azimuth_rad(lat, lon, wlat, wlon)
+            dist = haversine_m(lat, lon, wlat, wlon)
+        elif self.law in ("los", "ilos"):
+            delta = self.lookahead_m
+            if self.sigma > 0.0 and dt > 0.0:
+                self.y_int += dt * delta * y / ((y + self.sigma * self.y_int) ** 2 + delta ** 2)
+            psi_d = leg.path_angle_rad + math.atan2(-y - self.sigma * self.y_int, delta)
+        else:  # xtrack_pid
+            g = self.mission.guidance
+            y_dot = 0.0 if (self._xte_prev is None or dt <= 0.0) else (y - self._xte_prev) / dt
+            self._xte_prev = y
+            limit = math.radians(g.max_correction_deg)
+            unsat = g.kp_rad_per_m * y + g.ki_rad_per_ms * self._xte_int + g.kd_rad_s_per_m * y_dot
+            if abs(unsat) < limit:      # conditional integration: no windup while saturated
+                self._xte_int += y * dt
+            correction = max(-limit, min(limit, unsat))
+            psi_d = leg.path_angle_rad - correction
+
+        return GuidanceSetpoint(heading_rad=wrap_pi(psi_d), speed_mps=self._speed_ref(dist), xte_m=y,
+                                waypoint_index=self.index, distance_to_waypoint_m=dist)

@@ -1,0 +1,24 @@
+"""AUTO: fly the mission with its guidance law."""
+from __future__ import annotations
+
+from autopilot.guidance import MissionGuidance
+from autopilot.modes.base import NEUTRAL, Mode, ModeOutput
+
+
+class AutoMode(Mode):
+    name = "AUTO"
+
+    def __init__(self, guidance: MissionGuidance):
+        self.guidance = guidance
+
+    def enter(self, t_s, nav) -> None:
+        if self.guidance.leg is None or self.guidance.complete:
+            self.guidance.start(nav.north_m, nav.east_m)
+
+    def update(self, t_s, nav) -> ModeOutput:
+        sp = self.guidance.update(t_s, nav)
+        return NEUTRAL if sp is None else ModeOutput(setpoint=sp)
+
+    @property
+    def finished(self) -> bool:
+        return self.guidance.complete

@@ -1,0 +1,39 @@
+"""The mode contract."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from autopilot.types import GuidanceSetpoint, NavState, Wrench
+
+
+@dataclass(frozen=True)
+class ModeOutput:
+    """What a mode asks for this cycle. Both fields None means: thrusters to neutral."""
+
+    setpoint: Optional[GuidanceSetpoint] = None   # heading and speed for the controllers
+    wrench: Optional[Wrench] = None               # a direct force/moment demand (MANUAL), bypassing them
+
+
+NEUTRAL = ModeOutput()
+
+
+class Mode:
+    """A mode is entered with the current estimate and updated once per cycle.
+
+    `navigating` modes need a valid position estimate; the vehicle refuses or leaves them without one.
+    """
+
+    name = "BASE"
+    navigating = True
+
+    def enter(self, t_s: float, nav: NavState) -> None:
+        """Called when the mode becomes active."""
+
+    def update(self, t_s: float, nav: NavState) -> ModeOutput:
+        return NEUTRAL
+
+    @property
+    def finished(self) -> bool:
+        """True when the mode has done its job and the vehicle should move on (AUTO at mission end)."""
+        return False
