@@ -1,0 +1,126 @@
+"""Guidance: waypoint sequencing and the laws' signs, with the named edge cases."""
+import dataclasses
+import math
+
+import pytest
+
+from autopilot.config import (AnchorConfig, GuidanceConfig, MissionConfig, PointConfig, load_vessel)
+from autopilot.guidance import Leg, MissionGuidance
+from autopilot.types import NavState
+
+VESSEL = load_vessel("foka")
+
+
+def mission(points_ne, law="ilos", sigma=0.5, radius=2.0, **kw):
+    return MissionConfig(name="t", anchor=AnchorConfig(lat_deg=51.0, lon_deg=17.0),
+                         waypoints=tuple(PointConfig(north_m=n, east_m=e) for n, e in points_ne),
+                         guidance=GuidanceConfig(law=law, sigma=sigma, lookahead_m=4.0, **kw),
+                         cruise_speed_mps=1.0, acceptance_radius_m=radius)
+
+
+def nav(n, e, psi=0.0, t=0.0):
+    return NavState(time_s=t, north_m=n, east_m=e, heading_rad=psi, surge_mps=1.0, sway_mps=0.0,
+                    yaw_rate_rps=0.0)
+
+
+def test_cross_track_sign_right_of_path_is_positive():
+    leg = Leg(0, 0, 100, 0)          # due north
+    assert leg.along_cross_m(10, 3) == pytest.approx((10, 3))     # east of a north-going leg = right
+    leg = Leg(0, 0, 0, 100)          # due east
+    assert leg.along_cross_m(-3, 10) == pytest.approx((10, 3))    # south of an east-going leg = right
+
+
+@pytest.mark.parametrize("law", ["los", "ilos", "xtrack_pid"])
+def test_laws_steer_back_toward_the_path(law):
+    g = MissionGuidance(mission([(0, 0), (100, 0)], law=law), VESSEL)
+    g.start(0, 0)
+    g.update(0.0, nav(0.0, 0.0))
+    right = g.update(0.1, nav(10, 3, t=0.1))       # right of a north-going leg: steer left (negative)
+    assert right.xte_m == pytest.approx(3)
+    assert right.heading_rad < 0
+    g2 = MissionGuidance(mission([(0, 0), (100, 0)], law=law), VESSEL)
+    g2.start(0, 0)
+    g2.update(0.0, nav(0.0, 0.0))
+    left = g2.update(0.1, nav(10, -3, t=0.1))
+    assert left.heading_rad > 0
+
+
+def test_los_formula():
+    g = MissionGuidance(mission([(0, 0), (100, 0)], law="los"), VESSEL)
+    g.update(0.0, nav(0, 0))
+    sp = g.update(0.1, nav(20, 2))
+    assert sp.heading_rad == pytest.approx(math.atan2(-2, 4.0))
+
+
+def test_ilos_integral_follows_its_ode_and_removes_steady_offset():
+    g = MissionGuidance(mission([(0, 0), (1000, 0)], law="ilos", sigma=0.5), VESSEL)
+    g.update(0.0, nav(0, 0))
+    y, dt = 1.0, 0.02
+    for k in range(1, 200):
+        g.update(k * dt, nav(10 + k * 0.02, y, t=k * dt))
+    # with y held at 1 m the integral keeps growing, turning the boat further left than plain LOS
+    assert g.y_int > 0
+    sp = g.update(200 * dt, nav(14, y, t=200 * dt))
+    assert sp.heading_rad < math.atan2(-y, 4.0)
+
+
+def test_wrap_of_desired_heading_across_south():
+    # a leg heading due south (chi = pi): small offsets must give headings near +-pi, not jumps through 0
+    g = MissionGuidance(mission([(0, 0), (-100, 0)], law="los"), VESSEL)
+    g.update(0.0, nav(0, 0, psi=math.pi))
+    a = g.update(0.1, nav(-10, 0.5, psi=math.pi)).heading_rad
+    assert abs(abs(a) - math.pi) < 0.3
+    assert -math.pi <= a < math.pi
+
+
+def test_acceptance_circle_and_passing_the_waypoint():
+    g = MissionGuidance(mission([(0, 0), (50, 0), (50, 50)]), VESSEL)
+    g.start(-10, 0)
+    g.update(0, nav(-10, 0))
+    assert g.index == 0
+    g.update(1, nav(-1.5, 0))            # inside the 2 m circle of wp0
+    assert g.index == 1
+    g.update(2, nav(51, 6))              # missed the circle of wp1 but passed its perpendicular line
+    assert g.index == 2
+
+
+def test_waypoint_at_the_start_is_reached_at_once():
+    g = MissionGuidance(mission([(0, 0), (30, 0)]), VESSEL)
+    g.start(0.5, 0.5)
+    sp = g.update(0.0, nav(0.5, 0.5))
+    assert g.index == 1 and sp.waypoint_index == 1
+    assert abs(sp.heading_rad) < 0.2
+
+
+def test_zero_length_leg_is_skipped_and_mission_completes():
+    g = MissionGuidance(mission([(0, 0), (20, 0), (20, 0), (20, 20)]), VESSEL)
+    g.start(0, 0)
+    g.update(0.0, nav(0, 0))
+    g.update(1.0, nav(19.5, 0))
+    assert g.index == 3                  # the repeated waypoint does not stall the sequence
+    assert g.update(2.0, nav(20, 19.5)) is None
+    assert g.complete and g.waypoints_reached == 4
+
+
+def test_heading_law_uses_great_circle_bearing():
+    m = MissionConfig(name="t", waypoints=(PointConfig(lat_deg=51.0, lon_deg=17.0),
+                                           PointConfig(lat_deg=51.001, lon_deg=17.001)),
+                      guidance=GuidanceConfig(law="heading"), cruise_speed_mps=1, acceptance_radius_m=2)
+    g = MissionGuidance(m, VESSEL)
+    g.start(-50, -50)
+    g.update(0, nav(-50, -50))
+    sp = g.update(1, nav(0.0, 0.0))
+    assert g.index == 1
+    from estimation.geodesy import azimuth_rad, haversine_m
+    assert sp.heading_rad == pytest.approx(azimuth_rad(51.0, 17.0, 51.001, 17.001), abs=1e-6)
+    assert sp.distance_to_waypoint_m == pytest.approx(haversine_m(51.0, 17.0, 51.001, 17.001), rel=1e-9)
+
+
+def test_speed_eases_into_final_waypoint_and_respects_vessel_limit():
+    m = dataclasses.replace(mission([(0, 0), (200, 0)]), cruise_speed_mps=5.0)
+    g = MissionGuidance(m, VESSEL)
+    g.update(0, nav(0, 0))
+    far = g.update(0.1, nav(10, 0)).speed_mps
+    near = g.update(1, nav(195, 0)).speed_mps
+    assert far == pytest.approx(VESSEL.hull.max_speed_mps)
+    assert near < far
