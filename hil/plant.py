@@ -1,0 +1,183 @@
+"""The simulated vessel: hull dynamics, thrusters, wind, current and waves, stepped on a fixed time grid.
+
+Ground truth lives here and only here (`Plant.truth`); the autopilot sees it only through the sensor models.
+
+Thrusters push along body +x at their configured (x_m, y_m) in FRD, thrust positive forward. Each follows its
+demand through a first-order lag (time_constant_s), discretised exactly per step; the plant applies the lag's
+mean over the step. Surge force = sum T_i, yaw moment N = sum (x_i * 0 - y_i * T_i): forward thrust on a
+starboard thruster (y > 0) turns the boat to port (N < 0). Any finite demand is accepted (saturation belongs to
+the thrust maps).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence, Tuple
+
+import numpy as np
+
+from autopilot.angles import wrap_pi
+from hil.dynamics import HullDynamics
+from hil.environment import CurrentField, EnvironmentConfig, GustProcess, WaveField, WindLoad
+
+
+@dataclass(frozen=True)
+class Truth:
+    """The true state of the simulated vessel at `time_s`. Never fed to the autopilot directly."""
+
+    time_s: float
+    north_m: float                # CG position in the local NED frame [m]
+    east_m: float
+    heading_rad: float            # clockwise from true north, wrapped to [-pi, pi)
+    surge_mps: float              # velocity over ground in body FRD [m/s]
+    sway_mps: float
+    yaw_rate_rps: float           # positive turning to starboard [rad/s]
+    surge_accel_mps2: float       # d/dt of surge_mps and sway_mps (body components), mean over the last step
+    sway_accel_mps2: float        # [m/s^2]; the inertial acceleration is (du/dt - r v, dv/dt + r u)
+    thrust_n: tuple               # actual (lagged) thrust per thruster, vessel config order [N]
+
+    @property
+    def speed_mps(self) -> float:
+        return math.hypot(self.surge_mps, self.sway_mps)
+
+    @property
+    def velocity_ned_mps(self) -> Tuple[float, float]:
+        """(north, east) velocity over ground [m/s]."""
+        c, s = math.cos(self.heading_rad), math.sin(self.heading_rad)
+        return c * self.surge_mps - s * self.sway_mps, s * self.surge_mps + c * self.sway_mps
+
+
+class Plant:
+    """A vessel in its environment, integrated with fixed RK4 steps of dt_s.
+
+    `step_to(t_s, thrust_demand_n)` holds the demand from the current time to t_s and integrates whole steps
+    on the grid k * dt_s (so the truth time is the last grid point <= t_s, to within 1e-9 s).
+    Deterministic: the same vessel, environment, seed and call sequence give the same trajectory.
+    """
+
+    def __init__(self, vessel, env: EnvironmentConfig, seed: int,
+                 north_m: float, east_m: float, heading_rad: float, dt_s: float = 0.01, surge_mps: float = 0.0):
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed: must be a non-negative integer, got {seed!r}")
+        if not (isinstance(dt_s, (int, float)) and 0.0 < dt_s <= 0.01 + 1e-12):
+            raise ValueError(f"dt_s: must be in (0, 0.01] s (at least 100 Hz), got {dt_s!r}")
+        for name, value in (("north_m", north_m), ("east_m", east_m), ("heading_rad", heading_rad),
+                            ("surge_mps", surge_mps)):
+            if not math.isfinite(value):
+                raise ValueError(f"{name}: must be finite, got {value!r}")
+        self.vessel, self.env, self.seed, self.dt_s = vessel, env, int(seed), float(dt_s)
+        self._hull = HullDynamics.for_vessel(vessel)
+        self._wind = WindLoad.for_vessel(vessel)
+        rng_waves, rng_gust, rng_current = (np.random.default_rng([self.seed, k]) for k in (1, 2, 3))
+        self._waves = WaveField(env, vessel.hull.length_m, vessel.hull.beam_m, self._hull.m11, self._hull.m22,
+                                rng_waves)
+        self._gust = GustProcess(env.wind_speed_mps, env.gust_std_mps, env.gust_tau_s, self.dt_s, rng_gust)
+        self._current = CurrentField(env, rng_current)
+        to_rad = math.radians(env.wind_from_deg) + math.pi          # the direction the air moves toward
+        self._wind_dir = (math.cos(to_rad), math.sin(to_rad))
+        self._calm_air = env.wind_speed_mps == 0.0 and env.gust_std_mps == 0.0
+
+        thrusters = vessel.thrusters
+        self._n_thr = len(thrusters)
+        self._arm_y = tuple(-t.y_m for t in thrusters)             # yaw moment per newton of thrust
+        lag = [math.exp(-self.dt_s / t.time_constant_s) if t.time_constant_s > 0 else 0.0 for t in thrusters]
+        self._lag_end = tuple(lag)                                 # T(dt) = Td + (T0 - Td) * lag_end
+        self._lag_mean = tuple((t.time_constant_s / self.dt_s) * (1.0 - a) if t.time_constant_s > 0 else 0.0
+                               for t, a in zip(thrusters, lag))   # mean over the step, same form
+        self._thrust = [0.0] * self._n_thr
+
+        self._k = 0                                                # steps taken; time = k * dt
+        cn, ce = self._current.velocity_ned(0.0)
+        psi = float(heading_rad)
+        c, s = math.cos(psi), math.sin(psi)
+        # Start with the given surge over ground and no sway or yaw rate over ground.
+        self._state = (float(north_m), float(east_m), psi,
+                       float(surge_mps) - (cn * c + ce * s), -(-cn * s + ce * c), 0.0)
+        self._truth = self._make_truth(0.0, 0.0)
+
+    # ------------------------------------------------------------------------------------------ public
+    @property
+    def truth(self) -> Truth:
+        return self._truth
+
+    @property
+    def time_s(self) -> float:
+        return self._k * self.dt_s
+
+    def step_to(self, t_s: float, thrust_demand_n: Sequence[float]) -> Truth:
+        """Hold `thrust_demand_n` (N per thruster, config order) and integrate up to t_s; return the truth.
+
+        Raises ValueError if t_s lies before the current time or the demand has the wrong length or is not
+        finite. Calling with t_s equal to the current time only records nothing new and returns the truth.
+        """
+        if len(thrust_demand_n) != self._n_thr:
+            raise ValueError(f"thrust_demand_n: expected {self._n_thr} values (one per thruster), "
+                             f"got {len(thrust_demand_n)}")
+        demand = [float(x) for x in thrust_demand_n]
+        if not all(map(math.isfinite, demand)):
+            raise ValueError(f"thrust_demand_n: values must be finite, got {tuple(thrust_demand_n)}")
+        dt = self.dt_s
+        target = int(math.floor(t_s / dt + 1e-6))
+        if target < self._k:
+            if t_s < self.time_s - 1e-9:
+                raise ValueError(f"t_s: {t_s} s lies before the plant's time {self.time_s} s")
+            target = self._k
+        steps = target - self._k
+        if steps == 0:
+            return self._truth
+
+        hull, waves, wind, gust, current = self._hull, self._waves, self._wind, self._gust, self._current
+        thrust, lag_end, lag_mean, arm_y = self._thrust, self._lag_end, self._lag_mean, self._arm_y
+        calm_air = self._calm_air
+        wind_n, wind_e = self._wind_dir
+        state = self._state
+        k = self._k
+        u_prev = v_prev = 0.0
+        for _ in range(steps):
+            t_mid = (k + 0.5) * dt
+            # Thrusters: exact first-order lag; the step sees the mean thrust over it.
+            surge_n = yaw_nm = 0.0
+            for i in range(self._n_thr):
+                td = demand[i]
+                t0 = thrust[i]
+                mean = td + (t0 - td) * lag_mean[i]
+                thrust[i] = td + (t0 - td) * lag_end[i]
+                surge_n += mean
+                yaw_nm += arm_y[i] * mean
+            n, e, psi, ur, vr, r = state
+            cn, ce = current.velocity_ned(t_mid)
+            c, s = math.cos(psi), math.sin(psi)
+            u_c, v_c = cn * c + ce * s, -cn * s + ce * c
+            u_prev, v_prev = ur + u_c, vr + v_c                    # ground velocity at the start of the step
+            x_n, y_n, n_nm = surge_n, 0.0, yaw_nm
+            if not calm_air:
+                speed = gust.step()
+                fx, fy, fz = wind.force_body(u_prev, v_prev, psi, speed * wind_n, speed * wind_e)
+                x_n += fx
+                y_n += fy
+                n_nm += fz
+            if not waves.calm:
+                fx, fy, fz = waves.force_body(t_mid, n, e, psi)
+                x_n += fx
+                y_n += fy
+                n_nm += fz
+            state = hull.rk4_step(state, dt, x_n, y_n, n_nm, cn, ce)
+            k += 1
+        self._state = (state[0], state[1], wrap_pi(state[2]), state[3], state[4], state[5])
+        self._k = k
+        self._truth = self._make_truth(u_prev, v_prev)
+        return self._truth
+
+    # ------------------------------------------------------------------------------------------ internals
+    def _make_truth(self, u_prev: float, v_prev: float) -> Truth:
+        n, e, psi, ur, vr, r = self._state
+        t = self._k * self.dt_s
+        cn, ce = self._current.velocity_ned(t)
+        c, s = math.cos(psi), math.sin(psi)
+        u = ur + cn * c + ce * s
+        v = vr - cn * s + ce * c
+        if self._k == 0:
+            du = dv = 0.0
+        else:
+            du, dv = (u - u_prev) / self.dt_s, (v - v_prev) / self.dt_s
+        return Truth(t, n, e, wrap_pi(psi), u, v, r, du, dv, tuple(self._thrust))
