@@ -129,6 +129,14 @@ class ImuConfig:
     gyro_bias_rps: float = param(0.005, unit="rad/s", min=0.0, max=1.0, doc="turn-on bias std")
     accel_noise_mps2: float = param(0.05, unit="m/s^2", min=0.0, max=10.0)
     accel_bias_mps2: float = param(0.05, unit="m/s^2", min=0.0, max=10.0)
+    accel_range_g: int = param(4, unit="g", min=2, max=16, doc="accelerometer full scale: 2, 4, 8 or 16")
+    gyro_range_dps: int = param(245, unit="deg/s", min=245, max=2000, doc="gyro full scale: 245, 500 or 2000")
+
+    def validate(self):
+        if self.accel_range_g not in (2, 4, 8, 16):
+            raise ValueError(f"accel_range_g: must be 2, 4, 8 or 16, got {self.accel_range_g}")
+        if self.gyro_range_dps not in (245, 500, 2000):
+            raise ValueError(f"gyro_range_dps: must be 245, 500 or 2000, got {self.gyro_range_dps}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -143,6 +151,11 @@ class MagConfig:
     field_t: float = param(50e-6, unit="T", min=1e-6, max=1e-4, doc="local field strength (e.g. from WMM)")
     inclination_deg: float = param(60.0, unit="deg", min=-90, max=90, doc="local dip angle, down positive")
     calibration_file: Optional[str] = param(None, doc="YAML written by `autopilot calibrate mag`")
+    range_gauss: int = param(4, unit="gauss", min=4, max=16, doc="magnetometer full scale: 4, 8, 12 or 16")
+
+    def validate(self):
+        if self.range_gauss not in (4, 8, 12, 16):
+            raise ValueError(f"range_gauss: must be 4, 8, 12 or 16, got {self.range_gauss}")
 
 
 @dataclass(frozen=True, kw_only=True)
