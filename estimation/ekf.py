@@ -1,0 +1,604 @@
+"""The navigation EKF: GNSS + gyro + magnetometer fused through the vessel's 3-DOF model.
+
+`NavigationEKF.step(t_s, batch, thrust)` implements autopilot.interfaces.NavigationFilter. The filter is
+filterpy's ExtendedKalmanFilter (Joseph-form update) with the process model of estimation/ekf_model.py;
+the state is [north, east, heading, u, v, r, gyro bias, current north, current east] (see ekf_model).
+
+How a cycle is processed:
+- Samples are taken in time order. A measurement is compared with the state extrapolated to the
+  measurement's own time stamp (h(x) + dt * h_dot(x), first order), so samples a few tens of milliseconds
+  older or newer than the filter's time need no predict of their own; when the next sample lies more than
+  `predict_gap_s` ahead, the filter is first predicted to it. Then the filter is predicted to t_s. At 50 Hz
+  this is one predict per cycle however many samples arrive.
+- IMU samples update a roll/pitch complementary filter (for tilt compensation) and are averaged per
+  window of `window_s` into one gyro measurement of r + bias. Magnetometer samples are calibrated,
+  tilt-compensated, turned into true heading with the configured declination, and averaged per window.
+- GNSS position is gated by its Mahalanobis distance (chi-square, 2 dof). Rejections are counted. When fixes
+  keep being rejected for `gps_reacquire_s` (the filter is wrong, e.g. after an outage it did not
+  account for, or GNSS moved for good), the position covariance is inflated to cover the innovation and
+  the fix is accepted: the filter re-converges.
+- GNSS speed/course becomes a NED velocity measurement; below `gps_course_min_speed_mps` its covariance
+  grows by sog^2 (course means little when slow).
+- The published NavState is the filter state plus a smoothing offset: every correction of position and
+  heading is taken up by the offset, which then decays with `output_smoothing_s` (and at most
+  `output_max_rate_mps` / `output_max_rate_rps`). The boat never sees a step from a GNSS update or a
+  re-acquisition; the filter's own state stays optimal.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+from filterpy.kalman import ExtendedKalmanFilter
+
+from autopilot.angles import wrap_pi
+from autopilot.config import VesselConfig
+from autopilot.types import NavState, SensorBatch, ThrustCommand
+from estimation.ekf_model import (IX_BIAS, IX_CE, IX_CN, IX_E, IX_N, IX_PSI, IX_R, IX_U, IX_V, N_STATES,
+                                  VesselProcessModel)
+from estimation.geodesy import LocalFrame
+from estimation.health import EstimatorHealth
+from estimation.heading import AttitudeFilter, tilt_compensated_heading_rad
+from estimation.mag_calibration import MagCalibration
+
+CHI2_1DOF_999 = 10.828
+CHI2_2DOF_999 = 13.816
+CEP_TO_SIGMA = 1.0 / 1.1774   # CEP (50 %) of a circular Gaussian = 1.1774 sigma
+
+
+@dataclass(frozen=True)
+class EkfTuning:
+    """Noise densities, gates and timings of the navigation filter (SI units; defaults suit 1-5 m boats)."""
+
+    # process noise, continuous white-noise densities
+    pos_noise_mps: float = 0.02          # unmodelled motion of the position [m/s/sqrt(Hz)]
+    heading_noise_rps: float = 0.002     # [rad/s/sqrt(Hz)]
+    surge_accel_noise_mps2: float = 0.05   # unmodelled surge force / mass [m/s^2/sqrt(Hz)]
+    sway_accel_noise_mps2: float = 0.05
+    yaw_accel_noise_rps2: float = 0.05
+    unknown_thrust_factor: float = 8.0   # velocity noise multiplier when thrust is unknown (None)
+    gyro_bias_noise_rps: float = 2e-5    # bias random walk [rad/s/sqrt(s)]
+    current_noise_mps: float = 0.01      # current random walk [m/s/sqrt(s)]
+    # measurement noise floors
+    heading_floor_rad: float = math.radians(1.0)    # calibration residual, tilt errors
+    gyro_floor_rps: float = 0.002
+    speed_noise_floor_mps: float = 0.05
+    gps_course_min_speed_mps: float = 0.5
+    # gates
+    gps_gate: float = CHI2_2DOF_999
+    gps_vel_gate: float = CHI2_2DOF_999
+    mag_gate: float = CHI2_1DOF_999
+    gps_reacquire_s: float = 3.0         # reject this long (and >= 3 fixes) before forcing re-acquisition
+    mag_reacquire_s: float = 5.0
+    mag_field_tolerance: float = 0.25    # calibrated |B| off the expected field by more: disturbed, ignored
+    # timing
+    window_s: float = 0.05               # gyro / mag samples within this span are averaged into one update
+    predict_gap_s: float = 0.03          # predict to a sample only when it is this far ahead of the filter
+    max_sample_age_s: float = 1.0        # older samples than this behind the filter are dropped
+    attitude_time_constant_s: float = 2.0
+    # initial uncertainty
+    init_heading_std_rad: float = math.radians(10.0)
+    init_speed_std_mps: float = 0.5
+    init_yaw_rate_std_rps: float = 0.1
+    init_current_std_mps: float = 0.3
+    # published output
+    output_smoothing_s: float = 1.0
+    heading_smoothing_s: float = 0.5
+    output_max_rate_mps: float = 3.0
+    output_max_rate_rps: float = 0.5
+    # convergence limits for EstimatorHealth.converged
+    converged_pos_std_m: float = 1.5
+    converged_heading_std_rad: float = math.radians(5.0)
+
+
+class _VesselEKF(ExtendedKalmanFilter):
+    """filterpy's EKF with the vessel process model as its state propagation."""
+
+    def __init__(self, model: VesselProcessModel):
+        super().__init__(dim_x=N_STATES, dim_z=1)
+        self.model = model
+        self.dt_s = 0.0
+        self.surge_n = 0.0
+        self.yaw_nm = 0.0
+        self.known_thrust = False
+
+    def predict_x(self, u=0):
+        self.model.propagate(self.x, self.dt_s, self.surge_n, self.yaw_nm, self.known_thrust, self.F)
+
+
+def _residual_wrap_first(z, hx):
+    """Measurement residual with the first component (a heading) wrapped to [-pi, pi)."""
+    y = z - hx
+    y[0, 0] = wrap_pi(y[0, 0])
+    return y
+
+
+class NavigationEKF:
+    """Navigation filter for one vessel in one local frame. See the module docstring for the method.
+
+    `mag_calibration` is applied to every MagSample; pass None when the driver already applies it (or the
+    sensor is undistorted). GNSS fixes are converted to the local frame `frame`.
+    """
+
+    def __init__(self, vessel: VesselConfig, frame: LocalFrame, mag_calibration: Optional[MagCalibration] = None,
+                 tuning: Optional[EkfTuning] = None):
+        self.vessel = vessel
+        self.frame = frame
+        self.mag_calibration = mag_calibration
+        self.tuning = tuning or EkfTuning()
+        tn = self.tuning
+        sens = vessel.sensors
+        self.model = VesselProcessModel(vessel)
+        self.kf = _VesselEKF(self.model)
+        self.kf.x = np.zeros((N_STATES, 1))
+        self.kf.F = np.eye(N_STATES)
+        p0 = np.zeros(N_STATES)
+        p0[IX_N] = p0[IX_E] = 100.0 ** 2
+        p0[IX_PSI] = math.pi ** 2
+        p0[IX_U] = p0[IX_V] = tn.init_speed_std_mps ** 2
+        p0[IX_R] = tn.init_yaw_rate_std_rps ** 2
+        p0[IX_BIAS] = max(sens.imu.gyro_bias_rps, 1e-4) ** 2
+        p0[IX_CN] = p0[IX_CE] = tn.init_current_std_mps ** 2
+        self.kf.P = np.diag(p0)
+        self._q_density = np.zeros(N_STATES)
+        self._q_density[IX_N] = self._q_density[IX_E] = tn.pos_noise_mps ** 2
+        self._q_density[IX_PSI] = tn.heading_noise_rps ** 2
+        self._q_density[IX_U] = tn.surge_accel_noise_mps2 ** 2
+        self._q_density[IX_V] = tn.sway_accel_noise_mps2 ** 2
+        self._q_density[IX_R] = tn.yaw_accel_noise_rps2 ** 2
+        self._q_density[IX_BIAS] = tn.gyro_bias_noise_rps ** 2
+        self._q_density[IX_CN] = self._q_density[IX_CE] = tn.current_noise_mps ** 2
+        self._q_density_unknown = self._q_density.copy()
+        for i in (IX_U, IX_V, IX_R):
+            self._q_density_unknown[i] *= tn.unknown_thrust_factor ** 2
+        self._q_diag_idx = np.diag_indices(N_STATES)
+        self._Q = np.zeros((N_STATES, N_STATES))
+
+        # sensor constants
+        self._declination_rad = math.radians(sens.mag.declination_deg)
+        incl = math.radians(sens.mag.inclination_deg)
+        self._field_t = sens.mag.field_t
+        horiz_t = max(sens.mag.field_t * math.cos(incl), 1e-7)
+        self._mag_var = (sens.mag.noise_t / horiz_t) ** 2
+        self._gyro_var = sens.imu.gyro_noise_rps ** 2
+        self._speed_var = max(sens.gnss.speed_noise_mps, tn.speed_noise_floor_mps) ** 2
+        self._gps_default_std_m = sens.gnss.cep_m * CEP_TO_SIGMA
+        self._antenna_x_m = sens.gnss.antenna_x_m
+        self._antenna_y_m = sens.gnss.antenna_y_m
+        self._gps_stale_s = sens.gnss.stale_timeout_s
+
+        # thrust: commanded per thruster, lagged by the thrusters' time constants
+        self._n_thrusters = len(vessel.thrusters)
+        self._thrust_cmd = np.zeros(self._n_thrusters)
+        self._thrust_eff = np.zeros(self._n_thrusters)
+        self._thrust_known = False
+
+        self.attitude = AttitudeFilter(tn.attitude_time_constant_s)
+
+        # measurement work arrays
+        self._H1 = np.zeros((1, N_STATES))
+        self._H2 = np.zeros((2, N_STATES))
+        self._z1 = np.zeros((1, 1))
+        self._z2 = np.zeros((2, 1))
+        self._hx1 = np.zeros((1, 1))
+        self._hx2 = np.zeros((2, 1))
+        self._R1 = np.zeros((1, 1))
+        self._R2 = np.zeros((2, 2))
+
+        # bookkeeping
+        self.time_s: Optional[float] = None
+        self._has_position = False
+        self._has_heading = False
+        self._last_gps_s = -math.inf
+        self._last_imu_s = -math.inf
+        self._last_mag_s = -math.inf
+        self._gps_reject_since_s: Optional[float] = None
+        self._gps_reject_run = 0
+        self._mag_reject_since_s: Optional[float] = None
+        self._gps_nis = 2.0
+        self._gps_vel_nis = 2.0
+        self._mag_nis = 1.0
+        self.counters = dict(gps_accepted=0, gps_rejected=0, gps_invalid=0, gps_reacquisitions=0,
+                             mag_accepted=0, mag_rejected=0, mag_reacquisitions=0, samples_too_old=0,
+                             stale_samples=0)
+        # published-output smoothing offset (north, east, heading)
+        self._off_n = 0.0
+        self._off_e = 0.0
+        self._off_psi = 0.0
+
+    # ------------------------------------------------------------------------------------------ public
+    def step(self, t_s: float, batch: SensorBatch, thrust: Optional[ThrustCommand]) -> NavState:
+        """Process the batch's samples in time order, predict to t_s and return the estimate at t_s."""
+        self._set_thrust(thrust)
+        if self.time_s is None:
+            self.time_s = min([t_s] + [s.time_s for s in batch.gps] + [s.time_s for s in batch.imu]
+                              + [s.time_s for s in batch.mag])
+        events = self._events(batch)
+        for ev in events:
+            t_m = ev[0]
+            if t_m < self.time_s - self.tuning.max_sample_age_s:
+                self.counters["samples_too_old"] += ev[2]
+                continue
+            if t_m > self.time_s + self.tuning.predict_gap_s:
+                self._predict_to(t_m)
+            ev[1](t_m - self.time_s, ev[2], ev[3])
+        self._predict_to(t_s)
+        return self._nav_state(t_s)
+
+    def health(self, t_s: float) -> EstimatorHealth:
+        """Covariance, innovation statistics, update ages and counters at time t_s."""
+        P = self.kf.P
+        x = self.kf.x
+        pos_std = self._pos_std()
+        heading_std = math.sqrt(max(P[IX_PSI, IX_PSI], 0.0))
+        vel_std = math.sqrt(max(_max_eig_2x2(P[IX_U, IX_U], P[IX_U, IX_V], P[IX_V, IX_V]), 0.0))
+        valid = self._has_position and self._has_heading
+        since_gps = t_s - self._last_gps_s
+        tn = self.tuning
+        converged = (valid and pos_std <= tn.converged_pos_std_m and heading_std <= tn.converged_heading_std_rad
+                     and since_gps <= self._gps_stale_s)
+        return EstimatorHealth(
+            time_s=t_s, valid=valid, converged=converged, pos_std_m=pos_std, heading_std_rad=heading_std,
+            velocity_std_mps=vel_std, gyro_bias_rps=float(x[IX_BIAS, 0]),
+            current_north_mps=float(x[IX_CN, 0]), current_east_mps=float(x[IX_CE, 0]),
+            since_gps_s=since_gps, since_imu_s=t_s - self._last_imu_s, since_mag_s=t_s - self._last_mag_s,
+            gps_nis_avg=self._gps_nis, gps_vel_nis_avg=self._gps_vel_nis, mag_nis_avg=self._mag_nis,
+            covariance_trace=float(np.trace(P)), **self.counters)
+
+    @property
+    def state(self) -> np.ndarray:
+        """A copy of the filter's state vector (9,), order as in estimation.ekf_model."""
+        return self.kf.x[:, 0].copy()
+
+    @property
+    def covariance(self) -> np.ndarray:
+        """A copy of the filter's state covariance (9, 9)."""
+        return self.kf.P.copy()
+
+    # ------------------------------------------------------------------------------------------ events
+    def _events(self, batch: SensorBatch) -> list:
+        """(time, handler, n_samples, payload) tuples sorted by time. Also feeds the attitude filter."""
+        events = []
+        tn = self.tuning
+        for fix in batch.gps:
+            events.append((fix.time_s, self._on_gps, 1, fix))
+        if batch.imu:
+            imu = sorted(batch.imu, key=_time_key) if len(batch.imu) > 1 else batch.imu
+            x = self.kf.x
+            u_g, v_g = self._ground_body_velocity()
+            r = x[IX_R, 0]
+            acc_x, acc_y = -v_g * r, u_g * r          # centripetal acceleration in a steady turn, FRD
+            t0 = None
+            for s in imu:
+                if s.stale:
+                    self.counters["stale_samples"] += 1
+                    continue
+                self.attitude.update(s.time_s, s.accel_mps2, s.gyro_rps, acc_x, acc_y)
+                if t0 is None or s.time_s - t0 > tn.window_s:
+                    if t0 is not None:
+                        events.append((t_sum / n, self._on_gyro, n, g_sum / n))
+                    t0, t_sum, g_sum, n = s.time_s, 0.0, 0.0, 0
+                t_sum += s.time_s
+                g_sum += s.gyro_rps[2]
+                n += 1
+            if t0 is not None:
+                events.append((t_sum / n, self._on_gyro, n, g_sum / n))
+        if batch.mag:
+            mag = sorted(batch.mag, key=_time_key) if len(batch.mag) > 1 else batch.mag
+            roll, pitch = self.attitude.roll_rad, self.attitude.pitch_rad
+            cal = self.mag_calibration
+            t0 = None
+            for s in mag:
+                if s.stale:
+                    self.counters["stale_samples"] += 1
+                    continue
+                mx, my, mz = s.field_t
+                if cal is not None:
+                    mx, my, mz = cal.apply_xyz(mx, my, mz)
+                    norm = math.sqrt(mx * mx + my * my + mz * mz)
+                    if abs(norm - self._field_t) > tn.mag_field_tolerance * self._field_t:
+                        self.counters["mag_rejected"] += 1
+                        continue
+                psi = tilt_compensated_heading_rad(mx, my, mz, roll, pitch, self._declination_rad)
+                if t0 is None or s.time_s - t0 > tn.window_s:
+                    if t0 is not None:
+                        events.append((t_sum / n, self._on_heading, n, wrap_pi(psi0 + d_sum / n)))
+                    t0, t_sum, psi0, d_sum, n = s.time_s, 0.0, psi, 0.0, 0
+                t_sum += s.time_s
+                d_sum += wrap_pi(psi - psi0)
+                n += 1
+            if t0 is not None:
+                events.append((t_sum / n, self._on_heading, n, wrap_pi(psi0 + d_sum / n)))
+        if len(events) > 1:
+            events.sort(key=_first)
+        return events
+
+    # ------------------------------------------------------------------------------------------ predict
+    def _set_thrust(self, thrust: Optional[ThrustCommand]) -> None:
+        if thrust is None:
+            self._thrust_known = False
+            return
+        if len(thrust.thrust_n) != self._n_thrusters:
+            raise ValueError(f"thrust has {len(thrust.thrust_n)} values but vessel {self.vessel.name!r} has "
+                             f"{self._n_thrusters} thrusters")
+        if not self._thrust_known:
+            self._thrust_eff[:] = thrust.thrust_n     # first known command: no history to lag from
+        self._thrust_cmd[:] = thrust.thrust_n
+        self._thrust_known = True
+
+    def _predict_to(self, t_s: float) -> None:
+        dt_total = t_s - self.time_s
+        if dt_total <= 0.0:
+            return
+        kf = self.kf
+        n_steps = max(1, int(math.ceil(dt_total / self.model.MAX_STEP_S - 1e-9)))
+        dt = dt_total / n_steps
+        q = self._q_density if self._thrust_known else self._q_density_unknown
+        self._Q[self._q_diag_idx] = q * dt
+        kf.Q = self._Q
+        kf.dt_s = dt
+        kf.known_thrust = self._thrust_known
+        tau = self.model.thruster_tau_s
+        for _ in range(n_steps):
+            if self._thrust_known:
+                a = np.exp(-dt / np.maximum(tau, 1e-3))
+                self._thrust_eff *= a
+                self._thrust_eff += (1.0 - a) * self._thrust_cmd
+                kf.surge_n, kf.yaw_nm = self.model.forces(self._thrust_eff)
+            kf.predict()
+        self._decay_output_offset(dt_total)
+        self.time_s = t_s
+
+    # ------------------------------------------------------------------------------------------ updates
+    def _on_gyro(self, dt_s: float, n: int, rate_rps: float) -> None:
+        """Mean gyro z of n samples: measures r + bias."""
+        H = self._H1
+        H.fill(0.0)
+        H[0, IX_R] = 1.0
+        H[0, IX_BIAS] = 1.0
+        x = self.kf.x
+        self._hx1[0, 0] = x[IX_R, 0] + x[IX_BIAS, 0]
+        self._z1[0, 0] = rate_rps
+        self._R1[0, 0] = self._gyro_var / n + self.tuning.gyro_floor_rps ** 2
+        self._update(self._z1, H, self._hx1, self._R1, None)
+        self._last_imu_s = self.time_s + dt_s
+
+    def _on_heading(self, dt_s: float, n: int, heading_rad: float) -> None:
+        """Mean tilt-compensated magnetic heading (true) of n samples, taken dt_s after the filter time."""
+        t_m = self.time_s + dt_s
+        x = self.kf.x
+        R = self._mag_var / n + self.tuning.heading_floor_rad ** 2
+        if not self._has_heading:
+            self._init_heading(heading_rad, R)
+            self._last_mag_s = t_m
+            return
+        H = self._H1
+        H.fill(0.0)
+        H[0, IX_PSI] = 1.0
+        H[0, IX_R] = dt_s
+        self._hx1[0, 0] = x[IX_PSI, 0] + dt_s * x[IX_R, 0]
+        self._z1[0, 0] = heading_rad
+        self._R1[0, 0] = R
+        y = wrap_pi(heading_rad - self._hx1[0, 0])
+        P = self.kf.P
+        s = P[IX_PSI, IX_PSI] + 2.0 * dt_s * P[IX_PSI, IX_R] + dt_s * dt_s * P[IX_R, IX_R] + R
+        nis = y * y / s
+        if nis > self.tuning.mag_gate:
+            if self._mag_reject_since_s is None:
+                self._mag_reject_since_s = t_m
+            if t_m - self._mag_reject_since_s < self.tuning.mag_reacquire_s:
+                self.counters["mag_rejected"] += 1
+                return
+            self.kf.P[IX_PSI, IX_PSI] += y * y        # heading persistently elsewhere: trust it again
+            self.counters["mag_reacquisitions"] += 1
+            nis = y * y / (s + y * y)
+        self._mag_reject_since_s = None
+        self._mag_nis += 0.05 * (nis - self._mag_nis)
+        self._update(self._z1, H, self._hx1, self._R1, _residual_wrap_first)
+        self.counters["mag_accepted"] += 1
+        self._last_mag_s = t_m
+
+    def _on_gps(self, dt_s: float, n: int, fix) -> None:
+        if not fix.valid:
+            self.counters["gps_invalid"] += 1
+            return
+        t_m = self.time_s + dt_s
+        north, east = self.frame.to_ned(fix.lat_deg, fix.lon_deg)
+        std = fix.pos_std_m if fix.pos_std_m > 0 else self._gps_default_std_m
+        var = std * std
+        x = self.kf.x
+        psi = x[IX_PSI, 0]
+        c, s = math.cos(psi), math.sin(psi)
+        ax, ay = self._antenna_x_m, self._antenna_y_m
+        if not self._has_position:
+            self._init_position(north - (ax * c - ay * s), east - (ax * s + ay * c), var)
+            self._last_gps_s = t_m
+            self._gps_velocity(fix, c, s)
+            return
+        u, v = x[IX_U, 0], x[IX_V, 0]
+        vn = u * c - v * s + x[IX_CN, 0]
+        ve = u * s + v * c + x[IX_CE, 0]
+        H = self._H2
+        H.fill(0.0)
+        H[0, IX_N] = 1.0
+        H[1, IX_E] = 1.0
+        H[0, IX_PSI] = -ax * s - ay * c + dt_s * (-u * s - v * c)
+        H[1, IX_PSI] = ax * c - ay * s + dt_s * (u * c - v * s)
+        H[0, IX_U] = dt_s * c
+        H[0, IX_V] = -dt_s * s
+        H[1, IX_U] = dt_s * s
+        H[1, IX_V] = dt_s * c
+        H[0, IX_CN] = dt_s
+        H[1, IX_CE] = dt_s
+        hx = self._hx2
+        hx[0, 0] = x[IX_N, 0] + ax * c - ay * s + dt_s * vn
+        hx[1, 0] = x[IX_E, 0] + ax * s + ay * c + dt_s * ve
+        z = self._z2
+        z[0, 0] = north
+        z[1, 0] = east
+        R = self._R2
+        R[0, 0] = R[1, 1] = var
+        R[0, 1] = R[1, 0] = 0.0
+        nis = self._nis2(z, hx, H, R)
+        if nis > self.tuning.gps_gate:
+            if self._gps_reject_since_s is None:
+                self._gps_reject_since_s = t_m
+                self._gps_reject_run = 0
+            self._gps_reject_run += 1
+            if t_m - self._gps_reject_since_s < self.tuning.gps_reacquire_s or self._gps_reject_run < 3:
+                self.counters["gps_rejected"] += 1
+                return
+            # fixes have disagreed with the filter for a while: widen the position covariance to cover the
+            # innovation and accept. The published output takes the correction up smoothly.
+            dn, de = north - hx[0, 0], east - hx[1, 0]
+            P = self.kf.P
+            P[IX_N, IX_N] += dn * dn + var
+            P[IX_E, IX_E] += de * de + var
+            self.counters["gps_reacquisitions"] += 1
+            nis = self._nis2(z, hx, H, R)
+        self._gps_reject_since_s = None
+        self._gps_reject_run = 0
+        self._gps_nis += 0.05 * (nis - self._gps_nis)
+        self._update(z, H, hx, R, None)
+        self.counters["gps_accepted"] += 1
+        self._last_gps_s = t_m
+        self._gps_velocity(fix, math.cos(self.kf.x[IX_PSI, 0]), math.sin(self.kf.x[IX_PSI, 0]))
+
+    def _gps_velocity(self, fix, c: float, s: float) -> None:
+        """Speed/course as a NED ground-velocity measurement (no time extrapolation: velocity is smooth)."""
+        if fix.sog_mps is None or fix.cog_rad is None:
+            return
+        sog = fix.sog_mps
+        if not self._has_heading:
+            if sog >= 2.0 * self.tuning.gps_course_min_speed_mps:
+                # no magnetometer yet: course over ground is the best heading there is
+                self._init_heading(fix.cog_rad, self.tuning.init_heading_std_rad ** 2)
+            else:
+                return
+        x = self.kf.x
+        u, v = x[IX_U, 0], x[IX_V, 0]
+        H = self._H2
+        H.fill(0.0)
+        H[0, IX_PSI] = -u * s - v * c
+        H[0, IX_U] = c
+        H[0, IX_V] = -s
+        H[0, IX_CN] = 1.0
+        H[1, IX_PSI] = u * c - v * s
+        H[1, IX_U] = s
+        H[1, IX_V] = c
+        H[1, IX_CE] = 1.0
+        hx = self._hx2
+        hx[0, 0] = u * c - v * s + x[IX_CN, 0]
+        hx[1, 0] = u * s + v * c + x[IX_CE, 0]
+        z = self._z2
+        z[0, 0] = sog * math.cos(fix.cog_rad)
+        z[1, 0] = sog * math.sin(fix.cog_rad)
+        var = self._speed_var
+        if sog < self.tuning.gps_course_min_speed_mps:
+            var += sog * sog
+        R = self._R2
+        R[0, 0] = R[1, 1] = var
+        R[0, 1] = R[1, 0] = 0.0
+        nis = self._nis2(z, hx, H, R)
+        if nis > self.tuning.gps_vel_gate:
+            return
+        self._gps_vel_nis += 0.05 * (nis - self._gps_vel_nis)
+        self._update(z, H, hx, R, None)
+
+    # ------------------------------------------------------------------------------------------ helpers
+    def _nis2(self, z, hx, H, R) -> float:
+        y0 = z[0, 0] - hx[0, 0]
+        y1 = z[1, 0] - hx[1, 0]
+        S = H @ self.kf.P @ H.T + R
+        a, b, d = S[0, 0], S[0, 1], S[1, 1]
+        det = a * d - b * b
+        return (d * y0 * y0 - 2.0 * b * y0 * y1 + a * y1 * y1) / det
+
+    def _update(self, z, H, hx, R, residual) -> None:
+        kf = self.kf
+        x_before_n, x_before_e, x_before_psi = kf.x[IX_N, 0], kf.x[IX_E, 0], kf.x[IX_PSI, 0]
+        kf.update(z, _const(H), _const(hx), R, residual=residual or np.subtract)
+        P = kf.P
+        kf.P = 0.5 * (P + P.T)
+        x = kf.x
+        x[IX_PSI, 0] = wrap_pi(x[IX_PSI, 0])
+        # the published output keeps its value; the offset then decays (see _decay_output_offset)
+        self._off_n -= x[IX_N, 0] - x_before_n
+        self._off_e -= x[IX_E, 0] - x_before_e
+        self._off_psi = wrap_pi(self._off_psi - wrap_pi(x[IX_PSI, 0] - x_before_psi))
+
+    def _decay_output_offset(self, dt_s: float) -> None:
+        tn = self.tuning
+        if self._off_n or self._off_e:
+            k = 1.0 - math.exp(-dt_s / tn.output_smoothing_s)
+            dn, de = self._off_n * k, self._off_e * k
+            mag = math.hypot(dn, de)
+            limit = tn.output_max_rate_mps * dt_s
+            if mag > limit:
+                dn, de = dn * limit / mag, de * limit / mag
+            self._off_n -= dn
+            self._off_e -= de
+        if self._off_psi:
+            d = self._off_psi * (1.0 - math.exp(-dt_s / tn.heading_smoothing_s))
+            limit = tn.output_max_rate_rps * dt_s
+            self._off_psi -= max(-limit, min(limit, d))
+
+    def _init_position(self, north: float, east: float, var: float) -> None:
+        x, P = self.kf.x, self.kf.P
+        x[IX_N, 0], x[IX_E, 0] = north, east
+        for i in (IX_N, IX_E):
+            P[i, :] = 0.0
+            P[:, i] = 0.0
+            P[i, i] = var
+        self._has_position = True
+
+    def _init_heading(self, heading_rad: float, var: float) -> None:
+        x, P = self.kf.x, self.kf.P
+        x[IX_PSI, 0] = wrap_pi(heading_rad)
+        P[IX_PSI, :] = 0.0
+        P[:, IX_PSI] = 0.0
+        P[IX_PSI, IX_PSI] = max(var, self.tuning.heading_floor_rad ** 2)
+        self._has_heading = True
+
+    def _ground_body_velocity(self) -> tuple[float, float]:
+        """Velocity over ground in body axes (surge, sway) [m/s]."""
+        x = self.kf.x
+        psi = x[IX_PSI, 0]
+        c, s = math.cos(psi), math.sin(psi)
+        cn, ce = x[IX_CN, 0], x[IX_CE, 0]
+        return x[IX_U, 0] + cn * c + ce * s, x[IX_V, 0] - cn * s + ce * c
+
+    def _pos_std(self) -> float:
+        P = self.kf.P
+        return math.sqrt(max(_max_eig_2x2(P[IX_N, IX_N], P[IX_N, IX_E], P[IX_E, IX_E]), 0.0))
+
+    def _nav_state(self, t_s: float) -> NavState:
+        x = self.kf.x
+        u_g, v_g = self._ground_body_velocity()
+        return NavState(time_s=t_s,
+                        north_m=float(x[IX_N, 0] + self._off_n),
+                        east_m=float(x[IX_E, 0] + self._off_e),
+                        heading_rad=wrap_pi(x[IX_PSI, 0] + self._off_psi),
+                        surge_mps=float(u_g), sway_mps=float(v_g), yaw_rate_rps=float(x[IX_R, 0]),
+                        pos_std_m=self._pos_std(),
+                        heading_std_rad=math.sqrt(max(self.kf.P[IX_PSI, IX_PSI], 0.0)),
+                        valid=self._has_position and self._has_heading)
+
+
+def _max_eig_2x2(a: float, b: float, d: float) -> float:
+    """Larger eigenvalue of the symmetric matrix [[a, b], [b, d]]."""
+    return 0.5 * (a + d) + math.sqrt(0.25 * (a - d) ** 2 + b * b)
+
+
+def _const(value):
+    return lambda _x: value
+
+
+def _time_key(sample):
+    return sample.time_s
+
+
+def _first(event):
+    return event[0]

@@ -1,0 +1,91 @@
+"""Tilt-compensated magnetic heading, and the roll/pitch it needs from the accelerometer and gyro.
+
+Frames: body FRD, NED. Angles in radians. Heading is clockwise from north, wrapped to [-pi, pi).
+Roll phi is positive starboard side down, pitch theta positive bow up (Fossen's zyx Euler angles).
+
+A level accelerometer at rest reads specific force (0, 0, -g) in FRD; with roll phi and pitch theta it reads
+g * (sin theta, -sin phi cos theta, -cos phi cos theta).
+"""
+from __future__ import annotations
+
+import math
+
+from autopilot.angles import wrap_pi
+
+GRAVITY_MPS2 = 9.80665
+
+
+def roll_pitch_from_accel(fx: float, fy: float, fz: float) -> tuple[float, float]:
+    """(roll_rad, pitch_rad) from a specific-force vector in FRD [m/s^2] (any magnitude, not all zero)."""
+    roll = math.atan2(-fy, -fz)
+    pitch = math.atan2(fx, math.hypot(fy, fz))
+    return roll, pitch
+
+
+def tilt_compensated_heading_rad(mx: float, my: float, mz: float, roll_rad: float, pitch_rad: float,
+                                 declination_rad: float = 0.0) -> float:
+    """True heading from a (calibrated) magnetic field vector in FRD, de-rotated by roll and pitch.
+
+    The field is rotated into the level frame (x toward the bow's horizontal projection), its horizontal
+    components give the magnetic heading, and the declination (east positive: true = magnetic + declination)
+    turns it into a true heading. Units of the field do not matter; only its direction is used.
+    """
+    cr, sr = math.cos(roll_rad), math.sin(roll_rad)
+    cp, sp = math.cos(pitch_rad), math.sin(pitch_rad)
+    xh = mx * cp + (my * sr + mz * cr) * sp
+    yh = my * cr - mz * sr
+    return wrap_pi(math.atan2(-yh, xh) + declination_rad)
+
+
+def level_field_horizontal_t(mx: float, my: float, mz: float, roll_rad: float, pitch_rad: float) -> float:
+    """Magnitude of the field's horizontal component after de-rotation (same unit as the input)."""
+    cr, sr = math.cos(roll_rad), math.sin(roll_rad)
+    cp, sp = math.cos(pitch_rad), math.sin(pitch_rad)
+    return math.hypot(mx * cp + (my * sr + mz * cr) * sp, my * cr - mz * sr)
+
+
+class AttitudeFilter:
+    """Roll and pitch by a complementary filter: gyro x/y integrated, pulled toward the accelerometer's tilt.
+
+    The accelerometer is first cleared of the vessel's own horizontal acceleration (centripetal u*r in a
+    turn, which would otherwise read as a roll of atan(u r / g)), passed in as `accel_body_mps2`. Wave-induced
+    accelerations are filtered by `time_constant_s` (the accelerometer's weight is dt / time_constant_s).
+    Accelerometer samples whose magnitude is far from g (shocks) do not correct the estimate.
+    """
+
+    def __init__(self, time_constant_s: float = 2.0):
+        if time_constant_s <= 0:
+            raise ValueError(f"time_constant_s must be > 0, got {time_constant_s}")
+        self.time_constant_s = time_constant_s
+        self.roll_rad = 0.0
+        self.pitch_rad = 0.0
+        self.time_s: float | None = None
+
+    def update(self, time_s: float, accel_mps2, gyro_rps, accel_body_x_mps2: float = 0.0,
+               accel_body_y_mps2: float = 0.0) -> None:
+        """Advance to time_s with one IMU sample (FRD specific force [m/s^2], FRD rate [rad/s])."""
+        fx = accel_mps2[0] - accel_body_x_mps2
+        fy = accel_mps2[1] - accel_body_y_mps2
+        fz = accel_mps2[2]
+        norm = math.sqrt(fx * fx + fy * fy + fz * fz)
+        if self.time_s is None:
+            if norm > 0.0:
+                self.roll_rad, self.pitch_rad = roll_pitch_from_accel(fx, fy, fz)
+            self.time_s = time_s
+            return
+        dt = time_s - self.time_s
+        if dt <= 0.0:
+            return              # an old or repeated sample: the newer state already includes its information
+        dt = min(dt, 1.0)
+        self.time_s = time_s
+        p, q = gyro_rps[0], gyro_rps[1]
+        # Euler-angle rates (r's contribution is second order for small angles and dropped)
+        roll = self.roll_rad + p * dt
+        pitch = self.pitch_rad + q * dt
+        if 0.5 * GRAVITY_MPS2 < norm < 1.5 * GRAVITY_MPS2:
+            ar, ap = roll_pitch_from_accel(fx, fy, fz)
+            w = min(1.0, dt / self.time_constant_s)
+            roll += w * wrap_pi(ar - roll)
+            pitch += w * (ap - pitch)
+        self.roll_rad = wrap_pi(roll)
+        self.pitch_rad = pitch
