@@ -1,0 +1,209 @@
+"""The boat config: the one file `autopilot run --config FILE` reads.
+
+It names the vessel (preset or file) and the mission, picks the backend (hw: the boat's own drivers; sim: the
+built-in simulator; gazebo: sensors and thrusters through ros_gz_bridge topics) and says how the autopilot
+appears on ROS 2: namespace, frame ids, topic names, QoS depths, which nodes run in the process. For the gazebo
+backend it also maps Gazebo's topics to our sensors and thrusters, so a new world needs a new file, not code.
+
+Gains, thruster tables and sensor noise live in the vessel file only; nothing here repeats them.
+Validated with the same schema tools as vessels and missions: unknown keys and bad values are errors naming the
+file, the key and the reason. Pure data: no rclpy here.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Tuple
+
+from autopilot.config import CONFIG_DIR, read_yaml, resolve_vessel_path
+from autopilot.config_schema import ConfigError, build, param
+
+NODE_NAMES = ("gnss", "imu", "autopilot", "diagnostics")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FramesConfig:
+    """REP-105 frame ids. odom and map are both ENU about the mission's origin; base_link is FLU."""
+
+    map: str = param("map")
+    odom: str = param("odom")
+    base_link: str = param("base_link")
+    gnss: str = param("gnss_link", doc="frame of the GNSS antenna (NavSatFix header)")
+    imu: str = param("imu_link", doc="frame of the IMU (Imu and MagneticField headers)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TopicsConfig:
+    """Topic names, relative to the namespace unless they start with '/'. `{name}` is the thruster's name."""
+
+    gnss_fix: str = param("gnss/fix", doc="sensor_msgs/NavSatFix from the receiver")
+    gnss_vel: str = param("gnss/vel", doc="geometry_msgs/TwistWithCovarianceStamped, ENU")
+    imu: str = param("imu/data", doc="sensor_msgs/Imu")
+    mag: str = param("imu/mag", doc="sensor_msgs/MagneticField")
+    odometry: str = param("odometry/filtered", doc="nav_msgs/Odometry: pose in odom, twist in base_link")
+    filtered_fix: str = param("gnss/filtered", doc="sensor_msgs/NavSatFix of the estimate")
+    path: str = param("guidance/path", doc="nav_msgs/Path of the mission")
+    desired_heading: str = param("guidance/desired_heading_deg", doc="std_msgs/Float64, compass degrees")
+    heading: str = param("guidance/heading_deg", doc="std_msgs/Float64, estimated compass heading")
+    desired_speed: str = param("guidance/desired_speed_mps", doc="std_msgs/Float64")
+    speed: str = param("guidance/speed_mps", doc="std_msgs/Float64, estimated surge speed")
+    cross_track_error: str = param("guidance/cross_track_error_m", doc="std_msgs/Float64, + right of the leg")
+    waypoint_index: str = param("guidance/waypoint_index", doc="std_msgs/Int32, active waypoint")
+    thrust: str = param("thrusters/{name}/thrust", doc="std_msgs/Float64 per thruster [N]")
+    pulse: str = param("thrusters/{name}/pulse_us", doc="std_msgs/UInt16 per thruster, ESC pulse width [us]")
+    state: str = param("autopilot/state", doc="std_msgs/String (JSON): mode, armed, waypoint, mission state")
+    events: str = param("autopilot/events", doc="std_msgs/String: mode changes, arming, warnings")
+    command: str = param("autopilot/command", doc="std_msgs/String: 'mode AUTO', 'mission /path.yaml', ...")
+    arm: str = param("autopilot/arm", doc="std_srvs/SetBool service: true arms, false disarms")
+    hold: str = param("autopilot/hold", doc="std_srvs/Trigger service: switch to HOLD now")
+    diagnostics: str = param("/diagnostics", doc="diagnostic_msgs/DiagnosticArray")
+
+    def thrust_topic(self, name: str) -> str:
+        return self.thrust.replace("{name}", name)
+
+    def pulse_topic(self, name: str) -> str:
+        return self.pulse.replace("{name}", name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class QosConfig:
+    sensor_depth: int = param(10, min=1, max=1000, doc="history depth of sensor topics (best effort)")
+    command_depth: int = param(10, min=1, max=1000, doc="history depth of command topics (reliable)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RosConfig:
+    namespace: str = param("", doc="ROS namespace of every node and relative topic, e.g. /foka")
+    node_prefix: str = param("autopilot", doc="node names are PREFIX_gnss, PREFIX_imu, PREFIX (autopilot), ...")
+    nodes: Tuple[str, ...] = param(NODE_NAMES, choices=NODE_NAMES,
+                                   doc="nodes to run in this process (gnss and imu exist only on hw and sim)")
+    frames: FramesConfig = param(default_factory=FramesConfig)
+    topics: TopicsConfig = param(default_factory=TopicsConfig)
+    qos: QosConfig = param(default_factory=QosConfig)
+    publish_tf: bool = param(True, doc="odom -> base_link on /tf (only where tf2_ros is installed)")
+    diagnostics_rate_hz: float = param(1.0, unit="Hz", min=0.1, max=10.0)
+    state_rate_hz: float = param(10.0, unit="Hz", min=0.5, max=50.0, doc="odometry, setpoints, state topics")
+    sensor_timeout_s: float = param(2.0, unit="s", min=0.1, max=60.0,
+                                    doc="a sensor silent this long is reported as an ERROR in diagnostics")
+
+    def validate(self):
+        if self.namespace and not self.namespace.startswith("/"):
+            raise ValueError(f"namespace: must start with '/', got {self.namespace!r}")
+        if "autopilot" not in self.nodes:
+            raise ValueError("nodes: must include 'autopilot'")
+        if len(set(self.nodes)) != len(self.nodes):
+            raise ValueError("nodes: lists a node twice")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GazeboGnssConfig:
+    topic: str = param(doc="sensor_msgs/NavSatFix published by ros_gz_bridge")
+    velocity_topic: str = param("", doc="optional geometry_msgs/TwistWithCovarianceStamped (ENU); '' = none")
+    std_m: Optional[float] = param(None, unit="m", min=0.001, max=100,
+                                   doc="1-sigma per axis when the fix has no covariance; default: vessel CEP")
+    assumed_sats: int = param(12, min=0, max=64, doc="NavSatFix has no satellite count; pre-arm checks see this")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GazeboImuConfig:
+    topic: str = param(doc="sensor_msgs/Imu published by ros_gz_bridge")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GazeboMagConfig:
+    topic: str = param("", doc="sensor_msgs/MagneticField; '' when the model has no magnetometer")
+    from_imu_orientation: bool = param(False, doc="derive a magnetometer reading from the IMU's orientation "
+                                                  "and the vessel's field/declination (VRX WAM-V has no "
+                                                  "magnetometer)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GazeboThrusterConfig:
+    name: str = param(doc="thruster name in the vessel file")
+    topic: str = param(doc="std_msgs/Float64 thrust [N] bridged to Gazebo")
+    scale: float = param(1.0, min=-1e3, max=1e3, doc="newtons on the topic per newton asked (-1: reversed joint)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GazeboConfig:
+    """Where a Gazebo world's bridged topics are. Topic names here are absolute or relative to the namespace."""
+
+    gnss: GazeboGnssConfig = param()
+    imu: GazeboImuConfig = param()
+    mag: GazeboMagConfig = param(default_factory=GazeboMagConfig)
+    thrusters: Tuple[GazeboThrusterConfig, ...] = param()
+    clock_topic: str = param("/clock")
+    bridge_config: str = param("", doc="the ros_gz_bridge YAML this mapping matches (for humans and tests)")
+
+    def validate(self):
+        names = [t.name for t in self.thrusters]
+        if len(set(names)) != len(names):
+            raise ValueError("thrusters: names must be unique")
+        if not self.mag.topic and not self.mag.from_imu_orientation:
+            raise ValueError("mag: give a topic or set from_imu_orientation (the estimator needs a heading)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class BoatConfig:
+    vessel: str = param(doc="vessel preset name (foka) or path to a vessel YAML")
+    mission: Optional[str] = param(None, doc="mission YAML; `autopilot run --mission` overrides it")
+    backend: str = param("hw", choices=("hw", "sim", "gazebo"))
+    ros: RosConfig = param(default_factory=RosConfig)
+    gazebo: Optional[GazeboConfig] = param(None, doc="required for backend gazebo")
+    source_file: str = param("")
+
+    def validate(self):
+        if self.backend == "gazebo" and self.gazebo is None:
+            raise ValueError("gazebo: required when backend is gazebo")
+
+    def vessel_path(self) -> Path:
+        return _relative_to_file(self.vessel, self.source_file, is_vessel=True)
+
+    def mission_path(self) -> Optional[Path]:
+        return None if self.mission is None else _relative_to_file(self.mission, self.source_file)
+
+
+def _relative_to_file(value: str, source_file: str, is_vessel: bool = False) -> Path:
+    """A preset name (vessels only) or a path: absolute, else relative to the config file's folder if the file
+    is there, else to the repository root, else to the working directory."""
+    if is_vessel and "/" not in value and not value.endswith((".yaml", ".yml")):
+        return resolve_vessel_path(value)
+    p = Path(value)
+    if p.is_absolute():
+        return p
+    for base in ([Path(source_file).resolve().parent] if source_file else []) + [CONFIG_DIR.parent]:
+        if (base / p).exists():
+            return base / p
+    return p
+
+
+def load_boat_config(path) -> BoatConfig:
+    """Read and validate a boat config; the vessel and mission files it names must exist and validate too."""
+    from autopilot.config import load_mission, load_vessel
+
+    data = read_yaml(path)
+    data.pop("source_file", None)
+    cfg = build(BoatConfig, data, str(path))
+    cfg = dataclasses.replace(cfg, source_file=str(path))
+    vessel = load_vessel(str(cfg.vessel_path()))
+    if cfg.mission is not None:
+        load_mission(cfg.mission_path())
+    if cfg.gazebo is not None:
+        known = {t.name for t in vessel.thrusters}
+        for i, t in enumerate(cfg.gazebo.thrusters):
+            if t.name not in known:
+                raise ConfigError(path, f"gazebo.thrusters[{i}].name",
+                                  f"no thruster {t.name!r} in vessel {vessel.name!r} (has {', '.join(sorted(known))})")
+        missing = known - {t.name for t in cfg.gazebo.thrusters}
+        if missing:
+            raise ConfigError(path, "gazebo.thrusters", f"no topic for thruster(s) {', '.join(sorted(missing))}")
+    return cfg
+
+
+def resolve_topic(namespace: str, topic: str) -> str:
+    """The absolute name of `topic` under `namespace` (ROS's rule: a leading '/' means absolute)."""
+    if topic.startswith("/"):
+        return topic
+    ns = namespace.rstrip("/")
+    return f"{ns}/{topic}" if ns else f"/{topic}"
