@@ -84,7 +84,7 @@ def test_covariances_swap_axes():
 
 
 # ------------------------------------------------------------------------------ messages
-TB = TimeBase(origin_s=1_700_000_000.25)
+TB = TimeBase(origin_ns=1_700_000_000_250_000_000)
 
 
 def test_time_base_round_trips_stamps():

@@ -31,20 +31,29 @@ CEP_TO_SIGMA = 1.0 / math.sqrt(2.0 * math.log(2.0))   # 50 % circle radius -> 1-
 
 @dataclass(frozen=True)
 class TimeBase:
-    """Maps ROS time (stamps, node clock) to the core's seconds: core = ros - origin_s.
+    """Maps ROS time (stamps, node clock) to the core's seconds: core = ros - origin.
 
     The origin is taken once when a node starts (0 under /clock from a simulator), so core times stay small and
-    exact in a float64 while stamps on the wire are ordinary ROS time.
+    exact in a float64 while stamps on the wire are ordinary ROS time. Kept in integer nanoseconds: an epoch
+    time in a float64 would lose a quarter of a microsecond.
     """
 
-    origin_s: float = 0.0
+    origin_ns: int = 0
+
+    @classmethod
+    def from_seconds(cls, origin_s: float) -> "TimeBase":
+        return cls(int(round(origin_s * 1e9)))
 
     def to_stamp(self, t_s: float) -> TimeMsg:
-        total_ns = int(round((t_s + self.origin_s) * 1e9))
+        total_ns = int(round(t_s * 1e9)) + self.origin_ns
         return TimeMsg(sec=total_ns // 1_000_000_000, nanosec=total_ns % 1_000_000_000)
 
     def from_stamp(self, stamp) -> float:
-        return stamp.sec + stamp.nanosec * 1e-9 - self.origin_s
+        return (stamp.sec * 1_000_000_000 + stamp.nanosec - self.origin_ns) * 1e-9
+
+    def from_ns(self, ros_ns: int) -> float:
+        """Core seconds of a ROS time given in nanoseconds (rclpy Time.nanoseconds)."""
+        return (ros_ns - self.origin_ns) * 1e-9
 
 
 # ------------------------------------------------------------------------------------------ GNSS
