@@ -13,6 +13,7 @@ import sys
 # (module, what it adds). Add a line here to add a sub-command.
 SUBCOMMAND_MODULES = (
     "autopilot.cli_sim",            # autopilot sim MISSION ...
+    "autopilot.cli_check",          # autopilot check CONFIG [--mission FILE]
 )
 
 

@@ -1,0 +1,254 @@
+"""Everything `autopilot check` verifies before anything starts: files, schemas, and the mission's geometry.
+
+`check_config(config_path, mission_path)` returns a CheckReport listing every problem found, each a
+`Problem(file, key, reason)` that prints as one line `FILE: KEY: REASON`. It never raises on bad input and
+starts nothing. What is checked:
+
+- the config file reads and validates: a vessel YAML (has `hull:`) or a boat config (has `vessel:`, see
+  autopilot.boat_config), following the boat config's references to the vessel and mission files;
+- the vessel's magnetometer calibration file (sensors.mag.calibration_file, relative to the vessel file) exists
+  and parses; a vessel without one gets a note, since arming in a navigating mode will need it;
+- the mission (YAML or QGC WPL 110, see autopilot.mission_io) validates;
+- speeds (cruise and per waypoint) are > 0 and within the vessel's hull.max_speed_mps;
+- no leg (launch point -> first waypoint, waypoint -> waypoint, and the way home for on_complete: rtl) is
+  longer than `max_leg_m` (default 5 km: a typo in a coordinate, not a survey line);
+- with a geofence: the fence is a simple polygon, and every waypoint, the launch point, every leg and the final
+  loiter circle lie inside it.
+
+The mission's local frame is the one MissionConfig defines: origin at `anchor`, else at the first waypoint.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
+
+from autopilot.config import MissionConfig, PointConfig, VesselConfig, load_vessel, read_yaml
+from autopilot.config_schema import ConfigError
+from autopilot.geofence import Geofence
+from autopilot.mission_io import read_mission_file
+from estimation.geodesy import LocalFrame
+
+DEFAULT_MAX_LEG_M = 5000.0
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    key: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.key or '<top level>'}: {self.reason}"
+
+    @classmethod
+    def from_error(cls, e: ConfigError) -> "Problem":
+        return cls(e.file, e.key, e.reason)
+
+
+@dataclass
+class CheckReport:
+    problems: List[Problem] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+    vessel: Optional[VesselConfig] = None
+    mission: Optional[MissionConfig] = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def add(self, problem: Problem) -> None:
+        if problem not in self.problems:
+            self.problems.append(problem)
+
+
+def mission_frame(mission: MissionConfig) -> LocalFrame:
+    """The mission's local NED frame: origin at the anchor, else at the first waypoint (geographic)."""
+    if mission.anchor is not None:
+        return LocalFrame(mission.anchor.lat_deg, mission.anchor.lon_deg)
+    first = mission.waypoints[0]
+    return LocalFrame(first.lat_deg, first.lon_deg)
+
+
+def point_ned(point: PointConfig, frame: LocalFrame) -> Tuple[float, float]:
+    """(north_m, east_m) of a mission point in the mission frame."""
+    if point.lat_deg is not None:
+        return frame.to_ned(point.lat_deg, point.lon_deg)
+    return (point.north_m, point.east_m)
+
+
+def check_config(config_path, mission_path=None, max_leg_m: float = DEFAULT_MAX_LEG_M) -> CheckReport:
+    """Validate a vessel or boat config and a mission; see the module docstring."""
+    report = CheckReport()
+    config_path = Path(config_path)
+    try:
+        data = read_yaml(config_path)
+    except ConfigError as e:
+        report.add(Problem.from_error(e))
+        data = None
+
+    vessel_path: Optional[Path] = None
+    if data is not None:
+        if "hull" in data:
+            vessel_path = config_path
+        elif "vessel" in data:
+            vessel_path, boat_mission = _check_boat_config(config_path, data, report)
+            if mission_path is None:
+                mission_path = boat_mission
+        else:
+            report.add(Problem(str(config_path), "", "neither a vessel file (no 'hull:') nor a boat config "
+                                                     "(no 'vessel:')"))
+    if vessel_path is not None:
+        try:
+            report.vessel = load_vessel(str(vessel_path))
+        except ConfigError as e:
+            report.add(Problem.from_error(e))
+        if report.vessel is not None:
+            _check_mag_calibration(report.vessel, report)
+
+    if mission_path is None:
+        report.notes.append("no mission checked (give --mission FILE, or name one in a boat config)")
+        return report
+    try:
+        loaded = read_mission_file(mission_path)
+    except ConfigError as e:
+        report.add(Problem.from_error(e))
+        return report
+    report.mission = loaded.mission
+    report.notes.extend(loaded.notes)
+    for p in check_mission(loaded.mission, report.vessel, loaded.waypoint_labels, max_leg_m):
+        report.add(p)
+    return report
+
+
+def check_mission(mission: MissionConfig, vessel: Optional[VesselConfig],
+                  labels: Optional[Sequence[str]] = None, max_leg_m: float = DEFAULT_MAX_LEG_M) -> List[Problem]:
+    """Speed, leg-length and geofence problems of an already-validated mission (vessel None: no speed limit)."""
+    file = mission.source_file or "<mission>"
+    labels = list(labels) if labels is not None else [f"waypoints[{i}]" for i in range(len(mission.waypoints))]
+    problems: List[Problem] = []
+    frame = mission_frame(mission)
+    wps = [point_ned(p, frame) for p in mission.waypoints]
+    start = point_ned(mission.start.point, frame) if mission.start is not None else None
+
+    # speeds
+    vmax = vessel.hull.max_speed_mps if vessel is not None else math.inf
+    where_max = f"the vessel's hull.max_speed_mps ({vmax:g} m/s in {vessel.source_file})" if vessel else ""
+    if mission.cruise_speed_mps > vmax:
+        problems.append(Problem(file, "cruise_speed_mps",
+                                f"{mission.cruise_speed_mps:g} m/s is faster than {where_max}"))
+    for label, p in zip(labels, mission.waypoints):
+        if p.speed_mps is None:
+            continue
+        if p.speed_mps <= 0:
+            problems.append(Problem(file, f"{label}.speed_mps", "must be > 0 m/s (the boat would never arrive)"))
+        elif p.speed_mps > vmax:
+            problems.append(Problem(file, f"{label}.speed_mps", f"{p.speed_mps:g} m/s is faster than {where_max}"))
+
+    # legs: (label of the leg's end, from, to, description)
+    legs = []
+    if start is not None:
+        legs.append((labels[0], start, wps[0], "from the launch point (start.point)"))
+    for i in range(1, len(wps)):
+        legs.append((labels[i], wps[i - 1], wps[i], f"from {labels[i - 1]}"))
+    if mission.on_complete == "rtl" and start is not None:
+        legs.append(("on_complete", wps[-1], start, f"home to the launch point from {labels[-1]}"))
+    for label, a, b, what in legs:
+        length = math.hypot(b[0] - a[0], b[1] - a[1])
+        if length > max_leg_m:
+            problems.append(Problem(file, label, f"leg {what} is {length / 1000:.2f} km, longer than the "
+                                                 f"{max_leg_m / 1000:g} km limit (a mistyped coordinate?)"))
+
+    # geofence
+    if mission.geofence:
+        try:
+            fence = Geofence(point_ned(p, frame) for p in mission.geofence)
+        except ValueError as e:
+            problems.append(Problem(file, "geofence", str(e)))
+            return problems
+        if start is not None and not fence.contains(*start):
+            problems.append(Problem(file, "start.point", f"outside the geofence by "
+                                                          f"{-fence.signed_distance_m(*start):.1f} m"))
+        outside = set()
+        for label, p in zip(labels, wps):
+            if not fence.contains(*p):
+                outside.add(label)
+                problems.append(Problem(file, label, f"outside the geofence by "
+                                                     f"{-fence.signed_distance_m(*p):.1f} m"))
+        for label, a, b, what in legs:
+            if fence.contains(*a) and fence.contains(*b) and not fence.segment_inside(a, b):
+                problems.append(Problem(file, label, f"the leg {what} leaves the geofence"))
+        if mission.on_complete == "loiter" and labels[-1] not in outside:
+            margin = fence.signed_distance_m(*wps[-1])
+            if margin < mission.loiter_radius_m:
+                problems.append(Problem(file, "loiter_radius_m",
+                                        f"the {mission.loiter_radius_m:g} m loiter circle around {labels[-1]} "
+                                        f"crosses the geofence ({margin:.1f} m from the edge)"))
+    return problems
+
+
+def _check_boat_config(path: Path, data: dict, report: CheckReport):
+    """Validate a boat config; returns (vessel path, mission path) it names (None where unusable)."""
+    from autopilot.boat_config import BoatConfig, load_boat_config
+    from autopilot.config_schema import build
+
+    try:
+        cfg = build(BoatConfig, {k: v for k, v in data.items() if k != "source_file"}, str(path))
+    except ConfigError as e:
+        report.add(Problem.from_error(e))
+        return None, None
+    import dataclasses
+    cfg = dataclasses.replace(cfg, source_file=str(path))
+    vessel_path = cfg.vessel_path()
+    try:
+        load_vessel(str(vessel_path))
+    except ConfigError:
+        pass                      # reported when the vessel itself is checked
+    else:
+        try:                      # cross-file rules (gazebo thruster names) live in the boat config loader
+            load_boat_config(path)
+        except ConfigError as e:
+            if Path(e.file) == path:
+                report.add(Problem.from_error(e))
+    return vessel_path, cfg.mission_path()
+
+
+def _check_mag_calibration(vessel: VesselConfig, report: CheckReport) -> None:
+    name = vessel.sensors.mag.calibration_file
+    vfile = vessel.source_file
+    if not name:
+        report.notes.append(f"{vfile}: sensors.mag.calibration_file: not set; calibrate the magnetometer "
+                            f"(`autopilot calibrate mag`) before arming in a navigating mode")
+        return
+    path = Path(name)
+    if not path.is_absolute():
+        path = Path(vfile).resolve().parent / path
+    key = "sensors.mag.calibration_file"
+    if not path.exists():
+        report.add(Problem(vfile, key, f"{path} not found"))
+        return
+    try:
+        read_mag_calibration(path)
+    except ConfigError as e:
+        report.add(Problem(vfile, key, f"{e.file}: {e.key or '<top level>'}: {e.reason}"))
+
+
+def read_mag_calibration(path):
+    """Parse a magnetometer calibration YAML (offset_t: 3 numbers [T], matrix: 3x3) into a MagCalibration."""
+    from estimation.mag_calibration import MagCalibration
+
+    data = read_yaml(path)
+    known = {"offset_t", "matrix", "method", "figures"}
+    extra = sorted(set(data) - known - {"written_by", "time_utc", "vessel", "samples"})
+    if extra:
+        raise ConfigError(path, extra[0], f"unknown key (allowed here: {', '.join(sorted(known))})")
+    for key in ("offset_t", "matrix"):
+        if key not in data:
+            raise ConfigError(path, key, "is required")
+    try:
+        return MagCalibration(**{k: (tuple(map(tuple, v)) if k == "matrix" and isinstance(v, list) else
+                                     tuple(v) if k == "offset_t" and isinstance(v, list) else v)
+                                 for k, v in data.items() if k in known})
+    except (ValueError, TypeError) as e:
+        raise ConfigError(path, "", str(e)) from None
