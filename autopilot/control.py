@@ -8,8 +8,8 @@ Both controllers:
     not integrate (no spike); a call with t_s not after the previous one (dt <= 0) does not integrate
     either, and a gap longer than MAX_DT_S integrates as MAX_DT_S (a stalled loop must not dump a large
     integral step when it resumes);
-  - use conditional integration as anti-windup: the integral only moves when the output is not saturated,
-    or when moving it takes the output back from the limit; the integral is also clamped;
+  - guard the integral against windup: it grows only until the output reaches its limit and never further
+    into saturation, while a move back from the limit is always allowed; it is also clamped;
   - return 0 for a non-finite measurement or reference and leave their state untouched.
 """
 from __future__ import annotations
@@ -94,10 +94,7 @@ class HeadingController:
             cand = self.integral_nm - self.ki * e * dt
             ilim = self.integral_limit_nm
             cand = -ilim if cand < -ilim else ilim if cand > ilim else cand
-            u_old = u_pd + self.integral_nm
-            u_new = u_pd + cand
-            if -lim <= u_new <= lim or abs(u_new) < abs(u_old):
-                self.integral_nm = cand
+            self.integral_nm = _windup_guard(self.integral_nm, cand, u_pd, -lim, lim)
         u = u_pd + self.integral_nm
         return -lim if u < -lim else lim if u > lim else u
 
@@ -157,15 +154,23 @@ class SpeedController:
         u_pd = m * (udot_d - self.kp * e) - self._xu * u - self._xuu * u * abs(u)
         lo, hi = self.min_surge_n, self.max_surge_n
         if dt > 0.0 and self.ki > 0.0:
-            cand = self.integral_m + e * dt
-            ilim = (hi - lo) / (m * self.ki)
+            gain = -m * self.ki                           # N per (m of integrated error)
+            ilim = hi - lo
+            cand = gain * (self.integral_m + e * dt)
             cand = -ilim if cand < -ilim else ilim if cand > ilim else cand
-            u_old = u_pd - m * self.ki * self.integral_m
-            u_new = u_pd - m * self.ki * cand
-            if lo <= u_new <= hi or abs(u_new - _clamp(u_new, lo, hi)) < abs(u_old - _clamp(u_old, lo, hi)):
-                self.integral_m = cand
+            self.integral_m = _windup_guard(gain * self.integral_m, cand, u_pd, lo, hi) / gain
         out = u_pd - m * self.ki * self.integral_m
         return _clamp(out, lo, hi)
+
+
+def _windup_guard(old: float, cand: float, u_pd: float, lo: float, hi: float) -> float:
+    """Anti-windup by clamping: the integral term moves from `old` toward `cand` only as far as keeps the
+    output u_pd + term within [lo, hi]; a move back from a limit is always allowed."""
+    if u_pd + cand > hi:
+        return min(cand, max(old, hi - u_pd))
+    if u_pd + cand < lo:
+        return max(cand, min(old, lo - u_pd))
+    return cand
 
 
 def _clamp(x: float, lo: float, hi: float) -> float:
