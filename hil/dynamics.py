@@ -13,6 +13,10 @@ in the relative velocity nu_r, which is the integrated state; the ground velocit
 rotated into the body. A floating hull displaces its own mass, so a slow change of a uniform current carries it
 along the same way, and the relative-velocity form stays valid.
 
+Waves enter twice, as for a cork: their first-order force (hil.environment) is part of tau, and their orbital
+velocity is local water motion, subtracted from nu_r in C and D so that a hull carried by the orbits is not
+damped by them.
+
 tau holds everything that is not hydrodynamic (thrust, wind, waves); it is held constant over one step, which
 suits forces that change over tenths of seconds with steps of 10 ms. Plain floats and `math`: for a
 3x3 diagonal-mass model that is several times faster than numpy.
@@ -45,31 +49,31 @@ class HullDynamics:
         return cls(h.mass_kg, h.iz_kgm2, h.x_udot, h.y_vdot, h.n_rdot, h.x_u, h.y_v, h.n_r,
                    h.x_uu, h.y_vv, h.n_rr)
 
-    def acceleration(self, u_r: float, v_r: float, r: float, x_n: float, y_n: float, n_nm: float
-                     ) -> Tuple[float, float, float]:
-        """nu_r_dot = M^-1 (tau - C(nu_r) nu_r - D(nu_r) nu_r) for the relative velocity and applied force."""
-        m11, m22 = self.m11, self.m22
-        return ((x_n + m22 * v_r * r - (self.d_u + self.d_uu * abs(u_r)) * u_r) / m11,
-                (y_n - m11 * u_r * r - (self.d_v + self.d_vv * abs(v_r)) * v_r) / m22,
-                (n_nm - (m22 - m11) * u_r * v_r - (self.d_r + self.d_rr * abs(r)) * r) / self.m33)
-
     def rk4_step(self, state: State, dt_s: float, x_n: float, y_n: float, n_nm: float,
-                 current_north_mps: float, current_east_mps: float) -> State:
-        """One classical Runge-Kutta step of length dt under a constant applied force and current (NED)."""
+                 current_north_mps: float, current_east_mps: float,
+                 water_u_mps: float = 0.0, water_v_mps: float = 0.0, water_r_rps: float = 0.0) -> State:
+        """One classical Runge-Kutta step of length dt under a constant applied force and current (NED).
+
+        (water_u, water_v, water_r) is an extra local water motion in body axes (the waves' orbital velocity,
+        averaged over the hull), held over the step: the hydrodynamic terms C and D act on the state's relative
+        velocity minus it, while the kinematics carry the state's relative velocity plus the current.
+        """
         m11, m22, m33 = self.m11, self.m22, self.m33
         du, dv, dr, duu, dvv, drr = self.d_u, self.d_v, self.d_r, self.d_uu, self.d_vv, self.d_rr
         munk = m22 - m11
         cn, ce = current_north_mps, current_east_mps
+        wu, wv, wr = water_u_mps, water_v_mps, water_r_rps
         cos, sin = math.cos, math.sin
 
         def f(psi, u, v, r):
             c, s = cos(psi), sin(psi)
+            a, b, q = u - wu, v - wv, r - wr
             return (c * u - s * v + cn,
                     s * u + c * v + ce,
                     r,
-                    (x_n + m22 * v * r - (du + duu * abs(u)) * u) / m11,
-                    (y_n - m11 * u * r - (dv + dvv * abs(v)) * v) / m22,
-                    (n_nm - munk * u * v - (dr + drr * abs(r)) * r) / m33)
+                    (x_n + m22 * b * q - (du + duu * abs(a)) * a) / m11,
+                    (y_n - m11 * a * q - (dv + dvv * abs(b)) * b) / m22,
+                    (n_nm - munk * a * b - (dr + drr * abs(q)) * q) / m33)
 
         n0, e0, p0, u0, v0, r0 = state
         h = 0.5 * dt_s

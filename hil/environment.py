@@ -17,16 +17,19 @@ boat downwind, and a wind on the bow turns the bow away from it (c_n > 0).
 Waves: first-order wave excitation of a hull that is short compared with the waves, by the long-wave
 (G. I. Taylor) approximation: the Froude-Krylov plus diffraction force equals (displaced mass + added mass) times
 the water's horizontal orbital acceleration. A floating hull displaces its own mass, so the force is
-M_hydro * a_water with M_hydro = (m - X_udot, m - Y_vdot). The sea is a sum of regular deep-water components
-drawn from the Bretschneider spectrum of Hs and Tp (equal-energy frequency bins, seeded random frequency within
-each bin and random phase); a component of amplitude A, frequency w, wave number k = w^2/g travelling toward
-beta has, at NED point p and time t, orbital acceleration -w^2 A sin(w t - k (p . e_beta) + phi) along e_beta.
-The acceleration is averaged over the hull's waterplane, taken as an L x B rectangle with the hydrodynamic mass
-spread evenly on it: this multiplies the force by sinc(k_x L/2) sinc(k_y B/2) (waves shorter than the hull
-cancel along it) and gives a yaw moment from the phase difference between bow and stern. The consequence,
-as seen at sea: a small hull is carried back and forth on the orbits (for Hs = 0.2 m, Tp = 3 s, surge/sway
-excursions of the order of Hs/2 at the wave period) without a mean drift, and yawed by a few degrees at most.
-Second-order drift forces are not modelled. With Hs = 0 the force is exactly zero.
+M_hydro * a_water with M_hydro = (m - X_udot, m - Y_vdot). The water's orbital velocity is, like the current, motion
+of the water the hull moves through: the dynamics subtract it before the damping and Coriolis terms, so a hull
+carried along by the orbits (as a small one is) is not braked by them and feels no spurious Munk moment.
+The sea is a sum of regular deep-water components drawn from the Bretschneider spectrum of Hs and Tp
+(equal-energy frequency bins, a seeded random frequency within each bin, random phase); a component of amplitude
+A, frequency w, wave number k = w^2/g travelling toward beta has, at NED point p and time t, elevation
+A cos(theta), orbital velocity w A cos(theta) and acceleration -w^2 A sin(theta) along e_beta, with
+theta = w t - k (p . e_beta) + phi. Velocity and acceleration are averaged over the hull's waterplane, taken as an
+L x B rectangle with the hydrodynamic mass spread evenly on it: this multiplies them by sinc(k_x L/2) sinc(k_y B/2)
+(waves shorter than the hull cancel along it) and gives a yaw moment from the phase difference between bow and
+stern. The consequence, as seen at sea: a small hull rides the orbits back and forth (for Hs = 0.2 m, Tp = 3 s,
+excursions of about 0.1-0.3 m at the wave period and a few degrees of yaw) and creeps slowly downwave (the Stokes
+drift of its own orbit); second-order drift forces are not modelled. With Hs = 0 everything is exactly zero.
 
 Current: uniform in space, constant, or slowly varying in speed with `current_variation_mps` (a sinusoid of
 period `current_period_s`); the dynamics handle it through the velocity relative to the water.
@@ -206,7 +209,8 @@ def _moment_arm(kappa, length_m: float):
 class WaveField:
     """A seeded sum of regular deep-water waves and the first-order force they exert on one hull.
 
-    `force_body(t, north, east, heading)` returns (X, Y, N) in body FRD. Coefficients that depend only on the
+    `force_body(t, north, east, heading)` returns (X, Y, N) in body FRD; `excitation` adds the water's
+    orbital motion around the hull (u, v, r in body axes), which the dynamics treat as local current. Coefficients that depend only on the
     heading are tabulated on a 0.5 deg grid at construction, so one evaluation is a plain loop over the
     components (a few microseconds).
     """
@@ -259,19 +263,31 @@ class WaveField:
         return total
 
     def _tabulate(self) -> np.ndarray:
-        """Per heading bin and component: (c_x, c_y, c_n) with X = sum c_x sin(theta), N = sum c_n cos(theta)."""
+        """Per heading bin and component, the coefficients of the hull-averaged force and water motion.
+
+        With theta the component's phase at the CG: X = sum c_x sin, Y = sum c_y sin, N = sum c_n cos,
+        u_w = sum p_u cos, v_w = sum p_v cos, r_w = sum p_r sin.
+        """
         psi = 2.0 * math.pi * np.arange(self.HEADING_BINS)[:, None] / self.HEADING_BINS
         chi = self.direction_rad[None, :] - psi                # wave heading relative to the bow
         cos_chi, sin_chi = np.cos(chi), np.sin(chi)
         kx, ky = self.k_per_m * cos_chi, self.k_per_m * sin_chi
         sx, sy = _sinc(0.5 * kx * self._length_m), _sinc(0.5 * ky * self._beam_m)
-        # a_x(x, y) = -acc cos_chi sin(theta - kx x - ky y), a_y likewise with sin_chi; averaged over the
-        # rectangle, and N = integral of (x a_y m_y - y a_x m_x) per unit area.
+        # Water at body point (x, y): velocity w A (cos chi, sin chi) cos(theta - kx x - ky y), acceleration
+        # -w^2 A (cos chi, sin chi) sin(...). Averaged over the L x B rectangle; the moment is the integral of
+        # (x m_y a_y - y m_x a_x) per unit area.
+        vel = self.omega_rps * self.amplitude_m
         cx = -self._mx * self._accel * cos_chi * sx * sy
         cy = -self._my * self._accel * sin_chi * sx * sy
         cn = self._accel * (self._my * sin_chi * _moment_arm(kx, self._length_m) * sy
                             - self._mx * cos_chi * _moment_arm(ky, self._beam_m) * sx)
-        return np.stack((cx, cy, cn), axis=-1)
+        pu = vel * cos_chi * sx * sy
+        pv = vel * sin_chi * sx * sy
+        # The same moment taken of the velocity, over the polar moment of the evenly spread hydrodynamic mass:
+        # the rotation rate of the water along the hull.
+        polar = (self._my * self._length_m ** 2 + self._mx * self._beam_m ** 2) / 12.0
+        pr = cn / self.omega_rps / polar
+        return np.stack((cx, cy, cn, pu, pv, pr), axis=-1)
 
     def _coefficients(self, heading_bin: int) -> list:
         rows = self._rows[heading_bin]
@@ -279,21 +295,30 @@ class WaveField:
             rows = self._rows[heading_bin] = self._table[heading_bin].tolist()
         return rows
 
+    def excitation(self, t_s: float, north_m: float, east_m: float, heading_rad: float
+                   ) -> Tuple[float, float, float, float, float, float]:
+        """(X [N], Y [N], N [N*m], u_w [m/s], v_w [m/s], r_w [rad/s]) at time t, hull at a NED position/heading:
+        the first-order wave force in body FRD and the orbital motion of the water around the hull."""
+        if self.calm:
+            return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+        b = int(round(heading_rad * (self.HEADING_BINS / (2.0 * math.pi)))) % self.HEADING_BINS
+        fx = fy = fn = wu = wv = wr = 0.0
+        sin, cos = math.sin, math.cos
+        for (w, ph, kn, ke), (cx, cy, cn, pu, pv, pr) in zip(self._static, self._coefficients(b)):
+            theta = w * t_s + ph - kn * north_m - ke * east_m
+            s, c = sin(theta), cos(theta)
+            fx += cx * s
+            fy += cy * s
+            fn += cn * c
+            wu += pu * c
+            wv += pv * c
+            wr += pr * s
+        return fx, fy, fn, wu, wv, wr
+
     def force_body(self, t_s: float, north_m: float, east_m: float, heading_rad: float
                    ) -> Tuple[float, float, float]:
         """(X [N], Y [N], N [N*m]) of the first-order wave force on the hull at time t and NED position."""
-        if self.calm:
-            return 0.0, 0.0, 0.0
-        b = int(round(heading_rad * (self.HEADING_BINS / (2.0 * math.pi)))) % self.HEADING_BINS
-        fx = fy = fn = 0.0
-        sin, cos = math.sin, math.cos
-        for (w, ph, kn, ke), (cx, cy, cn) in zip(self._static, self._coefficients(b)):
-            theta = w * t_s + ph - kn * north_m - ke * east_m
-            s = sin(theta)
-            fx += cx * s
-            fy += cy * s
-            fn += cn * cos(theta)
-        return fx, fy, fn
+        return self.excitation(t_s, north_m, east_m, heading_rad)[:3]
 
 
 # ------------------------------------------------------------------------------------------------ current

@@ -156,12 +156,11 @@ class Plant:
                 x_n += fx
                 y_n += fy
                 n_nm += fz
-            if not waves.calm:
-                fx, fy, fz = waves.force_body(t_mid, n, e, psi)
-                x_n += fx
-                y_n += fy
-                n_nm += fz
-            state = hull.rk4_step(state, dt, x_n, y_n, n_nm, cn, ce)
+            if waves.calm:
+                state = hull.rk4_step(state, dt, x_n, y_n, n_nm, cn, ce)
+            else:
+                fx, fy, fz, wu, wv, wr = waves.excitation(t_mid, n, e, psi)
+                state = hull.rk4_step(state, dt, x_n + fx, y_n + fy, n_nm + fz, cn, ce, wu, wv, wr)
             k += 1
         self._state = (state[0], state[1], wrap_pi(state[2]), state[3], state[4], state[5])
         self._k = k
