@@ -27,9 +27,11 @@ A cos(theta), orbital velocity w A cos(theta) and acceleration -w^2 A sin(theta)
 theta = w t - k (p . e_beta) + phi. Velocity and acceleration are averaged over the hull's waterplane, taken as an
 L x B rectangle with the hydrodynamic mass spread evenly on it: this multiplies them by sinc(k_x L/2) sinc(k_y B/2)
 (waves shorter than the hull cancel along it) and gives a yaw moment from the phase difference between bow and
-stern. The consequence, as seen at sea: a small hull rides the orbits back and forth (for Hs = 0.2 m, Tp = 3 s,
-excursions of about 0.1-0.3 m at the wave period and a few degrees of yaw) and creeps slowly downwave (the Stokes
-drift of its own orbit); second-order drift forces are not modelled. With Hs = 0 everything is exactly zero.
+stern. The consequence, as seen at sea: a small hull rides the orbits back and forth (FOKA in Hs = 0.2 m, Tp = 3 s:
+about 7 cm RMS excursion and 0.13 m/s RMS speed at the wave period), creeps downwave at millimetres per second
+(the Stokes drift of its own orbit) and, left unsteered in oblique seas, turns slowly (a few tenths of a degree
+per second) under the second-order effect of its own motion on the wave moment. Second-order drift forces are not
+modelled. With Hs = 0 everything is exactly zero.
 
 Current: uniform in space, constant, or slowly varying in speed with `current_variation_mps` (a sinusoid of
 period `current_period_s`); the dynamics handle it through the velocity relative to the water.
@@ -210,9 +212,9 @@ class WaveField:
     """A seeded sum of regular deep-water waves and the first-order force they exert on one hull.
 
     `force_body(t, north, east, heading)` returns (X, Y, N) in body FRD; `excitation` adds the water's
-    orbital motion around the hull (u, v, r in body axes), which the dynamics treat as local current. Coefficients that depend only on the
-    heading are tabulated on a 0.5 deg grid at construction, so one evaluation is a plain loop over the
-    components (a few microseconds).
+    orbital motion around the hull (u, v, r in body axes), which the dynamics treat as local current.
+    Coefficients that depend only on the heading are tabulated on a 0.5 deg grid at construction, so one
+    evaluation is a plain loop over the components (a few microseconds).
     """
 
     HEADING_BINS = 720

@@ -17,6 +17,7 @@ from typing import Sequence, Tuple
 import numpy as np
 
 from autopilot.angles import wrap_pi
+from autopilot.config import VesselConfig
 from hil.dynamics import HullDynamics
 from hil.environment import CurrentField, EnvironmentConfig, GustProcess, WaveField, WindLoad
 
@@ -51,11 +52,14 @@ class Plant:
     """A vessel in its environment, integrated with fixed RK4 steps of dt_s.
 
     `step_to(t_s, thrust_demand_n)` holds the demand from the current time to t_s and integrates whole steps
-    on the grid k * dt_s (so the truth time is the last grid point <= t_s, to within 1e-9 s).
-    Deterministic: the same vessel, environment, seed and call sequence give the same trajectory.
+    on the grid k * dt_s, so the truth time is the last grid point <= t_s (a t_s within a millionth of a step
+    below a grid point counts as on it). Within a step, thrust (lag mean), wind (with gusts), waves and current
+    are held; the hydrodynamics are integrated by RK4 (hil.dynamics).
+    The boat starts at the given position and heading, moving at `surge_mps` over ground with no sway or
+    yaw rate. Deterministic: the same vessel, environment, seed and call sequence give the same trajectory.
     """
 
-    def __init__(self, vessel, env: EnvironmentConfig, seed: int,
+    def __init__(self, vessel: VesselConfig, env: EnvironmentConfig, seed: int,
                  north_m: float, east_m: float, heading_rad: float, dt_s: float = 0.01, surge_mps: float = 0.0):
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed: must be a non-negative integer, got {seed!r}")

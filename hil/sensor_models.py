@@ -34,9 +34,11 @@ from typing import List, Optional, Tuple
 import numpy as np
 
 from autopilot.angles import wrap_pi
+from autopilot.config import VesselConfig
 from autopilot.types import GpsFix, ImuSample, MagSample, SensorBatch
 from estimation.geodesy import LocalFrame
 from hil.environment import GRAVITY_MPS2
+from hil.plant import Truth
 
 CEP_PER_SIGMA = 1.1774   # CEP of a circular normal distribution, in units of its per-axis sigma
 
@@ -198,7 +200,7 @@ class TypedSensorSuite:
     (the presets), that is raw GNSS minus true position.
     """
 
-    def __init__(self, vessel, frame: LocalFrame, seed: int, gps_noise: str = "realistic",
+    def __init__(self, vessel: VesselConfig, frame: LocalFrame, seed: int, gps_noise: str = "realistic",
                  gps_rate_hz: Optional[float] = None, imu_rate_hz: float = 50.0, mag_rate_hz: float = 10.0):
         if gps_noise not in ("white", "realistic"):
             raise ValueError(f"gps_noise: must be 'white' or 'realistic', got {gps_noise!r}")
@@ -225,7 +227,7 @@ class TypedSensorSuite:
     def gps_rate_hz(self) -> float:
         return self._gps_due.rate_hz
 
-    def sample(self, truth) -> SensorBatch:
+    def sample(self, truth: Truth) -> SensorBatch:
         t = truth.time_s
         psi, u, v, r = truth.heading_rad, truth.surge_mps, truth.sway_mps, truth.yaw_rate_rps
         batch = SensorBatch()
