@@ -199,12 +199,14 @@ def mag_from_heading(t_s: float, heading_rad: float, field_ned_t: Sequence[float
 
 
 # ------------------------------------------------------------------------------------------ estimate
-def nav_state_to_odometry(nav: NavState, odom_frame: str, base_frame: str, tb: TimeBase) -> Odometry:
+def nav_state_to_odometry(nav: NavState, odom_frame: str, base_frame: str, tb: TimeBase,
+                          speed_std_mps: Optional[float] = None,
+                          yaw_rate_std_rps: Optional[float] = None) -> Odometry:
     """NavState -> Odometry: pose of base_link (FLU) in odom (ENU), twist in base_link.
 
     Pose covariance: x, y from `pos_std_m` (the larger axis, so conservative), yaw from `heading_std_rad`;
     z, roll and pitch are not estimated (UNOBSERVED_VARIANCE). The twist covariance uses the estimator's speed
-    and yaw-rate standard deviations when NavState carries them, else UNOBSERVED_VARIANCE.
+    and yaw-rate standard deviations when given (from its health report), else UNOBSERVED_VARIANCE.
     """
     msg = Odometry()
     msg.header.stamp = tb.to_stamp(nav.time_s)
@@ -224,12 +226,10 @@ def nav_state_to_odometry(nav: NavState, odom_frame: str, base_frame: str, tb: T
     t = msg.twist.twist
     t.linear.x, t.linear.y = vx, vy
     t.angular.z = frames.yaw_rate_frd_to_flu(nav.yaw_rate_rps)
-    speed_std = getattr(nav, "speed_std_mps", None)
-    rate_std = getattr(nav, "yaw_rate_std_rps", None)
     tc = [0.0] * 36
-    tc[0] = tc[7] = speed_std ** 2 if speed_std is not None else UNOBSERVED_VARIANCE
+    tc[0] = tc[7] = speed_std_mps ** 2 if speed_std_mps is not None else UNOBSERVED_VARIANCE
     tc[14] = tc[21] = tc[28] = UNOBSERVED_VARIANCE
-    tc[35] = rate_std ** 2 if rate_std is not None else UNOBSERVED_VARIANCE
+    tc[35] = yaw_rate_std_rps ** 2 if yaw_rate_std_rps is not None else UNOBSERVED_VARIANCE
     msg.twist.covariance = tc
     return msg
 

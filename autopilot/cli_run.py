@@ -1,0 +1,41 @@
+"""`autopilot run --config FILE [--mission FILE]`: the boat process (ROS 2 nodes, one executor) from a boat config."""
+from __future__ import annotations
+
+import sys
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("run", help="run the autopilot on ROS 2 from a boat config (boat, sim or Gazebo)",
+                              description="Start the nodes the boat config lists (GNSS, IMU, autopilot, "
+                                          "diagnostics) in one process with one executor, on the backend it "
+                                          "names (hw, sim or gazebo). Needs rclpy: the system's ROS 2 on a boat, "
+                                          "or `pip install .[ros]` on a laptop.")
+    p.add_argument("--config", required=True, metavar="FILE", help="boat config YAML (e.g. config/boat.yaml)")
+    p.add_argument("--mission", metavar="FILE", help="mission YAML (overrides the boat config's mission)")
+    p.add_argument("--seed", type=int, default=1, help="random seed of the sim backend")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from autopilot.boat_config import load_boat_config
+    from autopilot.config import ConfigError, load_mission, load_vessel
+
+    try:
+        cfg = load_boat_config(args.config)
+        vessel = load_vessel(str(cfg.vessel_path()))
+        mission_path = args.mission or cfg.mission_path()
+        if mission_path is None:
+            print(f"error: {args.config}: no mission: give `mission:` in the boat config or --mission FILE",
+                  file=sys.stderr)
+            return 2
+        mission = load_mission(mission_path)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
+        from autopilot.ros.runner import run_boat
+    except ImportError as e:
+        print(f"error: ROS 2 is not available ({e}). On a boat: `source /opt/ros/$ROS_DISTRO/setup.bash` "
+              "before starting; on a laptop: `pip install .[ros]`.", file=sys.stderr)
+        return 2
+    return run_boat(cfg, vessel, mission, config_file=str(args.config), seed=args.seed)

@@ -1,0 +1,392 @@
+"""The autopilot node: a thin ROS 2 wrapper around `Autopilot.step(t, batch)`.
+
+Each control cycle: poll the backend, step the core, send the thrust to the backend FIRST (latency matters),
+then publish what the cycle produced. Time is the node's ROS clock (wall time on the boat, /clock under
+use_sim_time), mapped to small core seconds by a TimeBase taken at start.
+
+Cycle timing:
+- wall clock: a timer at the vessel's loop rate.
+- sim time: cycles sit on a grid of the loop period in simulated time and run as soon as /clock reaches the
+  next grid point (a simulator publishes a step's sensor data, then its clock), so a cycle consumes the step's
+  samples and its thrust goes out without waiting for a wall-clock timer.
+
+Published (names from the boat config, relative to the namespace):
+- thrusters/{name}/thrust std_msgs/Float64 [N] and thrusters/{name}/pulse_us std_msgs/UInt16 [us], reliable;
+- odometry/filtered nav_msgs/Odometry (pose in odom ENU, twist in base_link FLU), gnss/filtered NavSatFix;
+- guidance/path nav_msgs/Path (latched); desired and estimated heading [deg, compass] and speed [m/s],
+  cross-track error [m], waypoint index: plottable std_msgs;
+- autopilot/state std_msgs/String JSON (latched) and autopilot/events std_msgs/String;
+- odom -> base_link on /tf when tf2_ros is importable and publish_tf is set.
+Commands: autopilot/arm (std_srvs/SetBool), autopilot/hold (std_srvs/Trigger), autopilot/command
+(std_msgs/String: `arm`, `disarm`, `mode NAME`, `mission PATH`).
+On stop (shutdown, SIGTERM, exception) the thrusters are sent to neutral and 0 N / neutral pulses are published.
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections import deque
+from typing import Callable, Optional
+
+import numpy as np
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from std_msgs.msg import Float64, Int32, String, UInt16
+from std_srvs.srv import SetBool, Trigger
+from nav_msgs.msg import Odometry, Path
+from sensor_msgs.msg import NavSatFix
+
+from autopilot.boat_config import BoatConfig, resolve_topic
+from autopilot.ros import messages
+from autopilot.ros.messages import TimeBase
+from autopilot.ros.qos import command_qos, latched_qos, sensor_qos
+
+
+class CycleStats:
+    """Cost and latency of recent cycles (wall clock), for diagnostics and benchmarks."""
+
+    def __init__(self, period_s: float, window: int = 500):
+        self.period_s = period_s
+        self.cost_s: deque = deque(maxlen=window)
+        self.latency_s: deque = deque(maxlen=window)
+        self.cycles = 0
+        self.overruns = 0
+        self.last_cycle_wall_s: Optional[float] = None
+        self.interval_s: deque = deque(maxlen=window)
+
+    def add(self, start_wall_s: float, end_wall_s: float, input_wall_s: Optional[float]) -> None:
+        cost = end_wall_s - start_wall_s
+        self.cycles += 1
+        self.cost_s.append(cost)
+        if cost > self.period_s:
+            self.overruns += 1
+        if input_wall_s is not None:
+            self.latency_s.append(end_wall_s - input_wall_s)
+        if self.last_cycle_wall_s is not None:
+            self.interval_s.append(start_wall_s - self.last_cycle_wall_s)
+        self.last_cycle_wall_s = start_wall_s
+
+    @staticmethod
+    def _pct(values, q) -> float:
+        return float(np.percentile(np.fromiter(values, float), q)) if values else math.nan
+
+    def summary(self) -> dict:
+        return {"cycles": self.cycles, "overruns": self.overruns,
+                "cost_p50_ms": 1e3 * self._pct(self.cost_s, 50), "cost_p99_ms": 1e3 * self._pct(self.cost_s, 99),
+                "cost_max_ms": 1e3 * max(self.cost_s) if self.cost_s else math.nan,
+                "latency_p50_ms": 1e3 * self._pct(self.latency_s, 50),
+                "latency_p99_ms": 1e3 * self._pct(self.latency_s, 99),
+                "rate_hz": 1.0 / float(np.mean(self.interval_s)) if self.interval_s else math.nan}
+
+
+class SensorWatch:
+    """When each sensor last delivered (core time), how many samples, and the latest GNSS epoch."""
+
+    def __init__(self):
+        self.last_s = {"gnss": None, "gnss_valid": None, "imu": None, "mag": None}
+        self.counts = {"gnss": 0, "imu": 0, "mag": 0}
+        self.stale = {"imu": 0, "mag": 0}
+        self.last_fix = None
+
+    def add(self, batch) -> None:
+        for key, samples in (("gnss", batch.gps), ("imu", batch.imu), ("mag", batch.mag)):
+            if samples:
+                self.counts[key] += len(samples)
+                self.last_s[key] = samples[-1].time_s
+        for s in batch.imu:
+            self.stale["imu"] += int(getattr(s, "stale", False))
+        for s in batch.mag:
+            self.stale["mag"] += int(getattr(s, "stale", False))
+        if batch.gps:
+            self.last_fix = batch.gps[-1]
+            valid = [f for f in batch.gps if f.valid]
+            if valid:
+                self.last_s["gnss_valid"] = valid[-1].time_s
+
+
+class AutopilotNode(Node):
+    """Runs the autopilot core for one boat config; the backend is made by `backend_factory(node, time_base)`."""
+
+    def __init__(self, cfg: BoatConfig, vessel, mission, backend_factory: Callable,
+                 use_sim_time: bool = False, config_file: str = "", on_batch: Optional[Callable] = None,
+                 autopilot_factory: Optional[Callable] = None, context=None):
+        ros = cfg.ros
+        super().__init__(ros.node_prefix, namespace=ros.namespace or None, context=context,
+                         parameter_overrides=[Parameter("use_sim_time", Parameter.Type.BOOL, use_sim_time)])
+        self.cfg = cfg
+        self.vessel = vessel
+        self.use_sim_time = use_sim_time
+        self.period_s = 1.0 / vessel.control.loop_rate_hz
+        # Parameters come from the YAML files; they are declared read-only so `ros2 param` shows where they came
+        # from, never as a second copy to edit.
+        for name, value in (("config_file", config_file), ("vessel_file", vessel.source_file),
+                            ("mission_file", mission.source_file), ("backend", cfg.backend),
+                            ("loop_rate_hz", float(vessel.control.loop_rate_hz))):
+            self.declare_parameter(name, value)
+        self.tb = TimeBase(0 if use_sim_time else self.get_clock().now().nanoseconds)
+
+        if autopilot_factory is None:
+            from autopilot.vehicle import Autopilot
+            autopilot_factory = Autopilot
+        self._events_pub = None
+        self.autopilot = autopilot_factory(vessel, mission, on_event=self._on_core_event)
+        self.frame = self.autopilot.frame
+        self.backend = backend_factory(self, self.tb)
+        self._on_batch = on_batch
+        self.stats = CycleStats(self.period_s)
+        self.sensors = SensorWatch()
+        self.last_result = None
+        self._stopped = False
+        self._next_due: Optional[float] = None
+        self._state_every = max(1, int(round(vessel.control.loop_rate_hz / ros.state_rate_hz)))
+        self._last_state_json = ""
+
+        t, ns = ros.topics, ros.namespace
+        self.topic = lambda name: resolve_topic(ns, name)
+        cq, depth = command_qos(ros.qos.command_depth), ros.qos.command_depth
+        names = [th.name for th in vessel.thrusters]
+        self.thrust_pubs = [self.create_publisher(Float64, t.thrust_topic(n), cq) for n in names]
+        self.pulse_pubs = [self.create_publisher(UInt16, t.pulse_topic(n), cq) for n in names]
+        sq = sensor_qos(ros.qos.sensor_depth)
+        self.odom_pub = self.create_publisher(Odometry, t.odometry, sq)
+        self.fix_pub = self.create_publisher(NavSatFix, t.filtered_fix, sq)
+        self.path_pub = self.create_publisher(Path, t.path, latched_qos())
+        self.plot_pubs = {key: self.create_publisher(Float64, getattr(t, key), sq)
+                          for key in ("desired_heading", "heading", "desired_speed", "speed", "cross_track_error")}
+        self.wp_pub = self.create_publisher(Int32, t.waypoint_index, sq)
+        self.state_pub = self.create_publisher(String, t.state, latched_qos())
+        self._events_pub = self.create_publisher(String, t.events, command_qos(50))
+        self.create_service(SetBool, t.arm, self._srv_arm)
+        self.create_service(Trigger, t.hold, self._srv_hold)
+        self.create_subscription(String, t.command, self._on_command, command_qos(depth))
+
+        self._tf = None
+        if ros.publish_tf:
+            try:
+                import tf2_ros
+                self._tf = tf2_ros.TransformBroadcaster(self)
+            except ImportError:
+                self.get_logger().info("tf2_ros is not installed: odom -> base_link is not broadcast "
+                                       "(Odometry still carries the pose)")
+
+        if use_sim_time:
+            from rosgraph_msgs.msg import Clock
+            clock_topic = cfg.gazebo.clock_topic if cfg.gazebo is not None else "/clock"
+            # created after the backend's sensor subscriptions, so a wait that finds both handles the samples first
+            self.create_subscription(Clock, clock_topic, self._on_clock, command_qos(10))
+        else:
+            self.create_timer(self.period_s, self._on_timer)
+        self.publish_path()
+        self._publish_state(force=True)
+
+    # ------------------------------------------------------------------ time and the cycle
+    def now_s(self) -> float:
+        return self.tb.from_ns(self.get_clock().now().nanoseconds)
+
+    def _on_timer(self) -> None:
+        self.run_cycle(self.now_s())
+
+    def _on_clock(self, msg) -> None:
+        t = self.tb.from_stamp(msg.clock)
+        if self._next_due is None:
+            self._next_due = math.ceil(t / self.period_s - 1e-6) * self.period_s
+        if t + 1e-9 < self._next_due:
+            return
+        self.run_cycle(t)
+        self._next_due = (math.floor(t / self.period_s + 1e-6) + 1) * self.period_s
+
+    def run_cycle(self, t_s: float) -> None:
+        """One control cycle at core time t_s. Never raises: a fault is logged and the thrusters go neutral."""
+        if self._stopped:
+            return
+        start = time.perf_counter()
+        try:
+            batch = self.backend.poll(t_s)
+            result = self.autopilot.step(t_s, batch)
+            self.backend.write(t_s, result.thrust.thrust_n, result.pulses.pulse_us)
+            for pub, f in zip(self.thrust_pubs, result.thrust.thrust_n):
+                pub.publish(Float64(data=float(f)))
+            for pub, p in zip(self.pulse_pubs, result.pulses.pulse_us):
+                pub.publish(UInt16(data=int(p)))
+        except Exception as e:          # a fault in one cycle must not leave a thruster driven
+            self.get_logger().error(f"control cycle failed at t={t_s:.3f} s: {e!r}; thrusters to neutral")
+            self._neutral_outputs()
+            return
+        end = time.perf_counter()
+        self.stats.add(start, end, getattr(self.backend, "last_input_wall_s", None))
+        self.sensors.add(batch)
+        self.last_result = result
+        if self._on_batch is not None:
+            self._on_batch(batch)
+        if self.stats.cycles % self._state_every == 0:
+            self._publish_outputs(result)
+
+    def _publish_outputs(self, result) -> None:
+        nav, sp = result.nav, result.setpoint
+        stamp = self.tb.to_stamp(result.time_s)
+        fr = self.cfg.ros.frames
+        health = self._estimator_health(result.time_s)
+        odom = messages.nav_state_to_odometry(nav, fr.odom, fr.base_link, self.tb,
+                                              speed_std_mps=getattr(health, "velocity_std_mps", None))
+        self.odom_pub.publish(odom)
+        self.fix_pub.publish(messages.nav_state_to_navsatfix(nav, self.frame, fr.base_link, self.tb))
+        self.plot_pubs["heading"].publish(Float64(data=math.degrees(nav.heading_rad)))
+        self.plot_pubs["speed"].publish(Float64(data=float(nav.surge_mps)))
+        if sp is not None:
+            self.plot_pubs["desired_heading"].publish(Float64(data=math.degrees(sp.heading_rad)))
+            self.plot_pubs["desired_speed"].publish(Float64(data=float(sp.speed_mps)))
+            self.plot_pubs["cross_track_error"].publish(Float64(data=float(sp.xte_m)))
+        self.wp_pub.publish(Int32(data=int(self._guidance().index)))
+        if self._tf is not None:
+            from geometry_msgs.msg import TransformStamped
+            tf = TransformStamped()
+            tf.header.stamp = stamp
+            tf.header.frame_id, tf.child_frame_id = fr.odom, fr.base_link
+            p, q = odom.pose.pose.position, odom.pose.pose.orientation
+            tf.transform.translation.x, tf.transform.translation.y = p.x, p.y
+            tf.transform.rotation = q
+            self._tf.sendTransform(tf)
+        self._publish_state()
+
+    def _guidance(self):
+        return self.autopilot.guidance
+
+    def _estimator_health(self, t_s: float):
+        est = getattr(self.autopilot, "estimator", None)
+        fn = getattr(est, "health", None)
+        if fn is None:
+            return None
+        try:
+            return fn(t_s)
+        except Exception:
+            return None
+
+    def state_dict(self) -> dict:
+        ap, g = self.autopilot, self._guidance()
+        return {"mode": ap.mode.name, "armed": bool(ap.armed), "mission": ap.mission.name,
+                "waypoint_index": int(g.index), "waypoints_reached": int(g.waypoints_reached),
+                "waypoints_total": int(g.waypoints_total), "mission_complete": bool(g.complete),
+                "time_s": round(self.last_result.time_s, 3) if self.last_result else None}
+
+    def _publish_state(self, force: bool = False) -> None:
+        d = self.state_dict()
+        key = json.dumps({k: v for k, v in d.items() if k != "time_s"}, sort_keys=True)
+        if force or key != self._last_state_json or self.stats.cycles % (self._state_every * 10) == 0:
+            self._last_state_json = key
+            self.state_pub.publish(String(data=json.dumps(d, sort_keys=True)))
+
+    def publish_path(self) -> None:
+        g = self._guidance()
+        start = self.autopilot.start_point_ned() if hasattr(self.autopilot, "start_point_ned") else None
+        self.path_pub.publish(messages.mission_to_path(g.waypoints_ned, self.cfg.ros.frames.odom, self.tb,
+                                                       self.now_s(), start_ned=start))
+
+    # ------------------------------------------------------------------ commands
+    def _on_core_event(self, ev) -> None:
+        text = f"[{ev.kind}] {ev.message}"
+        self.get_logger().info(text)
+        if self._events_pub is not None:
+            self._events_pub.publish(String(data=text))
+
+    def _event(self, text: str, error: bool = False) -> None:
+        (self.get_logger().warning if error else self.get_logger().info)(text)
+        self._events_pub.publish(String(data=text))
+
+    def arm(self) -> tuple[bool, str]:
+        t = self.now_s()
+        checks = getattr(self.autopilot, "prearm_failures", None)
+        if checks is not None:
+            failures = checks(t)
+            if failures:
+                return False, "arming refused: " + "; ".join(failures)
+        try:
+            self.autopilot.arm(t)
+        except (RuntimeError, ValueError) as e:
+            return False, f"arming refused: {e}"
+        if not getattr(self.autopilot, "armed", True):
+            return False, "arming refused"
+        self._publish_state(force=True)
+        return True, "armed"
+
+    def disarm(self, reason: str) -> tuple[bool, str]:
+        self.autopilot.disarm(self.now_s(), reason)
+        self._publish_state(force=True)
+        return True, "disarmed"
+
+    def set_mode(self, name: str, reason: str) -> tuple[bool, str]:
+        try:
+            self.autopilot.set_mode(name.upper(), reason)
+        except ValueError as e:
+            return False, str(e)
+        return True, f"mode {name.upper()} requested"
+
+    def load_mission_file(self, path: str) -> tuple[bool, str]:
+        from autopilot.config import ConfigError, load_mission
+        try:
+            mission = load_mission(path)
+        except ConfigError as e:
+            return False, f"mission not loaded: {e}"
+        self.autopilot.load_mission(mission)
+        self.publish_path()
+        self._publish_state(force=True)
+        return True, f"mission {mission.name!r} loaded from {path}"
+
+    def _srv_arm(self, request, response):
+        ok, msg = self.arm() if request.data else self.disarm("disarm requested over ROS")
+        response.success, response.message = ok, msg
+        self._event(msg, error=not ok)
+        return response
+
+    def _srv_hold(self, request, response):
+        ok, msg = self.set_mode("HOLD", "hold requested over ROS")
+        response.success, response.message = ok, msg
+        return response
+
+    def _on_command(self, msg: String) -> None:
+        words = msg.data.strip().split(maxsplit=1)
+        verb = words[0].lower() if words else ""
+        arg = words[1].strip() if len(words) > 1 else ""
+        if verb == "arm":
+            ok, text = self.arm()
+        elif verb == "disarm":
+            ok, text = self.disarm(arg or "disarm command")
+        elif verb == "mode" and arg:
+            ok, text = self.set_mode(arg, "mode command over ROS")
+        elif verb == "mission" and arg:
+            ok, text = self.load_mission_file(arg)
+        else:
+            ok, text = False, (f"unknown command {msg.data!r}: use 'arm', 'disarm [REASON]', 'mode NAME' or "
+                               "'mission PATH'")
+        self._event(text, error=not ok)
+
+    # ------------------------------------------------------------------ stop
+    def _neutral_outputs(self) -> None:
+        try:
+            self.backend.neutral()
+        finally:
+            neutral = getattr(self.autopilot, "neutral_pulses", None)
+            for pub in self.thrust_pubs:
+                pub.publish(Float64(data=0.0))
+            if neutral is not None:
+                for pub, p in zip(self.pulse_pubs, neutral.pulse_us):
+                    pub.publish(UInt16(data=int(p)))
+
+    def stop(self, reason: str = "autopilot node stopping") -> None:
+        """Thrusters to neutral (backend and topics), then no more cycles. Safe to call twice."""
+        if self._stopped:
+            return
+        self._stopped = True
+        try:
+            if getattr(self.autopilot, "armed", False):
+                self.autopilot.disarm(self.now_s(), reason)
+        finally:
+            self._neutral_outputs()
+            self.get_logger().info(f"{reason}: thrusters at neutral")
+
+    def destroy_node(self):
+        self.stop()
+        close = getattr(self.backend, "close", None)
+        if close is not None:
+            close()
+        return super().destroy_node()

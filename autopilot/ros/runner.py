@@ -1,0 +1,119 @@
+"""One process, one executor: the nodes a boat config asks for, composed.
+
+`BoatProcess(cfg, vessel, mission)` builds the autopilot node (with its backend), and the GNSS, IMU and
+diagnostics nodes the config lists, all on ONE SingleThreadedExecutor (a Pi 4 has little CPU and memory to
+spare; one thread also means no locking between the control loop and its publishers). In the composed process
+the GNSS and IMU nodes publish the samples the autopilot node polled from the backend, so the control loop never
+waits on DDS. `run_boat()` is what `autopilot run` calls: it spins until SIGINT/SIGTERM and always leaves the
+thrusters at neutral.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from typing import Optional
+
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+
+from autopilot.ros.autopilot_node import AutopilotNode
+from autopilot.ros.backends import make_backend
+
+
+class BoatProcess:
+    def __init__(self, cfg, vessel, mission, context: Optional[Context] = None, config_file: str = "",
+                 seed: int = 1, backend_factory=None):
+        self.cfg = cfg
+        self.context = context
+        use_sim_time = cfg.backend == "gazebo"
+        self.sensor_nodes = []
+        if backend_factory is None:
+            def backend_factory(node, tb):
+                return make_backend(cfg, vessel, mission, node.autopilot.frame, node, tb, seed=seed)
+        kw = {"context": context} if context is not None else {}
+        self.autopilot = AutopilotNode(cfg, vessel, mission, backend_factory,
+                                       use_sim_time=use_sim_time, config_file=config_file,
+                                       on_batch=self._publish_sensors, **kw)
+        tb = self.autopilot.tb
+        nodes = set(cfg.ros.nodes)
+        if "gnss" in nodes:
+            from autopilot.ros.sensor_nodes import GnssNode
+            self.sensor_nodes.append(GnssNode(cfg, vessel, tb, **kw))
+        if "imu" in nodes:
+            from autopilot.ros.sensor_nodes import ImuNode
+            self.sensor_nodes.append(ImuNode(cfg, vessel, tb, **kw))
+        self.diagnostics = None
+        if "diagnostics" in nodes:
+            from autopilot.ros.diagnostics_node import DiagnosticsNode
+            self.diagnostics = DiagnosticsNode(cfg, self.autopilot, use_sim_time=use_sim_time, **kw)
+        self.executor = SingleThreadedExecutor(**kw)
+        for n in self.nodes:
+            self.executor.add_node(n)
+
+    @property
+    def nodes(self) -> list:
+        return [self.autopilot] + self.sensor_nodes + ([self.diagnostics] if self.diagnostics else [])
+
+    def _publish_sensors(self, batch) -> None:
+        for n in self.sensor_nodes:
+            n.publish_batch(batch)
+
+    def spin(self, stop_event: Optional[threading.Event] = None) -> None:
+        """Spin until the context shuts down or `stop_event` is set."""
+        while (self.context is None and rclpy.ok()) or (self.context is not None and self.context.ok()):
+            if stop_event is not None and stop_event.is_set():
+                break
+            self.executor.spin_once(timeout_sec=0.1)
+
+    def stop(self) -> None:
+        """Neutral thrust first, then tear the nodes down."""
+        self.autopilot.stop()
+        # let the neutral commands leave before the publishers are destroyed
+        for _ in range(3):
+            try:
+                self.executor.spin_once(timeout_sec=0.01)
+            except Exception:
+                break
+        for n in self.nodes:
+            self.executor.remove_node(n)
+            n.destroy_node()
+        self.executor.shutdown()
+
+
+def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1) -> int:
+    """`autopilot run`: spin the composed process until SIGINT/SIGTERM; thrusters neutral on the way out."""
+    opts = _no_signal_handlers()
+    rclpy.init(**({"signal_handler_options": opts} if opts is not None else {}))
+    stop = threading.Event()
+
+    def on_signal(signum, frame):
+        stop.set()
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    proc = None
+    try:
+        proc = BoatProcess(cfg, vessel, mission, config_file=config_file, seed=seed)
+        log = proc.autopilot.get_logger()
+        log.info(f"autopilot up: vessel {vessel.name}, mission {mission.name!r}, backend {cfg.backend}, "
+                 f"nodes {', '.join(cfg.ros.nodes)}, namespace {cfg.ros.namespace or '/'}, "
+                 f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}")
+        proc.spin(stop)
+        return 0
+    except (KeyboardInterrupt, ExternalShutdownException):
+        return 0
+    finally:
+        if proc is not None:
+            proc.stop()
+        if rclpy.ok():
+            rclpy.shutdown()
+
+
+def _no_signal_handlers():
+    """rclpy's own SIGINT handler would shut the context down before we send neutral; we install ours."""
+    try:
+        from rclpy.signals import SignalHandlerOptions
+        return SignalHandlerOptions.NO
+    except ImportError:
+        return None

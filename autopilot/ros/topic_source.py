@@ -1,0 +1,91 @@
+"""A SensorSource fed by ROS topics: NavSatFix (+ optional ENU velocity), Imu, MagneticField.
+
+Used by the gazebo backend (ros_gz_bridge topics) and by an autopilot node whose GNSS and IMU nodes run in other
+processes (our own topics). Sensor-data QoS (best effort), which also matches reliable publishers. Samples are
+queued as they arrive (FLU -> FRD, stamps -> core seconds) and handed over in time order by `poll()`.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Optional
+
+from geometry_msgs.msg import TwistWithCovarianceStamped
+from sensor_msgs.msg import Imu, MagneticField, NavSatFix
+
+from autopilot.ros import messages
+from autopilot.ros.messages import TimeBase
+from autopilot.ros.qos import sensor_qos
+from autopilot.types import SensorBatch
+
+
+class TopicSensorSource:
+    def __init__(self, node, time_base: TimeBase, gnss_topic: str, imu_topic: str, mag_topic: str = "",
+                 gnss_vel_topic: str = "", gps_std_m: float = 1.7, assumed_sats: int = 0,
+                 mag_field_ned_t: Optional[tuple] = None, depth: int = 10, perf_clock=time.perf_counter):
+        """`mag_field_ned_t` set: derive a magnetometer sample from each Imu orientation (models without one)."""
+        self.tb = time_base
+        self._perf = perf_clock
+        self._gps_std_m, self._sats = gps_std_m, assumed_sats
+        self._field_ned = mag_field_ned_t
+        self._batch = SensorBatch()
+        self._last_vel: Optional[TwistWithCovarianceStamped] = None
+        self._pending_wall_s: Optional[float] = None
+        self.last_input_wall_s: Optional[float] = None
+        self.counts = {"gnss": 0, "imu": 0, "mag": 0}
+        self.topics = {"gnss": gnss_topic, "imu": imu_topic}
+        q = sensor_qos(depth)
+        self._subs = [node.create_subscription(NavSatFix, gnss_topic, self._on_fix, q),
+                      node.create_subscription(Imu, imu_topic, self._on_imu, q)]
+        if gnss_vel_topic:
+            self.topics["gnss_vel"] = gnss_vel_topic
+            self._subs.append(node.create_subscription(TwistWithCovarianceStamped, gnss_vel_topic, self._on_vel, q))
+        if mag_topic:
+            self.topics["mag"] = mag_topic
+            self._subs.append(node.create_subscription(MagneticField, mag_topic, self._on_mag, q))
+
+    def _on_fix(self, msg: NavSatFix) -> None:
+        self._batch.gps.append(messages.navsatfix_to_gps_fix(msg, self.tb, self._gps_std_m, self._sats,
+                                                             self._last_vel))
+        self.counts["gnss"] += 1
+        self._pending_wall_s = self._perf()
+
+    def _on_vel(self, msg: TwistWithCovarianceStamped) -> None:
+        self._last_vel = msg
+
+    def _on_imu(self, msg: Imu) -> None:
+        sample = messages.imu_to_imu_sample(msg, self.tb)
+        self._batch.imu.append(sample)
+        self.counts["imu"] += 1
+        if self._field_ned is not None:
+            heading = messages.imu_orientation_heading(msg)
+            if heading is not None:
+                self._batch.mag.append(messages.mag_from_heading(sample.time_s, heading, self._field_ned))
+                self.counts["mag"] += 1
+        self._pending_wall_s = self._perf()
+
+    def _on_mag(self, msg: MagneticField) -> None:
+        self._batch.mag.append(messages.magnetic_field_to_mag_sample(msg, self.tb))
+        self.counts["mag"] += 1
+        self._pending_wall_s = self._perf()
+
+    def poll(self, t_s: float) -> SensorBatch:
+        """Everything received with a stamp <= t_s, in time order; newer samples wait for the next poll."""
+        out, keep = SensorBatch(), SensorBatch()
+        for name in ("gps", "imu", "mag"):
+            for s in sorted(getattr(self._batch, name), key=lambda s: s.time_s):
+                getattr(out if s.time_s <= t_s + 1e-9 else keep, name).append(s)
+        self._batch = keep
+        self.last_input_wall_s = self._pending_wall_s
+        self._pending_wall_s = None
+        return out
+
+
+def cep_sigma_m(cep_m: float) -> float:
+    return cep_m * messages.CEP_TO_SIGMA
+
+
+def earth_field_for(vessel) -> tuple:
+    mag = vessel.sensors.mag
+    return messages.earth_field_ned(mag.field_t, math.radians(mag.inclination_deg),
+                                    math.radians(mag.declination_deg))

@@ -1,0 +1,73 @@
+"""The `gazebo` backend: sensors from the topics ros_gz_bridge publishes, thrust out in newtons, time from /clock.
+
+Which topics carry what comes from the boat config's `gazebo:` section (configuration, not code):
+- GNSS: sensor_msgs/NavSatFix (ros_gz_bridge sends no covariance: the configured or CEP-derived sigma is used),
+  optionally a TwistWithCovarianceStamped ENU velocity.
+- IMU: sensor_msgs/Imu in FLU; converted to FRD. With `mag.from_imu_orientation` its orientation (FLU in ENU)
+  also yields a magnetometer reading of the vessel's configured Earth field, so the estimator gets a heading
+  from models without a magnetometer (the VRX WAM-V).
+- Magnetometer: sensor_msgs/MagneticField in FLU [T].
+- Thrust: one std_msgs/Float64 per thruster [N] (times the configured `scale`), reliable QoS like the bridge.
+
+Runs inside the autopilot's node and executor; the autopilot node owns the clock (use_sim_time, /clock) and calls
+`poll`/`write`/`neutral`.
+"""
+from __future__ import annotations
+
+import time
+
+from std_msgs.msg import Float64
+
+from autopilot.boat_config import GazeboConfig, resolve_topic
+from autopilot.ros.messages import TimeBase
+from autopilot.ros.qos import bridge_qos
+from autopilot.ros.topic_source import TopicSensorSource, cep_sigma_m, earth_field_for
+
+
+class GazeboBackend(TopicSensorSource):
+    """SensorSource over the bridge's sensor topics + one Float64 thrust publisher per thruster [N]."""
+
+    consumes = "thrust"
+
+    def __init__(self, node, cfg: GazeboConfig, vessel, time_base: TimeBase, namespace: str = "",
+                 sensor_depth: int = 10, perf_clock=time.perf_counter):
+        g = cfg.gnss
+        super().__init__(node, time_base,
+                         gnss_topic=resolve_topic(namespace, g.topic),
+                         imu_topic=resolve_topic(namespace, cfg.imu.topic),
+                         mag_topic=resolve_topic(namespace, cfg.mag.topic) if cfg.mag.topic else "",
+                         gnss_vel_topic=resolve_topic(namespace, g.velocity_topic) if g.velocity_topic else "",
+                         gps_std_m=g.std_m if g.std_m is not None else cep_sigma_m(vessel.sensors.gnss.cep_m),
+                         assumed_sats=g.assumed_sats,
+                         mag_field_ned_t=earth_field_for(vessel) if cfg.mag.from_imu_orientation else None,
+                         depth=sensor_depth, perf_clock=perf_clock)
+        self.cfg = cfg
+        by_name = {t.name: t for t in cfg.thrusters}
+        self._thrusters = [by_name[t.name] for t in vessel.thrusters]      # vessel order
+        self._pubs = [node.create_publisher(Float64, resolve_topic(namespace, t.topic), bridge_qos())
+                      for t in self._thrusters]
+        self.thrust_topics = [p.topic_name for p in self._pubs]
+        self.hardware_ids = {"gnss": f"gazebo {self.topics['gnss']}", "imu": f"gazebo {self.topics['imu']}",
+                             "esc": "gazebo " + ",".join(self.thrust_topics)}
+        self._closed = False
+
+    def write(self, t_s: float, thrust_n, pulses_us=None) -> None:
+        """Publish one Float64 [N] per thruster (vessel order)."""
+        if self._closed:
+            return
+        for pub, cfg, f in zip(self._pubs, self._thrusters, thrust_n):
+            pub.publish(Float64(data=float(f) * cfg.scale))
+
+    def neutral(self) -> None:
+        if self._closed:
+            return
+        for pub in self._pubs:
+            pub.publish(Float64(data=0.0))
+
+    @property
+    def connected(self) -> bool:
+        """True while every thrust topic has a subscriber (the bridge, Gazebo or the stand-in)."""
+        return all(p.get_subscription_count() > 0 for p in self._pubs)
+
+    def close(self) -> None:
+        self._closed = True
