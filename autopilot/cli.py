@@ -14,6 +14,7 @@ import sys
 SUBCOMMAND_MODULES = (
     "autopilot.cli_sim",            # autopilot sim MISSION ...
     "autopilot.cli_check",          # autopilot check CONFIG [--mission FILE]
+    "autopilot.cli_run",            # autopilot run --config FILE [--mission FILE]
 )
 
 
