@@ -95,7 +95,7 @@ def tilt_compensated_heading_rad(accel_mps2, field_t, declination_rad: float = 0
 @dataclass
 class ImuStats:
     reads: int = 0                 # read() calls that returned a fresh accel/gyro sample
-    errors: int = 0                # I2C errors (OSError) seen while reading or re-initialising
+    errors: int = 0                # failed reads (OSError) plus failed re-initialisations
     reinits: int = 0               # successful re-initialisations after an error
     stale: int = 0                 # samples returned as stale repeats
     last_error: str = ""
@@ -282,8 +282,7 @@ class Lsm9ds1Driver:
             self._init_chip()
         except (OSError, ValueError, RuntimeError) as e:
             # ValueError: adafruit_bus_device found no device; RuntimeError: the library's WHO_AM_I check
-            if isinstance(e, OSError):
-                self.stats.errors += 1
+            self.stats.errors += 1
             self.sensor = None
             self.stats.last_error = f"re-initialisation failed: {e}"
             return
