@@ -18,8 +18,9 @@ Kinetics (Fossen, irrotational constant current, so the whole model is written i
     m22 v_dot = -m11 u r + Y_v v + Y_vv |v| v
     m33 r_dot = N - (m22 - m11) u v + N_r r + N_rr |r| r
 with m11 = m - X_udot, m22 = m - Y_vdot, m33 = Iz - N_rdot, X = sum T_i, N = -sum y_i T_i.
-When the thrust is unknown, velocities are held constant (no damping, no forcing) and the process noise
-on them is raised, so GNSS velocity carries the estimate.
+When the thrust is unknown, surge speed and yaw rate are held constant (no damping, no forcing) and the
+process noise on them is raised, so GNSS velocity and the gyro carry them; sway keeps its hull dynamics
+(thrusters never push sideways).
 """
 from __future__ import annotations
 
@@ -76,25 +77,27 @@ class VesselProcessModel:
         F[IX_E, IX_CE] = dt_s
         F[IX_PSI, IX_R] = dt_s
 
+        av = abs(v)
+        # sway is never driven by the thrusters: its dynamics hold whether the thrust is known or not
+        v_dot = (-m11 * u * r + self.y_v * v + self.y_vv * av * v) / m22
+        F[IX_V, IX_U] = -m11 * r / m22 * dt_s
+        F[IX_V, IX_V] = 1.0 + (self.y_v + 2.0 * self.y_vv * av) / m22 * dt_s
+        F[IX_V, IX_R] = -m11 * u / m22 * dt_s
         if known_thrust:
-            au, av, ar = abs(u), abs(v), abs(r)
+            au, ar = abs(u), abs(r)
             u_dot = (surge_n + m22 * v * r + self.x_u * u + self.x_uu * au * u) / m11
-            v_dot = (-m11 * u * r + self.y_v * v + self.y_vv * av * v) / m22
             r_dot = (yaw_nm - (m22 - m11) * u * v + self.n_r * r + self.n_rr * ar * r) / m33
             F[IX_U, IX_U] = 1.0 + (self.x_u + 2.0 * self.x_uu * au) / m11 * dt_s
             F[IX_U, IX_V] = m22 * r / m11 * dt_s
             F[IX_U, IX_R] = m22 * v / m11 * dt_s
-            F[IX_V, IX_U] = -m11 * r / m22 * dt_s
-            F[IX_V, IX_V] = 1.0 + (self.y_v + 2.0 * self.y_vv * av) / m22 * dt_s
-            F[IX_V, IX_R] = -m11 * u / m22 * dt_s
             F[IX_R, IX_U] = -(m22 - m11) * v / m33 * dt_s
             F[IX_R, IX_V] = -(m22 - m11) * u / m33 * dt_s
             F[IX_R, IX_R] = 1.0 + (self.n_r + 2.0 * self.n_rr * ar) / m33 * dt_s
         else:
-            u_dot = v_dot = r_dot = 0.0
-            F[IX_U, IX_U] = F[IX_V, IX_V] = F[IX_R, IX_R] = 1.0
-            F[IX_U, IX_V] = F[IX_U, IX_R] = F[IX_V, IX_U] = F[IX_V, IX_R] = 0.0
-            F[IX_R, IX_U] = F[IX_R, IX_V] = 0.0
+            # unknown surge force and yaw moment: surge speed and yaw rate held (random walks)
+            u_dot = r_dot = 0.0
+            F[IX_U, IX_U] = F[IX_R, IX_R] = 1.0
+            F[IX_U, IX_V] = F[IX_U, IX_R] = F[IX_R, IX_U] = F[IX_R, IX_V] = 0.0
 
         x[IX_N, 0] += (u * c - v * s + x[IX_CN, 0]) * dt_s
         x[IX_E, 0] += (u * s + v * c + x[IX_CE, 0]) * dt_s

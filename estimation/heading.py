@@ -45,20 +45,27 @@ def level_field_horizontal_t(mx: float, my: float, mz: float, roll_rad: float, p
 
 
 class AttitudeFilter:
-    """Roll and pitch by a complementary filter: gyro x/y integrated, pulled toward the accelerometer's tilt.
+    """Roll and pitch by a complementary filter with gyro-bias estimation (Mahony-style PI).
 
-    The accelerometer is first cleared of the vessel's own horizontal acceleration (centripetal u*r in a
-    turn, which would otherwise read as a roll of atan(u r / g)), passed in as `accel_body_mps2`. Wave-induced
-    accelerations are filtered by `time_constant_s` (the accelerometer's weight is dt / time_constant_s).
-    Accelerometer samples whose magnitude is far from g (shocks) do not correct the estimate.
+    Gyro x/y rates (minus their estimated biases) are integrated and pulled toward the accelerometer's tilt
+    with gain 1/time_constant_s; the integral of the disagreement estimates the gyro x/y biases (which would
+    otherwise leave a steady tilt error of bias * time_constant_s). The accelerometer is first cleared of the
+    vessel's own acceleration in body axes (surge acceleration and centripetal u*r in a turn, which would read
+    as pitch and roll), passed in as `accel_body_*`. Wave-induced accelerations are filtered by the time
+    constant. Samples whose magnitude is far from g (shocks) do not correct the estimate.
+    A constant accelerometer bias reads as a tilt and is not observable here (nor is the hull's trim).
     """
 
     def __init__(self, time_constant_s: float = 2.0):
         if time_constant_s <= 0:
             raise ValueError(f"time_constant_s must be > 0, got {time_constant_s}")
         self.time_constant_s = time_constant_s
+        self._kp = 1.0 / time_constant_s
+        self._ki = 0.25 * self._kp * self._kp        # critically damped error dynamics
         self.roll_rad = 0.0
         self.pitch_rad = 0.0
+        self.gyro_bias_x_rps = 0.0
+        self.gyro_bias_y_rps = 0.0
         self.time_s: float | None = None
 
     def update(self, time_s: float, accel_mps2, gyro_rps, accel_body_x_mps2: float = 0.0,
@@ -78,14 +85,17 @@ class AttitudeFilter:
             return              # an old or repeated sample: the newer state already includes its information
         dt = min(dt, 1.0)
         self.time_s = time_s
-        p, q = gyro_rps[0], gyro_rps[1]
-        # Euler-angle rates (r's contribution is second order for small angles and dropped)
-        roll = self.roll_rad + p * dt
-        pitch = self.pitch_rad + q * dt
+        # Euler-angle rates for small angles (r's contribution is second order and dropped)
+        roll = self.roll_rad + (gyro_rps[0] - self.gyro_bias_x_rps) * dt
+        pitch = self.pitch_rad + (gyro_rps[1] - self.gyro_bias_y_rps) * dt
         if 0.5 * GRAVITY_MPS2 < norm < 1.5 * GRAVITY_MPS2:
             ar, ap = roll_pitch_from_accel(fx, fy, fz)
-            w = min(1.0, dt / self.time_constant_s)
-            roll += w * wrap_pi(ar - roll)
-            pitch += w * (ap - pitch)
+            e_roll = wrap_pi(ar - roll)
+            e_pitch = ap - pitch
+            w = min(1.0, self._kp * dt)
+            roll += w * e_roll
+            pitch += w * e_pitch
+            self.gyro_bias_x_rps -= self._ki * e_roll * dt
+            self.gyro_bias_y_rps -= self._ki * e_pitch * dt
         self.roll_rad = wrap_pi(roll)
         self.pitch_rad = pitch
