@@ -242,6 +242,7 @@ class EscOutput:
             if self._timed_out or dt > self.command_timeout_s:
                 self._out = [float(c.neutral_out_us) for c in self.channels]
                 self._timed_out = False
+                dt = 0.0                        # the slew restarts from neutral, not across the gap
             self._last_t = t_s
             hold = self._shutdown or self._deadman_tripped or (self.deadman is not None and not self.deadman.alive)
             for i, (c, p) in enumerate(zip(self.channels, values)):

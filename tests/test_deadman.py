@@ -1,0 +1,175 @@
+"""The actuator deadman: a guardian process sets neutral when the process driving the ESCs dies or hangs.
+
+The autopilot stand-in is a subprocess driving full thrust through EscOutput with the deadman enabled (real
+pigpio client, fake pigpiod in this test process). Latencies are measured from the kill to the neutral pulse in
+the fake daemon's time-stamped record (both on CLOCK_MONOTONIC).
+"""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pigpio
+import pytest
+
+from autopilot.types import PulseCommand
+from drivers.esc import EscChannel, EscOutput
+from drivers.esc_deadman import DeadmanError, DeadmanLink
+from hil.fake_pigpiod import FakePigpiod
+
+REPO = Path(__file__).resolve().parents[1]
+
+CHILD = textwrap.dedent("""
+    import sys, time
+    import pigpio
+    from autopilot.types import PulseCommand
+    from drivers.esc import EscChannel, EscOutput
+    from drivers.esc_deadman import DeadmanLink
+    port = int(sys.argv[1])
+    chans = [EscChannel("left", 13, arming_time_s=0.2), EscChannel("right", 12, arming_time_s=0.2)]
+    link = DeadmanLink.spawn(chans, host="127.0.0.1", port=port, timeout_s=0.3)
+    esc = EscOutput(chans, pigpio.pi("127.0.0.1", port), deadman=link)
+    print("guardian", link.process.pid, flush=True)
+    t0 = time.monotonic()
+    said = False
+    while True:
+        esc.write(time.monotonic() - t0, PulseCommand((1900, 1900)))
+        if not said and esc.output_us() == [1900, 1900]:
+            print("full", flush=True)
+            said = True
+        time.sleep(0.02)
+""")
+
+
+@pytest.fixture
+def daemon():
+    d = FakePigpiod().start()
+    yield d
+    d.stop()
+
+
+def start_child(port):
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(port)], cwd=REPO, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    first = child.stdout.readline().split()
+    assert first[0] == "guardian", child.stderr.read() if child.poll() is not None else first
+    assert child.stdout.readline().strip() == "full"
+    return child, int(first[1])
+
+
+def neutral_after(daemon, t_from, gpios=(13, 12), wait_s=2.0):
+    """Time of the first neutral pulse at or after t_from on every GPIO (waits for it up to wait_s)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        times = []
+        for gpio in gpios:
+            hits = [t for t, p in daemon.state.log(gpio) if t >= t_from and p == 1500]
+            times.append(hits[0] if hits else None)
+        if all(times) or time.monotonic() > deadline:
+            return times
+        time.sleep(0.01)
+
+
+def gone(pid, wait_s=3.0):
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_sigkill_of_the_driving_process_gives_neutral_within_half_a_second(daemon):
+    child, guardian_pid = start_child(daemon.port)
+    try:
+        assert daemon.state.pulse_us(13) == daemon.state.pulse_us(12) == 1900
+        t_kill = time.monotonic()
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=5)
+        times = neutral_after(daemon, t_kill)
+        assert all(times), "no neutral pulse after SIGKILL"
+        latency = max(times) - t_kill
+        print(f"deadman latency after SIGKILL: {latency * 1e3:.1f} ms")
+        assert latency < 0.5
+        assert daemon.state.pulse_us(13) == daemon.state.pulse_us(12) == 1500
+        assert gone(guardian_pid)                         # the guardian exits once the outputs are safe
+    finally:
+        if child.poll() is None:
+            child.kill()
+        try:
+            os.kill(guardian_pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def test_hung_process_gives_neutral_within_half_a_second_and_resumes_after(daemon):
+    child, guardian_pid = start_child(daemon.port)
+    try:
+        t_stop = time.monotonic()
+        os.kill(child.pid, signal.SIGSTOP)                # alive but frozen: no writes, no in-process watchdog
+        times = neutral_after(daemon, t_stop)
+        assert all(times)
+        latency = max(times) - t_stop
+        print(f"deadman latency after a hang: {latency * 1e3:.1f} ms")
+        assert 0.15 < latency < 0.5                       # heartbeat timeout 0.3 s after the last write
+        time.sleep(0.3)
+        assert daemon.state.pulse_us(13) == 1500          # held while the process stays frozen
+        os.kill(child.pid, signal.SIGCONT)
+        deadline = time.monotonic() + 3.0
+        while daemon.state.pulse_us(13) != 1900 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert daemon.state.pulse_us(13) == 1900          # the loop is back: thrust resumes (slewed)
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=5)
+    assert gone(guardian_pid)
+
+
+def test_guardian_death_is_seen_by_the_esc_output_which_holds_neutral(daemon):
+    chans = [EscChannel("left", 13, arming_time_s=0.0), EscChannel("right", 12, arming_time_s=0.0)]
+    link = DeadmanLink.spawn(chans, host="127.0.0.1", port=daemon.port, timeout_s=0.3)
+    pi = pigpio.pi("127.0.0.1", daemon.port)
+    esc = EscOutput(chans, pi, deadman=link, watchdog=False)
+    try:
+        t = 0.0
+        for _ in range(20):
+            t += 0.02
+            esc.write(t, PulseCommand((1700, 1700)))
+        assert esc.connected and daemon.state.pulse_us(13) == 1700
+        link.process.kill()
+        link.process.wait(timeout=5)
+        for _ in range(3):
+            t += 0.02
+            esc.write(t, PulseCommand((1700, 1700)))
+        assert not esc.connected
+        assert daemon.state.pulse_us(13) == daemon.state.pulse_us(12) == 1500
+    finally:
+        esc.close()
+        pi.stop()
+
+
+def test_orderly_close_stops_the_guardian(daemon):
+    chans = [EscChannel("left", 13, arming_time_s=0.0)]
+    link = DeadmanLink.spawn(chans, host="127.0.0.1", port=daemon.port, timeout_s=0.3)
+    pi = pigpio.pi("127.0.0.1", daemon.port)
+    esc = EscOutput(chans, pi, deadman=link)
+    esc.write(0.0, PulseCommand((1600,)))
+    esc.close()
+    assert link.process.wait(timeout=5) == 0
+    assert daemon.state.pulse_us(13) == 1500
+    pi.stop()
+
+
+def test_guardian_without_pigpiod_fails_to_start_with_the_reason():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    with pytest.raises(DeadmanError, match="pigpiod is not running"):
+        DeadmanLink.spawn([EscChannel("left", 13)], host="127.0.0.1", port=port)
