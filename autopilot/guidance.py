@@ -26,6 +26,8 @@ from autopilot.types import GuidanceSetpoint, NavState
 from estimation.geodesy import LocalFrame, azimuth_rad, haversine_m
 
 MIN_LEG_M = 1e-3
+TURN_SLOWDOWN_LOOKAHEADS = 2.0   # start slowing this many lookahead distances before a sharp turn
+TURN_SLOWDOWN_MAX = 0.5          # a turn of 90 deg or more halves the speed at the waypoint
 
 
 def mission_frame(mission: MissionConfig) -> LocalFrame:
@@ -126,14 +128,32 @@ class MissionGuidance:
                 return
             self._begin_leg(*prev)
 
+    def _turn_angle_rad(self) -> float:
+        """Course change at the active waypoint onto the next non-degenerate leg (0 at the last waypoint)."""
+        n1, e1 = self.waypoints_ned[self.index]
+        for n2, e2 in self.waypoints_ned[self.index + 1:]:
+            if math.hypot(n2 - n1, e2 - e1) > MIN_LEG_M:
+                return abs(wrap_pi(math.atan2(e2 - e1, n2 - n1) - self.leg.path_angle_rad))
+        return 0.0
+
     def _speed_ref(self, dist_to_wp_m: float) -> float:
+        """Cruise speed, eased into the final waypoint and slowed before sharp turns.
+
+        Within `TURN_SLOWDOWN_LOOKAHEADS` lookaheads of a waypoint whose turn is sharp, the speed falls linearly
+        toward `cruise * (1 - TURN_SLOWDOWN_MAX * min(1, turn / 90 deg))`: a small hull then turns inside
+        its lookahead instead of overshooting onto the next leg. The speed ramps back up on the new leg.
+        """
         wp = self.mission.waypoints[self.index]
-        speed = wp.speed_mps if wp.speed_mps is not None else self.mission.cruise_speed_mps
-        speed = min(speed, self.max_speed_mps)
+        cruise = wp.speed_mps if wp.speed_mps is not None else self.mission.cruise_speed_mps
+        cruise = min(cruise, self.max_speed_mps)
         if self.index == self.waypoints_total - 1:
             # ease into the final waypoint: full speed until ~4 lookaheads out
-            speed = min(speed, max(0.2 * speed, speed * dist_to_wp_m / (4.0 * self.lookahead_m)))
-        return speed
+            return min(cruise, max(0.2 * cruise, cruise * dist_to_wp_m / (4.0 * self.lookahead_m)))
+        zone = TURN_SLOWDOWN_LOOKAHEADS * self.lookahead_m
+        if dist_to_wp_m >= zone or self.leg is None or self.leg.length_m <= MIN_LEG_M:
+            return cruise
+        slow = cruise * (1.0 - TURN_SLOWDOWN_MAX * min(1.0, self._turn_angle_rad() / (math.pi / 2)))
+        return slow + (cruise - slow) * dist_to_wp_m / zone
 
     def update(self, t_s: float, nav: NavState) -> Optional[GuidanceSetpoint]:
         """Desired heading and speed for this cycle; None once the mission is complete."""

@@ -124,3 +124,16 @@ def test_speed_eases_into_final_waypoint_and_respects_vessel_limit():
     near = g.update(1, nav(195, 0)).speed_mps
     assert far == pytest.approx(VESSEL.hull.max_speed_mps)
     assert near < far
+
+
+def test_slows_before_a_sharp_turn_but_not_before_a_straight_continuation():
+    sharp = MissionGuidance(mission([(0, 0), (100, 0), (100, 100)]), VESSEL)
+    sharp.update(0, nav(0, 0))
+    straight = MissionGuidance(mission([(0, 0), (100, 0), (200, 0)]), VESSEL)
+    straight.update(0, nav(0, 0))
+    far_sharp = sharp.update(0.1, nav(50, 0)).speed_mps
+    near_sharp = sharp.update(0.2, nav(97, 0)).speed_mps
+    near_straight = straight.update(0.2, nav(97, 0)).speed_mps
+    assert far_sharp == pytest.approx(1.0)
+    assert near_straight == pytest.approx(1.0)
+    assert 0.5 <= near_sharp < 0.75
