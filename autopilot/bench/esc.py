@@ -1,0 +1,123 @@
+"""`autopilot bench esc`: check the ESC outputs through pigpiod, and run a guarded motor test.
+
+    autopilot bench esc --gpio 13,12                      show pigpiod and the pulses on those GPIOs
+    autopilot bench esc --gpio 13,12 --test --propellers-removed [--offset-us 150] [--ramp-s 3] [--hold-s 2]
+
+The motor test arms the ESCs (neutral for the arming time), then for each channel in turn ramps gently from
+neutral to neutral + offset, holds, back to neutral, to neutral - offset, holds, and back. It refuses to run
+without --propellers-removed. Whatever happens (end of test, Ctrl-C, SIGTERM, an error) the outputs end at
+neutral. Pulse ranges, neutral, trim and reverse come from the vessel's thruster with the same GPIO, or the
+1100/1500/1900 us defaults. Exit status 0; 1 when pigpiod cannot be used; 2 when the test is refused.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+from autopilot.bench import get_bench_subparsers
+
+CONFIRM_FLAG = "--propellers-removed"
+
+
+def register(subparsers) -> None:
+    p = get_bench_subparsers(subparsers).add_parser(
+        "esc", help="check ESC outputs; with --test run a guarded motor test",
+        description=__doc__.split("\n\n")[0])
+    p.add_argument("--gpio", required=True, help="comma-separated BCM GPIOs, e.g. 13,12 (left,right)")
+    p.add_argument("--vessel", default="foka", help="vessel preset or YAML for pulse ranges (default foka)")
+    p.add_argument("--host", default="localhost", help="pigpiod host (default localhost)")
+    p.add_argument("--port", type=int, default=8888, help="pigpiod port (default 8888)")
+    p.add_argument("--test", action="store_true", help="run the motor test (needs " + CONFIRM_FLAG + ")")
+    p.add_argument(CONFIRM_FLAG, dest="propellers_removed", action="store_true",
+                   help="confirm the propellers are off (or the thrusters cannot hurt anyone)")
+    p.add_argument("--offset-us", type=int, default=150, help="largest pulse offset from neutral (default 150)")
+    p.add_argument("--ramp-s", type=float, default=3.0, help="time to ramp to the offset (default 3 s)")
+    p.add_argument("--hold-s", type=float, default=2.0, help="time held at the offset (default 2 s)")
+    p.add_argument("--arming-s", type=float, default=None, help="neutral before the test (default: vessel's)")
+    p.set_defaults(func=run)
+
+
+def _channels(gpios, vessel):
+    from drivers.esc import EscChannel
+    by_gpio = {t.gpio: t for t in vessel.thrusters if t.gpio >= 0}
+    return [EscChannel.from_thruster(by_gpio[g]) if g in by_gpio else EscChannel(name=f"GPIO{g}", gpio=g)
+            for g in gpios]
+
+
+def run(args) -> int:
+    import dataclasses
+
+    from autopilot.config import ConfigError, load_vessel
+    from autopilot.types import PulseCommand
+    from drivers.esc import EscError, EscOutput, connect_pigpio
+
+    try:
+        gpios = [int(g) for g in args.gpio.split(",") if g.strip()]
+        vessel = load_vessel(args.vessel)
+        channels = _channels(gpios, vessel)
+    except (ValueError, ConfigError, EscError) as e:
+        print(f"bench esc: {e}", file=sys.stderr)
+        return 1
+    if args.test and not args.propellers_removed:
+        print(f"bench esc: refusing to spin the thrusters: remove the propellers (or make sure nothing can be "
+              f"hit) and repeat with {CONFIRM_FLAG}", file=sys.stderr)
+        return 2
+    try:
+        pi = connect_pigpio(args.host, args.port)
+    except EscError as e:
+        print(f"bench esc: {e}", file=sys.stderr)
+        return 1
+    print(f"bench esc: pigpiod {pi.get_pigpio_version()} on {args.host}:{args.port}, hardware revision "
+          f"0x{pi.get_hardware_revision():x}")
+    for c in channels:
+        try:
+            now = pi.get_servo_pulsewidth(c.gpio)
+        except Exception:            # noqa: BLE001 - pigpio.error: no servo pulses on this GPIO yet
+            now = 0
+        print(f"bench esc: {c.name} GPIO{c.gpio}: pulse now {now or 'off'}"
+              f"{'' if not now else ' us'}; range {c.pulse_min_us}-{c.pulse_neutral_us}-{c.pulse_max_us} us, "
+              f"trim {c.trim_us:+d}, {'reversed' if c.reverse else 'normal'}")
+    if not args.test:
+        pi.stop()
+        return 0
+    if args.arming_s is not None:
+        channels = [dataclasses.replace(c, arming_time_s=args.arming_s) for c in channels]
+    esc = EscOutput(channels, pi, command_timeout_s=0.5,
+                    emergency_pi_factory=lambda: connect_pigpio(args.host, args.port))
+    esc.install_signal_handlers()
+    period = 0.02
+    t0 = time.monotonic()
+
+    def hold(pulses, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            esc.write(time.monotonic() - t0, PulseCommand(tuple(pulses)))
+            time.sleep(period)
+
+    def ramp(i, start, stop, seconds):
+        steps = max(1, int(seconds / period))
+        for k in range(steps + 1):
+            pulses = [c.pulse_neutral_us for c in channels]
+            pulses[i] = round(start + (stop - start) * k / steps)
+            esc.write(time.monotonic() - t0, PulseCommand(tuple(pulses)))
+            time.sleep(period)
+
+    try:
+        neutral = [c.pulse_neutral_us for c in channels]
+        arming = max(c.arming_time_s for c in channels)
+        print(f"bench esc: arming: neutral for {arming:g} s", flush=True)
+        hold(neutral, arming + 0.1)
+        for i, c in enumerate(channels):
+            for sign, what in ((+1, "forward"), (-1, "reverse")):
+                top = c.pulse_neutral_us + sign * args.offset_us
+                print(f"bench esc: {c.name} GPIO{c.gpio} {what}: ramp to {top} us", flush=True)
+                ramp(i, c.pulse_neutral_us, top, args.ramp_s)
+                hold([top if j == i else n for j, n in enumerate(neutral)], args.hold_s)
+                ramp(i, top, c.pulse_neutral_us, args.ramp_s)
+        print("bench esc: test done", flush=True)
+    except KeyboardInterrupt:
+        print("bench esc: interrupted", file=sys.stderr)
+    finally:
+        esc.close()
+        print("bench esc: outputs at neutral", flush=True)
+    return 0
