@@ -198,6 +198,13 @@ def load_boat_config(path) -> BoatConfig:
         missing = known - {t.name for t in cfg.gazebo.thrusters}
         if missing:
             raise ConfigError(path, "gazebo.thrusters", f"no topic for thruster(s) {', '.join(sorted(missing))}")
+        ns, topics = cfg.ros.namespace, cfg.ros.topics
+        ours = {resolve_topic(ns, topics.thrust_topic(t.name)) for t in vessel.thrusters}
+        for i, t in enumerate(cfg.gazebo.thrusters):
+            if resolve_topic(ns, t.topic) in ours:
+                raise ConfigError(path, f"gazebo.thrusters[{i}].topic",
+                                  f"{resolve_topic(ns, t.topic)} is also the autopilot's own thrust topic "
+                                  "(ros.topics.thrust): give one of them another name")
     return cfg
 
 

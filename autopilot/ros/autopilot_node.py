@@ -382,7 +382,11 @@ class AutopilotNode(Node):
                 self.autopilot.disarm(self.now_s(), reason)
         finally:
             self._neutral_outputs()
-            self.get_logger().info(f"{reason}: thrusters at neutral")
+            s = self.stats.summary()
+            self.get_logger().info(
+                f"{reason}: thrusters at neutral; {s['cycles']} cycles, cost p50 {s['cost_p50_ms']:.2f} ms "
+                f"p99 {s['cost_p99_ms']:.2f} ms, sample-in to thrust-out p50 {s['latency_p50_ms']:.2f} ms "
+                f"p99 {s['latency_p99_ms']:.2f} ms, {s['overruns']} overruns")
 
     def destroy_node(self):
         self.stop()

@@ -1,0 +1,340 @@
+"""A stand-in for Gazebo + ros_gz_bridge: our plant behind exactly the topics the bridge would publish.
+
+Gazebo cannot run on our machines, so this node runs hil.plant.Plant with the typed sensor models and speaks the
+ROS side of a ros_gz_bridge config:
+- the same topic names and message types (NavSatFix, Imu, MagneticField from the boat config's gazebo section,
+  /clock as rosgraph_msgs/Clock);
+- the same frame ids: Gazebo names a sensor's frame `MODEL::LINK::SENSOR` and the bridge turns `::` into `/`, so
+  the frame is read off the bridge config's gz_topic_name (`/world/W/model/M/link/L/sensor/S/...` -> `M/L/S`);
+- the same (absent) covariances: NavSatFix type UNKNOWN and zeros, Imu and MagneticField covariances all zero,
+  NavSatStatus STATUS_FIX with service unset; the Imu carries Gazebo's orientation (FLU in ENU, noiseless);
+- the same QoS as the bridge (reliable, volatile, depth 10), and it consumes std_msgs/Float64 thrust in newtons.
+
+Time: the stand-in owns /clock. Each step it advances the plant by `step_s`, publishes the step's sensor
+samples, then the clock. In lockstep (default) it waits until every thruster topic has answered before the next
+step, so a run goes as fast as the autopilot keeps up; with `realtime` it paces steps to the wall clock instead.
+`latencies_s` holds, per answered step, the wall time from publishing the step to the arrival of the last
+thruster command it caused (two DDS hops and the autopilot's cycle).
+
+Run it on its own: `python -m hil.gazebo_standin --config config/gazebo/foka_boat.yaml [--realtime]`.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import Imu, MagneticField, NavSatFix, NavSatStatus
+from std_msgs.msg import Float64
+
+from autopilot.boat_config import BoatConfig, GazeboConfig, resolve_topic
+from autopilot.config import ConfigError, read_yaml
+from autopilot.ros import frames
+from autopilot.ros.messages import TimeBase
+from autopilot.ros.qos import bridge_qos
+
+BRIDGE_KEYS = {"ros_topic_name", "gz_topic_name", "ros_type_name", "gz_type_name", "direction",
+               "topic_name", "lazy", "subscriber_queue", "publisher_queue", "qos_profile"}
+DIRECTIONS = ("BIDIRECTIONAL", "GZ_TO_ROS", "ROS_TO_GZ")
+
+
+@dataclass(frozen=True)
+class BridgeEntry:
+    ros_topic_name: str
+    gz_topic_name: str
+    ros_type_name: str
+    gz_type_name: str
+    direction: str = "BIDIRECTIONAL"
+
+
+def load_bridge_config(path) -> list:
+    """Read a ros_gz_bridge YAML (a list of topic entries), checking the keys ros_gz_bridge knows."""
+    import yaml
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as e:
+        raise ConfigError(path, "", f"cannot read bridge config: {e}") from None
+    if not isinstance(data, list):
+        raise ConfigError(path, "", "a ros_gz_bridge config is a YAML list of topic entries")
+    out = []
+    for i, e in enumerate(data):
+        if not isinstance(e, dict):
+            raise ConfigError(path, f"[{i}]", "must be a mapping")
+        unknown = set(e) - BRIDGE_KEYS
+        if unknown:
+            raise ConfigError(path, f"[{i}].{sorted(unknown)[0]}", f"unknown key (known: {', '.join(sorted(BRIDGE_KEYS))})")
+        ros = e.get("ros_topic_name", e.get("topic_name"))
+        gz = e.get("gz_topic_name", e.get("topic_name"))
+        for key, val in (("ros_topic_name", ros), ("gz_topic_name", gz), ("ros_type_name", e.get("ros_type_name")),
+                         ("gz_type_name", e.get("gz_type_name"))):
+            if not isinstance(val, str) or not val:
+                raise ConfigError(path, f"[{i}].{key}", "is required (a non-empty string)")
+        direction = e.get("direction", "BIDIRECTIONAL")
+        if direction not in DIRECTIONS:
+            raise ConfigError(path, f"[{i}].direction", f"must be one of {', '.join(DIRECTIONS)}; got {direction!r}")
+        out.append(BridgeEntry(ros, gz, e["ros_type_name"], e["gz_type_name"], direction))
+    return out
+
+
+def gz_sensor_frame_id(gz_topic: str) -> Optional[str]:
+    """The frame id ros_gz_bridge gives a Gazebo sensor's messages: MODEL/LINK/SENSOR from its topic."""
+    if "/model/" not in gz_topic or "/link/" not in gz_topic or "/sensor/" not in gz_topic:
+        return None
+    after_model = gz_topic.split("/model/", 1)[1]
+    model, rest = after_model.split("/link/", 1)
+    link, rest = rest.split("/sensor/", 1)
+    sensor = rest.split("/", 1)[0]
+    return f"{model}/{link}/{sensor}"
+
+
+class GazeboStandin:
+    """The plant + sensors behind bridge-shaped topics. Drive it with `step()` / `run()` from one thread."""
+
+    def __init__(self, vessel, gazebo: GazeboConfig, frame, start_ned_heading, env=None, seed: int = 1,
+                 gps_noise: str = "realistic", gps_rate_hz: Optional[float] = None, namespace: str = "",
+                 bridge_entries: Optional[list] = None, step_s: Optional[float] = None, context=None,
+                 node_name: str = "gazebo_standin"):
+        from hil.environment import EnvironmentConfig
+        from hil.plant import Plant
+        from hil.sensor_models import TypedSensorSuite
+
+        self.vessel = vessel
+        self.gazebo = gazebo
+        n0, e0, psi0 = start_ned_heading
+        self.plant = Plant(vessel, env or EnvironmentConfig(), seed, n0, e0, psi0)
+        self.sensors = TypedSensorSuite(vessel, frame, seed, gps_noise=gps_noise, gps_rate_hz=gps_rate_hz)
+        self.step_s = step_s or 1.0 / vessel.control.loop_rate_hz
+        self.tb = TimeBase(0)
+        self.truth = self.plant.truth
+        self.k = 0
+        self.silence_after_s: dict = {}          # sensor kind ("gnss", "imu", "mag") -> sim time it stops
+        kw = {"context": context} if context is not None else {}
+        self.node = Node(node_name, **kw)
+        entries = {e.ros_topic_name: e for e in (bridge_entries or [])}
+
+        def frame_for(topic: str, kind: str) -> str:
+            e = entries.get(topic)
+            fid = gz_sensor_frame_id(e.gz_topic_name) if e is not None else None
+            return fid or f"{vessel.name}/base_link/{kind}"
+
+        q = bridge_qos()
+        self.topics = {"gnss": resolve_topic(namespace, gazebo.gnss.topic),
+                       "imu": resolve_topic(namespace, gazebo.imu.topic), "clock": gazebo.clock_topic}
+        self.frame_ids = {"gnss": frame_for(self.topics["gnss"], "navsat"),
+                          "imu": frame_for(self.topics["imu"], "imu")}
+        self.clock_pub = self.node.create_publisher(Clock, gazebo.clock_topic, q)
+        self.fix_pub = self.node.create_publisher(NavSatFix, self.topics["gnss"], q)
+        self.imu_pub = self.node.create_publisher(Imu, self.topics["imu"], q)
+        self.mag_pub = None
+        if gazebo.mag.topic:
+            self.topics["mag"] = resolve_topic(namespace, gazebo.mag.topic)
+            self.frame_ids["mag"] = frame_for(self.topics["mag"], "magnetometer")
+            self.mag_pub = self.node.create_publisher(MagneticField, self.topics["mag"], q)
+        by_name = {t.name: t for t in gazebo.thrusters}
+        self._thr_cfg = [by_name[t.name] for t in vessel.thrusters]
+        self.thrust_n = [0.0] * len(self._thr_cfg)
+        self._thrust_seen = [0] * len(self._thr_cfg)
+        self._thrust_wall = [0.0] * len(self._thr_cfg)
+        self.thrust_topics = []
+        for i, t in enumerate(self._thr_cfg):
+            topic = resolve_topic(namespace, t.topic)
+            self.thrust_topics.append(topic)
+            self.node.create_subscription(Float64, topic, lambda m, i=i: self._on_thrust(i, m), q)
+        self.executor = SingleThreadedExecutor(**kw)
+        self.executor.add_node(self.node)
+        self.latencies_s: list = []
+        self.missed_steps = 0
+        self.gps_truth_errors_m: list = []
+        self.published = {"gnss": 0, "imu": 0, "mag": 0}
+
+    # ------------------------------------------------------------------ inputs
+    def _on_thrust(self, i: int, msg: Float64) -> None:
+        scale = self._thr_cfg[i].scale
+        self.thrust_n[i] = float(msg.data) / scale if scale else 0.0
+        self._thrust_seen[i] += 1
+        self._thrust_wall[i] = time.perf_counter()
+
+    def add_node(self, node) -> None:
+        """Spin another node (an observer) on the stand-in's executor."""
+        self.executor.add_node(node)
+
+    def spin_for(self, seconds: float) -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            self.executor.spin_once(timeout_sec=max(0.0, min(0.01, end - time.perf_counter())))
+
+    def wait_for_peers(self, timeout_s: float = 20.0) -> bool:
+        """Until every sensor topic and the clock have a subscriber and every thrust topic a publisher."""
+        pubs = [self.clock_pub, self.fix_pub, self.imu_pub] + ([self.mag_pub] if self.mag_pub else [])
+        end = time.perf_counter() + timeout_s
+        while time.perf_counter() < end:
+            if all(p.get_subscription_count() > 0 for p in pubs) and \
+                    all(self.node.count_publishers(t) > 0 for t in self.thrust_topics):
+                self.spin_for(0.2)      # let the matching finish on the other side too
+                return True
+            self.executor.spin_once(timeout_sec=0.05)
+        return False
+
+    # ------------------------------------------------------------------ outputs
+    def _silent(self, kind: str, t: float) -> bool:
+        after = self.silence_after_s.get(kind)
+        return after is not None and t >= after
+
+    def _publish_fix(self, fix) -> None:
+        msg = NavSatFix()
+        msg.header.stamp = self.tb.to_stamp(fix.time_s)
+        msg.header.frame_id = self.frame_ids["gnss"]
+        msg.status.status = NavSatStatus.STATUS_FIX
+        msg.latitude, msg.longitude, msg.altitude = fix.lat_deg, fix.lon_deg, fix.alt_m
+        msg.position_covariance_type = NavSatFix.COVARIANCE_TYPE_UNKNOWN
+        self.fix_pub.publish(msg)
+        self.published["gnss"] += 1
+
+    def _publish_imu(self, s, heading_rad: float) -> None:
+        msg = Imu()
+        msg.header.stamp = self.tb.to_stamp(s.time_s)
+        msg.header.frame_id = self.frame_ids["imu"]
+        q = frames.heading_to_quat_enu(heading_rad)
+        msg.orientation.x, msg.orientation.y, msg.orientation.z, msg.orientation.w = q
+        gx, gy, gz = frames.frd_to_flu(s.gyro_rps)
+        ax, ay, az = frames.frd_to_flu(s.accel_mps2)
+        msg.angular_velocity.x, msg.angular_velocity.y, msg.angular_velocity.z = gx, gy, gz
+        msg.linear_acceleration.x, msg.linear_acceleration.y, msg.linear_acceleration.z = ax, ay, az
+        self.imu_pub.publish(msg)
+        self.published["imu"] += 1
+
+    def _publish_mag(self, m) -> None:
+        msg = MagneticField()
+        msg.header.stamp = self.tb.to_stamp(m.time_s)
+        msg.header.frame_id = self.frame_ids["mag"]
+        x, y, z = frames.frd_to_flu(m.field_t)
+        msg.magnetic_field.x, msg.magnetic_field.y, msg.magnetic_field.z = x, y, z
+        self.mag_pub.publish(msg)
+        self.published["mag"] += 1
+
+    def step(self) -> float:
+        """Advance one step: plant, sensors, then /clock. Returns perf_counter() at the start of publishing."""
+        self.k += 1
+        t = self.k * self.step_s
+        truth = self.plant.step_to(t, list(self.thrust_n))
+        self.truth = truth
+        batch = self.sensors.sample(truth)
+        self.gps_truth_errors_m.extend(self.sensors.gps_truth_errors_m)
+        t_pub = time.perf_counter()
+        if self.mag_pub is not None and not self._silent("mag", t):
+            for m in batch.mag:
+                self._publish_mag(m)
+        if not self._silent("gnss", t):
+            for fix in batch.gps:
+                if fix.valid:                       # Gazebo's NavSat has no "no fix": it just says nothing
+                    self._publish_fix(fix)
+        if not self._silent("imu", t):
+            for s in batch.imu:
+                self._publish_imu(s, truth.heading_rad - truth.yaw_rate_rps * (t - s.time_s))
+        self.clock_pub.publish(Clock(clock=self.tb.to_stamp(t)))
+        return t_pub
+
+    def wait_for_thrust(self, since_counts: list, t_pub: float, timeout_s: float) -> bool:
+        """Spin until every thruster topic got a message after `since_counts`; record the latency."""
+        end = time.perf_counter() + timeout_s
+        while True:
+            if all(n > s for n, s in zip(self._thrust_seen, since_counts)):
+                self.latencies_s.append(max(self._thrust_wall) - t_pub)
+                return True
+            remaining = end - time.perf_counter()
+            if remaining <= 0:
+                self.missed_steps += 1
+                return False
+            self.executor.spin_once(timeout_sec=min(remaining, 0.05))
+
+    def run(self, until_s: float, realtime: bool = False, lockstep_timeout_s: float = 1.0,
+            on_step=None) -> None:
+        """Step until sim time `until_s` (or `on_step(t, truth)` returns True)."""
+        wall0 = time.perf_counter() - self.k * self.step_s
+        while self.k * self.step_s < until_s - 1e-9:
+            since = list(self._thrust_seen)
+            t_pub = self.step()
+            t = self.k * self.step_s
+            if realtime:
+                while True:
+                    lag = wall0 + t - time.perf_counter()
+                    if lag <= 0:
+                        break
+                    self.executor.spin_once(timeout_sec=lag)
+                if all(n > s for n, s in zip(self._thrust_seen, since)):
+                    self.latencies_s.append(max(self._thrust_wall) - t_pub)
+            else:
+                self.wait_for_thrust(since, t_pub, lockstep_timeout_s)
+            if on_step is not None and on_step(t, self.truth):
+                break
+
+    def destroy(self) -> None:
+        self.executor.remove_node(self.node)
+        self.node.destroy_node()
+        self.executor.shutdown()
+
+
+def standin_for_boat_config(cfg: BoatConfig, vessel, mission, context=None, **kw) -> GazeboStandin:
+    """A stand-in speaking the bridge config named by a boat config's gazebo section."""
+    from autopilot.guidance import mission_frame, point_to_ned
+    from hil.sim_runner import initial_pose
+
+    frame = mission_frame(mission)
+    wps = [point_to_ned(p, frame) for p in mission.waypoints]
+    entries = []
+    if cfg.gazebo.bridge_config:
+        bridge = Path(cfg.gazebo.bridge_config)
+        if not bridge.is_absolute() and cfg.source_file:
+            bridge = Path(cfg.source_file).resolve().parent / bridge
+        entries = load_bridge_config(bridge)
+    return GazeboStandin(vessel, cfg.gazebo, frame, initial_pose(mission, frame, wps), namespace=cfg.ros.namespace,
+                         bridge_entries=entries, context=context, **kw)
+
+
+def main(argv=None) -> int:
+    from autopilot.boat_config import load_boat_config
+    from autopilot.config import load_mission, load_vessel
+
+    p = argparse.ArgumentParser(prog="python -m hil.gazebo_standin",
+                                description="Run our plant behind ros_gz_bridge-shaped topics (a Gazebo stand-in).")
+    p.add_argument("--config", required=True, help="boat config with a gazebo section (config/gazebo/*.yaml)")
+    p.add_argument("--mission", help="mission (for the launch point); default: the boat config's")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--duration", type=float, default=3600.0, help="simulated seconds")
+    p.add_argument("--realtime", action="store_true", help="pace /clock to the wall clock")
+    args = p.parse_args(argv)
+    try:
+        cfg = load_boat_config(args.config)
+        vessel = load_vessel(str(cfg.vessel_path()))
+        mission = load_mission(args.mission or cfg.mission_path())
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if cfg.gazebo is None:
+        print(f"error: {args.config}: has no gazebo section", file=sys.stderr)
+        return 2
+    rclpy.init()
+    standin = standin_for_boat_config(cfg, vessel, mission, seed=args.seed)
+    try:
+        standin.wait_for_peers(timeout_s=math.inf if not args.realtime else 0.0)
+        standin.run(args.duration, realtime=args.realtime)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        standin.destroy()
+        if rclpy.ok():
+            rclpy.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
