@@ -14,6 +14,8 @@ import sys
 SUBCOMMAND_MODULES = (
     "autopilot.cli_sim",            # autopilot sim MISSION ...
     "autopilot.cli_check",          # autopilot check CONFIG [--mission FILE]
+    "autopilot.cli_plot",           # autopilot plot LOG [-o PNG]
+    "autopilot.cli_log",            # autopilot log recover RUN
     "autopilot.bench.imu",          # autopilot bench imu --bus N [--json]
     "autopilot.bench.esc",          # autopilot bench esc --gpio L,R [--test --propellers-removed]
     "autopilot.cli_run",            # autopilot run --config FILE [--mission FILE]

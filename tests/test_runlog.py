@@ -197,3 +197,17 @@ def test_reader_skips_a_cut_last_line(tmp_path):
         f.write('{"time_s": 2.0, "kind": "fail')
     run = read_run(log.run_dir / "state.csv")
     assert len(run) == 5 and run.skipped_lines == 2 and len(run.events) == 1
+
+
+def test_a_realtime_logger_that_falls_behind_drops_rows_and_says_so(tmp_path):
+    with RunLogger(tmp_path, rate_hz=50, queue_s=0.2) as log:          # room for 110 rows
+        taken = [log.log_cycle(k * 0.02, row(k * 0.02)) for k in range(2000)]   # 40 s of rows at once
+    assert log.rows_dropped > 0 and sum(taken) == 2000 - log.rows_dropped
+    overruns = [e for e in read_run(log.run_dir).events if e["kind"] == "log_overrun"]
+    assert len(overruns) == 1 and overruns[0]["level"] == "warn"
+
+
+def test_a_simulation_logger_waits_for_the_writer_instead(tmp_path):
+    with RunLogger(tmp_path, rate_hz=50, queue_s=0.2, realtime=False) as log:
+        assert all(log.log_cycle(k * 0.02, row(k * 0.02)) for k in range(2000))
+    assert log.rows_dropped == 0 and len(read_run(log.run_dir)) == 2000

@@ -51,7 +51,9 @@ class RunLogger:
     rate_hz: state.csv rate, 0 < rate <= 50 (default 10); keep_runs / max_total_mb: rotation limits (None: no
     limit). Keyword-only extras: mission_name (default: the mission file's stem, else "manual"); extra_files
     (e.g. the boat config, the magnetometer calibration); thruster_names (MCAP channel metadata);
-    flush_period_s; and injectable `utc_now`, `clock` (monotonic, for the writer thread's schedule) and
+    flush_period_s; queue_s and realtime: when the writer falls more than queue_s of rows behind, a realtime
+    logger (the boat) drops rows and says so once in an event, a non-realtime one (a faster-than-real-time
+    simulation) makes log_cycle wait for the writer; and injectable `utc_now`, `clock` (monotonic, for the writer thread's schedule) and
     `open_file` (tests use it to inject I/O errors).
     """
 
@@ -59,7 +61,7 @@ class RunLogger:
                  keep_runs: Optional[int] = 50, max_total_mb: Optional[float] = 2000.0, *,
                  mission_name: Optional[str] = None, extra_files: Iterable = (),
                  thruster_names: Sequence[str] = (), write_mcap: bool = True, flush_period_s: float = 0.5,
-                 queue_s: float = 10.0, utc_now: Callable[[], datetime] = None,
+                 queue_s: float = 10.0, realtime: bool = True, utc_now: Callable[[], datetime] = None,
                  clock: Callable[[], float] = time.monotonic, open_file: Callable = open):
         if not 0 < rate_hz <= MAX_RATE_HZ:
             raise ValueError(f"rate_hz must be in (0, {MAX_RATE_HZ:g}] Hz, got {rate_hz}")
@@ -85,6 +87,7 @@ class RunLogger:
         self._offset_s: Optional[float] = None
         self._queue = collections.deque()
         self._queue_cap = int(queue_s * self.rate_hz) + 100
+        self._realtime = realtime
         self._stop = threading.Event()
         self._closed = False
         self._clock = clock
@@ -141,13 +144,24 @@ class RunLogger:
         if self._columns is None:
             self._columns = columns_for_row(row)
             self._formatters = {c: formatter(c) for c in self._columns}
-        if len(self._queue) >= self._queue_cap:
+        if len(self._queue) >= self._queue_cap and not self._wait_for_room():
+            if self.rows_dropped == 0:
+                self.event(t_s, "log_overrun", f"run log more than {self._queue_cap} rows behind the loop: "
+                                               f"dropping rows (slow storage?)", level="warn")
             self.rows_dropped += 1
             return False
         self._note_time(t_s)
         self._queue.append(("row", t_s, dict(row)))
         self.rows_logged += 1
         return True
+
+    def _wait_for_room(self) -> bool:
+        """Non-realtime loggers wait for the writer thread to catch up; True when there is room."""
+        if self._realtime:
+            return False
+        while len(self._queue) >= self._queue_cap // 2 and self.healthy and self._thread.is_alive():
+            time.sleep(0.005)
+        return self.healthy
 
     def log_gnss(self, t_s: float, fix) -> None:
         """A raw GNSS fix (autopilot.types.GpsFix) for run.mcap's /autopilot/gnss/fix (not decimated)."""
