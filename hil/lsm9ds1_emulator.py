@@ -106,16 +106,36 @@ S_TO_XG_AXES = np.diag([1.0, 1.0, -1.0])
 S_TO_MAG_AXES = np.diag([-1.0, 1.0, -1.0])
 
 
-def body_motion(truth, gravity_mps2: float = GRAVITY_MPS2):
-    """(specific force [m/s^2], angular rate [rad/s], body-to-NED rotation) of `truth`, all body FRD."""
+def body_motion(truth, field_ned_t=(0.0, 0.0, 0.0), gravity_mps2: float = GRAVITY_MPS2):
+    """(specific force [m/s^2], angular rate [rad/s], Earth field [T]) of `truth` in body FRD, as tuples.
+
+    Plain floats rather than numpy: this runs for every emulated sample of a 100x real-time simulation.
+    """
     roll = getattr(truth, "roll_rad", 0.0)
     pitch = getattr(truth, "pitch_rad", 0.0)
-    r_nb = rotation_rpy(roll, pitch, truth.heading_rad)
+    cr, sr = math.cos(roll), math.sin(roll)
+    cp, sp = math.cos(pitch), math.sin(pitch)
+    cy, sy = math.cos(truth.heading_rad), math.sin(truth.heading_rad)
+    # columns of R_nb = rows of R_bn: body axes expressed in NED
+    x_n = (cy * cp, sy * cp, -sp)
+    y_n = (cy * sp * sr - sy * cr, sy * sp * sr + cy * cr, cp * sr)
+    z_n = (cy * sp * cr + sy * sr, sy * sp * cr - cy * sr, cp * cr)
     u, v, r = truth.surge_mps, truth.sway_mps, truth.yaw_rate_rps
-    accel_b = np.array([truth.surge_accel_mps2 - r * v, truth.sway_accel_mps2 + r * u, 0.0])
-    specific_force = accel_b - r_nb[2, :] * gravity_mps2        # R^T (0, 0, g) is g times R's third row
-    rate = np.array([getattr(truth, "roll_rate_rps", 0.0), getattr(truth, "pitch_rate_rps", 0.0), r])
-    return specific_force, rate, r_nb
+    force = (truth.surge_accel_mps2 - r * v - x_n[2] * gravity_mps2,
+             truth.sway_accel_mps2 + r * u - y_n[2] * gravity_mps2,
+             -z_n[2] * gravity_mps2)
+    rate = (getattr(truth, "roll_rate_rps", 0.0), getattr(truth, "pitch_rate_rps", 0.0), r)
+    bn, be, bd = field_ned_t
+    field = (x_n[0] * bn + x_n[1] * be + x_n[2] * bd,
+             y_n[0] * bn + y_n[1] * be + y_n[2] * bd,
+             z_n[0] * bn + z_n[1] * be + z_n[2] * bd)
+    return force, rate, field
+
+
+def _mul(m, v):
+    return (m[0][0] * v[0] + m[0][1] * v[1] + m[0][2] * v[2],
+            m[1][0] * v[0] + m[1][1] * v[1] + m[1][2] * v[2],
+            m[2][0] * v[0] + m[2][1] * v[1] + m[2][2] * v[2])
 
 
 class Lsm9ds1Emulator:
@@ -135,23 +155,27 @@ class Lsm9ds1Emulator:
         self.temperature_c = temperature_c
         # mounting: S -> body, and the combined body -> chip-axes maps
         r_bs = rotation_rpy(*(math.radians(a) for a in imu_cfg.mount_rpy_deg))
-        self._body_to_xg = S_TO_XG_AXES @ r_bs.T
-        self._body_to_mag = S_TO_MAG_AXES @ r_bs.T
+        self._body_to_xg = (S_TO_XG_AXES @ r_bs.T).tolist()
+        self._body_to_mag = (S_TO_MAG_AXES @ r_bs.T).tolist()
         inc, dec = math.radians(mag_cfg.inclination_deg), math.radians(mag_cfg.declination_deg)
-        self.field_ned_t = mag_cfg.field_t * np.array([math.cos(inc) * math.cos(dec),
-                                                       math.cos(inc) * math.sin(dec), math.sin(inc)])
-        self.soft_iron = np.asarray(mag_cfg.soft_iron, dtype=float).reshape(3, 3)
-        self.hard_iron_t = np.asarray(mag_cfg.hard_iron_t, dtype=float)
+        self.field_ned_t = (mag_cfg.field_t * math.cos(inc) * math.cos(dec),
+                            mag_cfg.field_t * math.cos(inc) * math.sin(dec), mag_cfg.field_t * math.sin(inc))
+        self.soft_iron = np.asarray(mag_cfg.soft_iron, dtype=float).reshape(3, 3).tolist()
+        self.hard_iron_t = tuple(float(h) for h in mag_cfg.hard_iron_t)
         scale = 1.0 if noise else 0.0
         bias_rng = np.random.default_rng([seed, 41])
-        self.gyro_bias_rps = scale * imu_cfg.gyro_bias_rps * bias_rng.standard_normal(3)     # sensor frame S
-        self.accel_bias_mps2 = scale * imu_cfg.accel_bias_mps2 * bias_rng.standard_normal(3)
+        self.gyro_bias_rps = tuple((scale * imu_cfg.gyro_bias_rps * bias_rng.standard_normal(3)).tolist())
+        self.accel_bias_mps2 = tuple((scale * imu_cfg.accel_bias_mps2 * bias_rng.standard_normal(3)).tolist())
+        # the same turn-on biases on the chip's axes (sensor frame S -> accel/gyro axes)
+        self._gyro_bias_chip = _mul(S_TO_XG_AXES.tolist(), self.gyro_bias_rps)
+        self._accel_bias_chip = _mul(S_TO_XG_AXES.tolist(), self.accel_bias_mps2)
         self._gyro_sigma = scale * imu_cfg.gyro_noise_rps
         self._accel_sigma = scale * imu_cfg.accel_noise_mps2
         self._mag_sigma = scale * mag_cfg.noise_t
         self._w = NormalStream(np.random.default_rng([seed, 42]))
         self.t_s = 0.0
         self.truth = None
+        self._motion = None
         self.present = True
         self.pending_errors = 0
         self.pending_error_address: Optional[int] = None
@@ -166,6 +190,13 @@ class Lsm9ds1Emulator:
         """Set the clock and the true motion (a hil.plant.Truth or any object with its fields)."""
         self.t_s = float(t_s)
         self.truth = truth
+        self._motion = None
+
+    def motion(self):
+        """body_motion() of the current truth, computed once per update()."""
+        if self._motion is None:
+            self._motion = body_motion(self.truth, self.field_ned_t, self.gravity_mps2)
+        return self._motion
 
     def advance(self, dt_s: float) -> None:
         """Move the clock on by dt_s with the truth unchanged (for a driver sleeping at start-up)."""
@@ -195,9 +226,10 @@ class Lsm9ds1Emulator:
             step = 1 if register & 0x80 else 0
             regs, refresh = self._mag, self._refresh_mag
         refresh(reg, count, step)
-        out = bytearray(count)
-        for i in range(count):
-            out[i] = regs[(reg + i * step) & 0x7F]
+        if step and reg + count <= 0x80:
+            out = regs[reg:reg + count]
+        else:
+            out = bytes(regs[(reg + i * step) & 0x7F] for i in range(count))
         if address == self.xg_address:
             self._clear_xg_status(reg, count, step)
         elif any(0x28 <= (reg + i * step) & 0x7F <= 0x2D for i in range(count)):
@@ -280,11 +312,10 @@ class Lsm9ds1Emulator:
         if period == self._gyro_period:
             return
         self._gyro_period = period
-        _, rate_b, _ = body_motion(self.truth, self.gravity_mps2)
-        w, sig, bias = self._w, self._gyro_sigma, self.gyro_bias_rps
-        rate_s = self._body_to_xg @ rate_b        # chip axes; bias/noise are per physical axis
+        rate_chip = _mul(self._body_to_xg, self.motion()[1])
+        w, sig, bias = self._w, self._gyro_sigma, self._gyro_bias_chip
         lsb_rps = math.radians(GYRO_MDPS_PER_LSB.get((self._xg[_CTRL_REG1_G] >> 3) & 0x3, 8.75) * 1e-3)
-        values = [rate_s[i] + S_TO_XG_AXES[i, i] * bias[i] + sig * w() for i in range(3)]
+        values = [rate_chip[i] + bias[i] + sig * w() for i in range(3)]
         self._store(self._xg, _OUT_X_L_G, values, lsb_rps)
         temp = int(round((self.temperature_c - 25.0) * 16.0))
         self._xg[_OUT_TEMP_L:_OUT_TEMP_L + 2] = struct.pack("<h", max(-32768, min(32767, temp)))
@@ -298,12 +329,11 @@ class Lsm9ds1Emulator:
         if period == self._accel_period:
             return
         self._accel_period = period
-        force_b, _, _ = body_motion(self.truth, self.gravity_mps2)
-        w, sig, bias = self._w, self._accel_sigma, self.accel_bias_mps2
-        force_s = self._body_to_xg @ force_b
+        force_chip = _mul(self._body_to_xg, self.motion()[0])
+        w, sig, bias = self._w, self._accel_sigma, self._accel_bias_chip
         mg = ACCEL_MG_PER_LSB[(self._xg[_CTRL_REG6_XL] >> 3) & 0x3]
         lsb = mg * 1e-3 * GRAVITY_MPS2
-        values = [force_s[i] + S_TO_XG_AXES[i, i] * bias[i] + sig * w() for i in range(3)]
+        values = [force_chip[i] + bias[i] + sig * w() for i in range(3)]
         self._store(self._xg, _OUT_X_L_XL, values, lsb)
         self._set_status(0x01, True)
 
@@ -344,9 +374,9 @@ class Lsm9ds1Emulator:
         self._mag_period = period
         if self._mag[_CTRL_REG3_M] & 0x03 == 0x01:       # single conversion, then power-down
             self._mag[_CTRL_REG3_M] |= 0x03
-        _, _, r_nb = body_motion(self.truth, self.gravity_mps2)
-        field_b = self.soft_iron @ (r_nb.T @ self.field_ned_t) + self.hard_iron_t
-        field_chip = self._body_to_mag @ field_b
+        distorted = _mul(self.soft_iron, self.motion()[2])
+        h = self.hard_iron_t
+        field_chip = _mul(self._body_to_mag, (distorted[0] + h[0], distorted[1] + h[1], distorted[2] + h[2]))
         w, sig = self._w, self._mag_sigma
         lsb_gauss = MAG_MGAUSS_PER_LSB[(self._mag[_CTRL_REG2_M] >> 5) & 0x3] * 1e-3
         lsb_t = lsb_gauss / GAUSS_PER_TESLA
