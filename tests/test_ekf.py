@@ -259,3 +259,24 @@ def test_stale_samples_are_ignored_and_counted(foka):
     ekf.step(0.02, batch, None)
     h = ekf.health(0.02)
     assert h.stale_samples == 2 and h.since_imu_s == math.inf and h.since_mag_s == math.inf
+
+
+def test_magnetometer_calibration_is_applied(foka):
+    from autopilot.cli_calibrate import sim_distortion, simulate_readings
+    from estimation.mag_calibration import fit_calibration
+
+    h, S = sim_distortion(foka, 30.0, 10.0)
+    readings, _ = simulate_readings(foka, h, S, 3e-7, "3d", np.random.default_rng(1))
+    cal = fit_calibration(readings, foka.sensors.mag.field_t, "3d").calibration
+
+    def distort(t, batch):
+        batch.mag = [MagSample(s.time_s, tuple(S @ np.array(s.field_t) + h)) for s in batch.mag]
+        return batch
+    errors = {}
+    for name, calibration in (("raw", None), ("calibrated", cal)):
+        boat = KinematicBoat(foka, seed=11, speed_mps=1.0, gps_rate_hz=1, yaw_rate=lambda t: 0.05)
+        ekf = NavigationEKF(foka, FRAME, mag_calibration=calibration)
+        res = run(boat, ekf, 130.0, batch_hook=distort)      # more than one full turn
+        errors[name] = np.degrees(np.abs(res[res[:, 0] > 10, 3]).max())
+    assert errors["raw"] > 15.0
+    assert errors["calibrated"] < 3.0
