@@ -16,9 +16,11 @@ SUBCOMMAND_MODULES = (
     "autopilot.cli_check",          # autopilot check CONFIG [--mission FILE]
     "autopilot.cli_plot",           # autopilot plot LOG [-o PNG]
     "autopilot.cli_log",            # autopilot log recover RUN
+    "autopilot.bench.gps",          # autopilot bench gps --port DEV [--baud auto] [--json]
     "autopilot.bench.imu",          # autopilot bench imu --bus N [--json]
     "autopilot.bench.esc",          # autopilot bench esc --gpio L,R [--test --propellers-removed]
     "autopilot.cli_run",            # autopilot run --config FILE [--mission FILE]
+    "autopilot.cli_calibrate",      # autopilot calibrate mag (--bus N | --from-log LOG | --sim) ...
 )
 
 
