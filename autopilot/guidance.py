@@ -137,7 +137,10 @@ class MissionGuidance:
         return 0.0
 
     def _speed_ref(self, dist_to_wp_m: float) -> float:
-        """Cruise speed, eased into the final waypoint and slowed before sharp turns.
+        """Cruise speed, slowed before sharp turns.
+
+        The final waypoint is approached at cruise speed: slowing down on a leg in a cross current only
+        raises the crab angle the boat needs, and what follows the mission (LOITER, HOLD) takes over at once.
 
         Within `TURN_SLOWDOWN_LOOKAHEADS` lookaheads of a waypoint whose turn is sharp, the speed falls linearly
         toward `cruise * (1 - TURN_SLOWDOWN_MAX * min(1, turn / 90 deg))`: a small hull then turns inside
@@ -146,9 +149,6 @@ class MissionGuidance:
         wp = self.mission.waypoints[self.index]
         cruise = wp.speed_mps if wp.speed_mps is not None else self.mission.cruise_speed_mps
         cruise = min(cruise, self.max_speed_mps)
-        if self.index == self.waypoints_total - 1:
-            # ease into the final waypoint: full speed until ~4 lookaheads out
-            return min(cruise, max(0.2 * cruise, cruise * dist_to_wp_m / (4.0 * self.lookahead_m)))
         zone = TURN_SLOWDOWN_LOOKAHEADS * self.lookahead_m
         if dist_to_wp_m >= zone or self.leg is None or self.leg.length_m <= MIN_LEG_M:
             return cruise
