@@ -154,7 +154,7 @@ class EscOutput:
                  watchdog: bool = True, clock: Callable[[], float] = time.monotonic,
                  refresh_interval_s: float = 0.5, pi_factory: Optional[Callable[[], object]] = None,
                  reconnect_interval_s: float = 2.0, emergency_pi_factory: Optional[Callable[[], object]] = None,
-                 deadman=None):
+                 deadman=None, close_pi: bool = False):
         self.channels = list(channels)
         if not self.channels:
             raise EscError("ESC output needs at least one channel")
@@ -169,6 +169,7 @@ class EscOutput:
         self.reconnect_interval_s = float(reconnect_interval_s)
         self.emergency_pi_factory = emergency_pi_factory or pi_factory
         self.deadman = deadman
+        self.close_pi = close_pi
         self.stats = EscStats()
         self._lock = threading.RLock()
         n = len(self.channels)
@@ -202,6 +203,7 @@ class EscOutput:
         if pi is None:
             pi = connect_pigpio(host, port)
             kwargs.setdefault("pi_factory", lambda: connect_pigpio(host, port))
+            kwargs.setdefault("close_pi", True)
             if deadman:
                 from drivers.esc_deadman import DeadmanLink
                 link = DeadmanLink.spawn(channels, host=host, port=port, timeout_s=deadman_timeout_s)
@@ -278,7 +280,8 @@ class EscOutput:
         return [int(round(p)) for p in self._out]
 
     def close(self) -> None:
-        """Neutral, stop the watchdog and the deadman guardian, release pigpio."""
+        """Neutral, stop the watchdog and the deadman guardian; release pigpio if close_pi (from_vessel's own
+        connection)."""
         self._watchdog_stop.set()
         with self._lock:
             self._shutdown = True
@@ -287,7 +290,7 @@ class EscOutput:
                 self.deadman.close()
         if self._watchdog is not None and self._watchdog is not threading.current_thread():
             self._watchdog.join(timeout=1.0)
-        stop = getattr(self.pi, "stop", None)
+        stop = getattr(self.pi, "stop", None) if self.close_pi else None
         if stop is not None:
             try:
                 stop()

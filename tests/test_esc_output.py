@@ -273,3 +273,36 @@ def test_bad_channels_are_rejected():
     with pytest.raises(ValueError, match="2 channels"):
         esc = EscOutput(two_channels(), FakePi(), watchdog=False)
         esc.write(0.0, PulseCommand((1500,)))
+
+
+def test_neutral_when_the_owner_raises_inside_a_with_block(daemon, client):
+    with pytest.raises(RuntimeError):
+        with EscOutput(two_channels(), client, watchdog=False) as esc:
+            esc.arm(0.0)
+            esc.write(0.1, PulseCommand((1900, 1100)))
+            assert client.get_servo_pulsewidth(13) == 1900
+            raise RuntimeError("control loop bug")
+    assert (client.get_servo_pulsewidth(13), client.get_servo_pulsewidth(12)) == (1500, 1500)
+    assert client.connected                                  # a connection passed in is left to its owner
+
+
+CRASH_CHILD = textwrap.dedent("""
+    import sys
+    import pigpio
+    from autopilot.types import PulseCommand
+    from drivers.esc import EscChannel, EscOutput
+    pi = pigpio.pi("127.0.0.1", int(sys.argv[1]))
+    esc = EscOutput([EscChannel("left", 13, arming_time_s=0.0, slew_us_per_s=1e5)], pi)
+    esc.arm(0.0)
+    esc.write(0.1, PulseCommand((1900,)))
+    print("full", flush=True)
+    raise RuntimeError("unhandled: the interpreter exits, atexit sets neutral")
+""")
+
+
+def test_neutral_when_the_owner_dies_of_an_unhandled_exception(daemon):
+    out = subprocess.run([sys.executable, "-c", CRASH_CHILD, str(daemon.port)], cwd=REPO, capture_output=True,
+                         text=True, timeout=30)
+    assert out.returncode == 1 and out.stdout.strip() == "full" and "RuntimeError" in out.stderr
+    pulses = [p for _, p in daemon.state.log(13)]
+    assert 1900 in pulses and pulses[-1] == 1500

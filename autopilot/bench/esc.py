@@ -82,7 +82,7 @@ def run(args) -> int:
         return 0
     if args.arming_s is not None:
         channels = [dataclasses.replace(c, arming_time_s=args.arming_s) for c in channels]
-    esc = EscOutput(channels, pi, command_timeout_s=0.5,
+    esc = EscOutput(channels, pi, command_timeout_s=0.5, close_pi=True,
                     emergency_pi_factory=lambda: connect_pigpio(args.host, args.port))
     esc.install_signal_handlers()
     period = 0.02
