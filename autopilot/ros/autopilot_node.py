@@ -227,10 +227,12 @@ class AutopilotNode(Node):
         stamp = self.tb.to_stamp(result.time_s)
         fr = self.cfg.ros.frames
         health = self._estimator_health(result.time_s)
-        odom = messages.nav_state_to_odometry(nav, fr.odom, fr.base_link, self.tb,
-                                              speed_std_mps=getattr(health, "velocity_std_mps", None))
-        self.odom_pub.publish(odom)
-        self.fix_pub.publish(messages.nav_state_to_navsatfix(nav, self.frame, fr.base_link, self.tb))
+        odom = None
+        if nav.valid:               # no estimate, no message: consumers must not see a made-up pose
+            odom = messages.nav_state_to_odometry(nav, fr.odom, fr.base_link, self.tb,
+                                                  speed_std_mps=getattr(health, "velocity_std_mps", None))
+            self.odom_pub.publish(odom)
+            self.fix_pub.publish(messages.nav_state_to_navsatfix(nav, self.frame, fr.base_link, self.tb))
         self.plot_pubs["heading"].publish(Float64(data=math.degrees(nav.heading_rad)))
         self.plot_pubs["speed"].publish(Float64(data=float(nav.surge_mps)))
         if sp is not None:
@@ -238,7 +240,7 @@ class AutopilotNode(Node):
             self.plot_pubs["desired_speed"].publish(Float64(data=float(sp.speed_mps)))
             self.plot_pubs["cross_track_error"].publish(Float64(data=float(sp.xte_m)))
         self.wp_pub.publish(Int32(data=int(self._guidance().index)))
-        if self._tf is not None:
+        if self._tf is not None and odom is not None:
             from geometry_msgs.msg import TransformStamped
             tf = TransformStamped()
             tf.header.stamp = stamp
@@ -290,7 +292,10 @@ class AutopilotNode(Node):
             self._events_pub.publish(String(data=text))
 
     def _event(self, text: str, error: bool = False) -> None:
-        (self.get_logger().warning if error else self.get_logger().info)(text)
+        if error:       # rclpy ties a severity to each logging call site: one call per severity
+            self.get_logger().warning(text)
+        else:
+            self.get_logger().info(text)
         self._events_pub.publish(String(data=text))
 
     def arm(self) -> tuple[bool, str]:
