@@ -92,7 +92,11 @@ _PACK = struct.Struct("<hhh")
 
 
 def rotation_rpy(roll_rad: float, pitch_rad: float, yaw_rad: float) -> np.ndarray:
-    """R = Rz(yaw) Ry(pitch) Rx(roll): maps vectors of the rotated frame into the reference frame."""
+    """R = Rz(yaw) Ry(pitch) Rx(roll): maps vectors of the rotated frame into the reference frame.
+
+    Written out here rather than imported from the driver, so the emulated chip shares no frame math with
+    the code it tests.
+    """
     cr, sr = math.cos(roll_rad), math.sin(roll_rad)
     cp, sp = math.cos(pitch_rad), math.sin(pitch_rad)
     cy, sy = math.cos(yaw_rad), math.sin(yaw_rad)

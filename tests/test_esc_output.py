@@ -1,6 +1,4 @@
 """ESC output driven through the real pigpio client against the fake pigpiod (socket protocol)."""
-import math
-import os
 import signal
 import socket
 import subprocess
