@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 
 # (module, what it adds). Add a line here to add a sub-command.
@@ -35,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)   # `autopilot ... | head` ends quietly
     args = build_parser().parse_args(argv)
     return int(args.func(args) or 0)
 

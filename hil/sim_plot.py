@@ -5,6 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 
+def _break_wraps(deg: np.ndarray) -> np.ndarray:
+    """Insert gaps where an angle wraps across +-180 deg, so the plot draws no vertical lines there."""
+    out = deg.astype(float).copy()
+    jumps = np.abs(np.diff(out)) > 180.0
+    out[1:][jumps] = np.nan
+    return out
+
+
 def plot_run(result, path: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -20,7 +28,9 @@ def plot_run(result, path: str) -> None:
     ax.plot(wp[1:, 1], wp[1:, 0], "ks", ms=5, mfc="none", label="waypoints")
     if len(result.gps_ne):
         ax.plot(result.gps_ne[:, 1], result.gps_ne[:, 0], ".", color="0.6", ms=3, label="raw GNSS")
-    ax.plot(tr["est_e"], tr["est_n"], "-", color="tab:orange", lw=1, label="estimate (EKF)")
+    valid = tr["est_valid"] > 0.5
+    ax.plot(np.where(valid, tr["est_e"], np.nan), np.where(valid, tr["est_n"], np.nan), "-",
+            color="tab:orange", lw=1, label="estimate (EKF)")
     ax.plot(tr["truth_e"], tr["truth_n"], "-", color="tab:blue", lw=1.5, label="true track")
     ax.plot(*result.start_ned[::-1], "g^", ms=9, label="launch")
     ax.set_xlabel("east [m]")
@@ -41,8 +51,8 @@ def plot_run(result, path: str) -> None:
     ax1.legend(fontsize=8)
 
     ax2 = fig.add_subplot(gs[1, 1], sharex=ax1)
-    ax2.plot(t, np.degrees(tr["truth_psi"]), lw=1, label="heading (true)")
-    ax2.plot(t, np.degrees(tr["ref_psi"]), "--", lw=1, label="heading setpoint")
+    ax2.plot(t, _break_wraps(np.degrees(tr["truth_psi"])), lw=1, label="heading (true)")
+    ax2.plot(t, _break_wraps(np.degrees(tr["ref_psi"])), "--", lw=1, label="heading setpoint")
     ax2.set_ylabel("heading [deg]")
     ax2b = ax2.twinx()
     ax2b.plot(t, tr["truth_u"], color="tab:green", lw=1, label="surge (true)")
