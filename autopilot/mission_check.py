@@ -19,16 +19,19 @@ The mission's local frame is the one MissionConfig defines: origin at `anchor`, 
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
+from autopilot.boat_config import BoatConfig, load_boat_config
 from autopilot.config import MissionConfig, PointConfig, VesselConfig, load_vessel, read_yaml
-from autopilot.config_schema import ConfigError
+from autopilot.config_schema import ConfigError, build
 from autopilot.geofence import Geofence
 from autopilot.mission_io import read_mission_file
 from estimation.geodesy import LocalFrame
+from estimation.mag_calibration import read_calibration
 
 DEFAULT_MAX_LEG_M = 5000.0
 
@@ -190,15 +193,11 @@ def check_mission(mission: MissionConfig, vessel: Optional[VesselConfig],
 
 def _check_boat_config(path: Path, data: dict, report: CheckReport):
     """Validate a boat config; returns (vessel path, mission path) it names (None where unusable)."""
-    from autopilot.boat_config import BoatConfig, load_boat_config
-    from autopilot.config_schema import build
-
     try:
         cfg = build(BoatConfig, {k: v for k, v in data.items() if k != "source_file"}, str(path))
     except ConfigError as e:
         report.add(Problem.from_error(e))
         return None, None
-    import dataclasses
     cfg = dataclasses.replace(cfg, source_file=str(path))
     vessel_path = cfg.vessel_path()
     try:
@@ -229,26 +228,6 @@ def _check_mag_calibration(vessel: VesselConfig, report: CheckReport) -> None:
         report.add(Problem(vfile, key, f"{path} not found"))
         return
     try:
-        read_mag_calibration(path)
+        read_calibration(path)
     except ConfigError as e:
         report.add(Problem(vfile, key, f"{e.file}: {e.key or '<top level>'}: {e.reason}"))
-
-
-def read_mag_calibration(path):
-    """Parse a magnetometer calibration YAML (offset_t: 3 numbers [T], matrix: 3x3) into a MagCalibration."""
-    from estimation.mag_calibration import MagCalibration
-
-    data = read_yaml(path)
-    known = {"offset_t", "matrix", "method", "figures"}
-    extra = sorted(set(data) - known - {"written_by", "time_utc", "vessel", "samples"})
-    if extra:
-        raise ConfigError(path, extra[0], f"unknown key (allowed here: {', '.join(sorted(known))})")
-    for key in ("offset_t", "matrix"):
-        if key not in data:
-            raise ConfigError(path, key, "is required")
-    try:
-        return MagCalibration(**{k: (tuple(map(tuple, v)) if k == "matrix" and isinstance(v, list) else
-                                     tuple(v) if k == "offset_t" and isinstance(v, list) else v)
-                                 for k, v in data.items() if k in known})
-    except (ValueError, TypeError) as e:
-        raise ConfigError(path, "", str(e)) from None

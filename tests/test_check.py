@@ -146,7 +146,7 @@ def test_calibration_file_that_does_not_parse(tmp_path, capsys):
     code, problems, _ = run_check(capsys, v)
     assert code == 1 and len(problems) == 1
     assert problems[0].startswith(f"{v}: sensors.mag.calibration_file: {tmp_path / 'cal.yaml'}: ")
-    assert "offset_t must be 3 finite numbers" in problems[0]
+    assert problems[0].endswith("cal.yaml: offset_t: must be a list of 3 numbers (tesla), got [1e-06, 0.0]")
 
 
 @pytest.mark.parametrize("make, reason", [
