@@ -138,8 +138,7 @@ class L76K:
         self._redetect = False                 # auto mode: search the baud at the next open
         self._next_open_s = -float("inf")      # polled mode: earliest clock() for the next reopen attempt
         self._backoff_s = self.backoff_min_s
-        self._opened_wall = 0.0
-        self._sentences_at_open = 0
+        self._last_sentence_wall = 0.0
         self._thread: Optional[threading.Thread] = None
         self._stop = threading.Event()
         self._lock = threading.Lock()          # port ownership between set-up calls and the reader
@@ -305,8 +304,7 @@ class L76K:
             pass
         self._port = port
         self.framer.reset()
-        self._opened_wall = self.wall()
-        self._sentences_at_open = self.framer.counters.sentences
+        self._last_sentence_wall = self.wall()
         return port
 
     def _open_link(self) -> None:
@@ -379,8 +377,10 @@ class L76K:
         self._last_rx_s = now_s
         self.link.rx_bytes += len(data)
         sentences = self.framer.feed(data)
-        for s in sentences:
-            self._queue(self.assembler.feed(s, now_s))
+        if sentences:
+            self._last_sentence_wall = self.wall()
+        for s, gap in zip(sentences, self.framer.gaps):
+            self._queue(self.assembler.feed(s, now_s, gap))
         return sentences
 
     def _maybe_flush(self, now_s: float) -> None:
@@ -399,9 +399,8 @@ class L76K:
                 self._last_valid_fix = f
 
     def _needs_relock(self) -> bool:
-        """Auto mode: bytes arrive but no sentence since the port opened, for longer than a search window."""
-        return (self.auto_baud and self.framer.counters.sentences == self._sentences_at_open
-                and self.wall() - self._opened_wall > self.detect_window_s and self._last_rx_s is not None)
+        """Auto mode: bytes keep arriving but no good sentence for longer than a search window."""
+        return self.auto_baud and self.wall() - self._last_sentence_wall > self.detect_window_s
 
     def _pump(self) -> None:
         """Polled mode: reopen when due, read what is waiting, flush an idle epoch."""

@@ -4,10 +4,13 @@ An epoch is every sentence carrying the same UTC time of day. GGA gives position
 satellites and HDOP; RMC gives position, validity, speed and course over ground and the date; GLL (position,
 validity), VTG (speed, course), GSA (HDOP) and ZDA (date) fill in when GGA or RMC is missing. Talkers GN,
 GP, GL, BD, GB and GA are accepted; when an epoch has both a combined (GN) and a single-system sentence of
-one type, GN wins.
+one type, GN wins. VTG and GSA carry no time, so they count for the open epoch only when nothing was lost on
+the line since that epoch's last timed sentence (the caller passes the framer's `gap` flag): a VTG whose
+RMC was destroyed cannot be told from the next epoch's.
 
-A fix is emitted as soon as its epoch holds the position sentences the receiver has been sending (GGA and
-RMC), otherwise when the next epoch starts or `flush()` is called. Sentences of an epoch already emitted are
+A fix is emitted as soon as its epoch holds both GGA and RMC, otherwise when the next epoch starts or
+`flush()` is called (the driver flushes once the line has been idle for a moment), so a receiver set to
+send only one of them still gets its fixes, a little later. Sentences of an epoch already emitted are
 ignored. A fix is `valid=False` (no position) when GGA quality is 0, RMC or GLL status is V, or the mode
 indicator says N; it still carries the decoded time and coordinates for diagnostics.
 
@@ -165,9 +168,9 @@ class EpochAssembler:
         self.counters = EpochCounters()
         self._epoch: Optional[_Epoch] = None
         self._emitted = deque(maxlen=8)             # keys of recently emitted epochs
-        self._recent_types = deque(maxlen=5)         # position types seen in the last epochs
         self._date: Optional[_dt.date] = None        # last date seen, with the key it belongs to
         self._date_key_ms = 0
+        self._gap = False                            # a loss since the open epoch's last timed sentence
         self._last_hdop: Optional[float] = None
         self._last_hdop_t = -math.inf
 
@@ -181,7 +184,10 @@ class EpochAssembler:
         ep, self._epoch = self._epoch, None
         return self._finish(ep)
 
-    def feed(self, sentence: str, t_rx_s: float) -> List[GpsFix]:
+    def feed(self, sentence: str, t_rx_s: float, gap: bool = False) -> List[GpsFix]:
+        """`gap`: something was lost on the line just before this sentence (NmeaFramer.gaps)."""
+        if gap:
+            self._gap = True
         talker, kind = sentence[1:3], sentence[3:6]
         if kind not in _USED_TYPES or talker not in TALKERS:
             self.counters.ignored += 1
@@ -213,6 +219,7 @@ class EpochAssembler:
         if ep is None:
             ep = self._epoch = _Epoch(key_ms=key, t_first_s=t, t_last_s=t)
         ep.t_last_s = t
+        self._gap = False
         if kind == "ZDA":
             ep.date = self._date
             return out
@@ -278,7 +285,7 @@ class EpochAssembler:
 
     def _vtg(self, msg, t: float) -> List[GpsFix]:
         ep = self._epoch
-        if ep is None:
+        if ep is None or self._gap:      # no time field: only trusted right after its epoch's sentences
             self.counters.ignored += 1
             return []
         d = msg.data
@@ -296,7 +303,7 @@ class EpochAssembler:
         hdop = _opt_num(msg.hdop or "")
         if hdop is not None and hdop > 0:
             self._last_hdop, self._last_hdop_t = hdop, t
-            if self._epoch is not None and self._epoch.gsa_hdop is None:
+            if self._epoch is not None and self._epoch.gsa_hdop is None and not self._gap:
                 self._epoch.gsa_hdop = hdop
         return []
 
@@ -319,14 +326,9 @@ class EpochAssembler:
         self._date, self._date_key_ms = date, key_ms
 
     # -- per epoch ---------------------------------------------------------------------------------------
-    def _complete(self, ep: _Epoch) -> bool:
-        expected = set()
-        for types in self._recent_types:
-            expected |= types
-        expected &= {"GGA", "RMC"}
-        if not expected:
-            expected = {"GGA", "RMC"}
-        return expected.issubset(ep.talker.keys())
+    @staticmethod
+    def _complete(ep: _Epoch) -> bool:
+        return "GGA" in ep.talker and "RMC" in ep.talker
 
     def _finish(self, ep: Optional[_Epoch]) -> List[GpsFix]:
         if ep is None:
@@ -335,7 +337,6 @@ class EpochAssembler:
         present = [k for k in _POSITION_TYPES if k in ep.talker]
         if not present:                              # only ZDA / VTG: no fix to give
             return []
-        self._recent_types.append(frozenset(present))
         positions = [ep.pos[k] for k in present if ep.pos.get(k) is not None]
         if positions:
             ref = positions[0]

@@ -89,27 +89,38 @@ class FramerCounters:
 
 
 class NmeaFramer:
-    """Incremental framer: `feed(bytes) -> [sentence, ...]`, each sentence a str without '$'..CRLF removed.
+    """Incremental framer: `feed(bytes) -> [sentence, ...]`, each sentence a str without its line ending.
 
     Returned strings keep the leading '$' and the '*HH' checksum (what pynmea2.parse expects) and have
-    their checksum verified. Bytes that might still start a sentence or a frame are held until more arrive
+    their checksum verified. After each feed, `gaps[i]` tells whether anything was dropped (a bad line,
+    stray bytes, a reset) between sentence i and the good sentence before it - binary frames cut out
+    cleanly do not count. Bytes that might still start a sentence or a frame are held until more arrive
     (at most `max_sentence_len` or one CASIC frame).
     """
 
     def __init__(self, max_sentence_len: int = NMEA_MAX_LEN):
         self.max_sentence_len = max_sentence_len
         self.counters = FramerCounters()
+        self.gaps: List[bool] = []     # per sentence of the last feed(): was anything lost just before it?
         self._buf = bytearray()
+        self._drops_seen = 0
+        self._force_gap = False
 
     def reset(self) -> None:
         """Forget held bytes (after reopening the port or changing baud); counters are kept."""
         self._buf.clear()
+        self._force_gap = True
+
+    def _drops(self) -> int:
+        c = self.counters
+        return c.garbage_bytes + c.truncated + c.bad_checksum + c.no_checksum
 
     def feed(self, data: bytes) -> List[str]:
         if data:
             self._buf += data
         buf = self._buf
         out: List[str] = []
+        self.gaps = []
         c = self.counters
         i = 0
         n = len(buf)
@@ -217,3 +228,7 @@ class NmeaFramer:
             return
         c.sentences += 1
         out.append(raw.decode("ascii"))
+        drops = self._drops()
+        self.gaps.append(self._force_gap or drops != self._drops_seen)
+        self._drops_seen = drops
+        self._force_gap = False

@@ -123,13 +123,15 @@ class EmulatedL76K:
 class DeviceThread:
     """Runs an EmulatedL76K on wall time in a thread (for the pty tests and bench demos).
 
-    truth_fn(t_s) gives the truth at the device's time t_s = (wall - start) * speedup."""
+    truth_fn(t_s) gives the truth at the device's time t_s = (wall - start) * speedup. Hold `lock` to touch
+    the device from another thread (e.g. `with th.lock: device.power_cycle(th.now_s())`)."""
 
     def __init__(self, device: EmulatedL76K, truth_fn: Callable[[float], GnssTruth], *, period_s: float = 0.002,
                  speedup: float = 1.0):
         self.device, self.truth_fn = device, truth_fn
         self.period_s, self.speedup = period_s, speedup
         self._stop = threading.Event()
+        self.lock = threading.Lock()
         self._t0 = time.monotonic()
         self._thread = threading.Thread(target=self._run, name="emulated-l76k", daemon=True)
         self.error: Optional[BaseException] = None
@@ -150,7 +152,8 @@ class DeviceThread:
         try:
             while not self._stop.wait(self.period_s):
                 t = self.now_s()
-                self.device.step(t, self.truth_fn(t))
+                with self.lock:
+                    self.device.step(t, self.truth_fn(t))
         except BaseException as exc:   # noqa: BLE001 - surfaced to the test through .error
             self.error = exc
 
