@@ -178,9 +178,12 @@ def test_integral_unwinds_when_the_error_changes_sign(wamv):
 
 
 # ------------------------------------------------------------------- closed loop, yaw-only model
-def yaw_step(name, step_deg, start_deg=0.0, cruise=True, disturbance_nm=0.0, duration_s=40.0, vessel=None):
+def yaw_step(name, step_deg, start_deg=0.0, cruise=True, disturbance_nm=0.0, duration_s=40.0, vessel=None,
+             sway=False):
     """Yaw-only plant (Iz - N_rdot) r_dot = N + N_r r + N_rr r|r| + disturbance, thrusters with their map
     (pulse quantisation, dead zone) and first-order lag, at the surge force that holds cruise speed.
+    With sway=True the sway velocity v is added at constant surge u (Fossen's 3-DOF terms):
+    (m - Y_vdot) v_dot = -(m - X_udot) u r + Y_v v + Y_v|v| v|v|, and the Munk moment -(X_udot - Y_vdot) u v in yaw.
     Returns (time, heading_deg) samples and the lowest thrust commanded to any thruster."""
     v = vessel or load_vessel(name)
     maps = make_thrust_maps(v)
@@ -193,7 +196,8 @@ def yaw_step(name, step_deg, start_deg=0.0, cruise=True, disturbance_nm=0.0, dur
     ys = [t.y_m for t in v.thrusters]
     taus = [t.time_constant_s for t in v.thrusters]
     thrust = list(alloc.allocate(Wrench(surge, 0.0)).thrust_n)
-    psi, r = start_deg * DEG, 0.0
+    m11, m22 = h.mass_kg - h.x_udot, h.mass_kg - h.y_vdot
+    psi, r, v_sway = start_deg * DEG, 0.0, 0.0
     ref = (start_deg + step_deg) * DEG
     dt = 1.0 / v.control.loop_rate_hz
     sub = 10
@@ -208,7 +212,10 @@ def yaw_step(name, step_deg, start_deg=0.0, cruise=True, disturbance_nm=0.0, dur
         for _ in range(sub):
             thrust = [f + (c - f) * hs / tc for f, c, tc in zip(thrust, cmd, taus)]
             n = -sum(y * f for y, f in zip(ys, thrust))
-            r += (n + disturbance_nm + h.n_r * r + h.n_rr * r * abs(r)) / m * hs
+            munk = (m22 - m11) * u * v_sway if sway else 0.0
+            if sway:
+                v_sway += (-m11 * u * r + h.y_v * v_sway + h.y_vv * v_sway * abs(v_sway)) / m22 * hs
+            r += (n + disturbance_nm - munk + h.n_r * r + h.n_rr * r * abs(r)) / m * hs
             psi += r * hs
         t += dt
         out.append((t, psi / DEG))
@@ -238,6 +245,16 @@ def test_20_degree_step_on_every_preset(name):
     assert settle_time(trace, 20.0, 1.0) < 12.0
 
 
+@pytest.mark.parametrize("name", PRESETS)
+def test_20_degree_step_with_sway_coupling_at_cruise_speed(name):
+    """At speed the sway-yaw (Munk) coupling eats most of the hull's yaw damping (85 % on the WAM-V at
+    1.5 m/s), which the yaw-only pole placement does not see: the presets' gains must cope with it."""
+    trace, lowest = yaw_step(name, 20.0, sway=True)
+    assert max(p for _, p in trace) - 20.0 <= 2.0
+    assert settle_time(trace, 20.0, 1.0) < 12.0
+    assert lowest >= 0.0
+
+
 def test_step_across_180_degrees_is_the_same_short_turn():
     plain, _ = yaw_step("wamv", 20.0, start_deg=0.0, duration_s=20.0)
     across, _ = yaw_step("wamv", 20.0, start_deg=170.0, duration_s=20.0)   # 170 -> 190 = -170
@@ -252,7 +269,7 @@ def test_integral_is_what_removes_a_steady_yaw_disturbance():
     with_i, _ = yaw_step("wamv", 0.0, disturbance_nm=dist, duration_s=150.0, vessel=v)
     without, _ = yaw_step("wamv", 0.0, disturbance_nm=dist, duration_s=150.0,
                           vessel=with_heading(v, integral_time_s=0.0))
-    assert abs(without[-1][1]) > 10.0                        # P alone leaves a large offset
+    assert abs(without[-1][1]) > 4.0                         # P alone leaves an offset
     assert abs(with_i[-1][1]) < 0.5
 
 
