@@ -47,9 +47,10 @@ class HeadingController:
 
     Besides the anti-windup on saturation, the integral is held while the heading is already closing on the
     reference fast enough to get there within INTEGRAL_HOLD_PERIODS / w seconds at the present rate. A
-    setpoint step is then not integrated (the PI zero would otherwise cause most of the overshoot: 2.8 deg
-    instead of 0.75 deg on a 20 deg step of the WAM-V), while a steady offset from a disturbance, which does
-    not close by itself, is integrated as usual.
+    setpoint step is then not integrated (the PI zero would otherwise cause most of the overshoot and a slow
+    tail: on a 20 deg step of the WAM-V preset at 1.5 m/s, 2.3 deg and 19 s to settle within 1 deg instead
+    of 1.0 deg and 4.7 s), while a steady offset from a disturbance, which does not close by itself, is
+    integrated as usual.
     """
 
     INTEGRAL_HOLD_PERIODS = 4.0

@@ -165,6 +165,8 @@ def _interp(xs, ys, x):
     """Linear interpolation in ascending xs, clamped to the ends."""
     if x >= xs[-1]:
         return ys[-1]
+    if x <= xs[0]:
+        return ys[0]
     i = bisect.bisect_right(xs, x)
     x0, x1 = xs[i - 1], xs[i]
     y0 = ys[i - 1]
@@ -220,11 +222,8 @@ def _clip_range(pulses, thrusts, p_min, p_max):
         raise ValueError(f"pulse range {p_min}-{p_max} us does not overlap the table's "
                          f"{pulses[0]:g}-{pulses[-1]:g} us")
 
-    def at(p):
-        return _interp(pulses, thrusts, p) if p > pulses[0] else thrusts[0]
-
     inner = [(p, t) for p, t in zip(pulses, thrusts) if lo < p < hi]
-    pts = [(lo, at(lo))] + inner + [(hi, at(hi))]
+    pts = [(lo, _interp(pulses, thrusts, lo))] + inner + [(hi, _interp(pulses, thrusts, hi))]
     return [p for p, _ in pts], [t for _, t in pts]
 
 
