@@ -12,7 +12,8 @@ How a cycle is processed:
   this is one predict per cycle however many samples arrive.
 - IMU samples update a roll/pitch complementary filter (for tilt compensation) and are averaged per
   window of `window_s` into one gyro measurement of r + bias. Magnetometer samples are calibrated,
-  tilt-compensated, turned into true heading with the configured declination, and averaged per window.
+  tilt-compensated (see EkfTuning.tilt_reference), turned into true heading with the configured
+  declination, and averaged per window.
 - GNSS position is gated by its Mahalanobis distance (chi-square, 2 dof). Rejections are counted. When fixes
   keep being rejected for `gps_reacquire_s` (the filter is wrong, e.g. after an outage it did not
   account for, or GNSS moved for good), the position covariance is inflated to cover the innovation and
@@ -78,6 +79,13 @@ class EkfTuning:
     predict_gap_s: float = 0.03          # predict to a sample only when it is this far ahead of the filter
     max_sample_age_s: float = 1.0        # older samples than this behind the filter are dropped
     attitude_time_constant_s: float = 2.0
+    # Tilt reference for the magnetic heading. "absolute": the accelerometer's roll/pitch (right after a 3-D
+    # bench calibration, with an accelerometer whose bias is small). "dynamic": roll/pitch about their
+    # 60 s mean, i.e. the mean attitude is taken as level: insensitive to accelerometer bias (LSM9DS1: up to
+    # ~5 degrees of apparent tilt), and right after a 2-D on-water calibration, which already absorbed the
+    # hull's static trim into its offset. "auto": absolute with a 3-D calibration, else dynamic.
+    tilt_reference: str = "auto"
+    trim_time_constant_s: float = 60.0
     # initial uncertainty
     init_heading_std_rad: float = math.radians(10.0)
     init_speed_std_mps: float = 0.5
@@ -175,7 +183,12 @@ class NavigationEKF:
         self._thrust_eff = np.zeros(self._n_thrusters)
         self._thrust_known = False
 
-        self.attitude = AttitudeFilter(tn.attitude_time_constant_s)
+        self.attitude = AttitudeFilter(tn.attitude_time_constant_s, tn.trim_time_constant_s)
+        if tn.tilt_reference not in ("auto", "absolute", "dynamic"):
+            raise ValueError(f"tilt_reference must be auto, absolute or dynamic, got {tn.tilt_reference!r}")
+        self._tilt_absolute = (tn.tilt_reference == "absolute" or
+                               (tn.tilt_reference == "auto" and mag_calibration is not None
+                                and mag_calibration.method == "3d"))
 
         # measurement work arrays
         self._H1 = np.zeros((1, N_STATES))
@@ -269,7 +282,9 @@ class NavigationEKF:
             x = self.kf.x
             u_g, v_g = self._ground_body_velocity()
             r = x[IX_R, 0]
-            acc_x, acc_y = -v_g * r, u_g * r          # centripetal acceleration in a steady turn, FRD
+            # the hull's own acceleration in body axes (model surge/sway acceleration plus centripetal), FRD
+            acc_x = self.model.u_dot - v_g * r
+            acc_y = self.model.v_dot + u_g * r
             t0 = None
             for s in imu:
                 if s.stale:
@@ -287,7 +302,11 @@ class NavigationEKF:
                 events.append((t_sum / n, self._on_gyro, n, g_sum / n))
         if batch.mag:
             mag = sorted(batch.mag, key=_time_key) if len(batch.mag) > 1 else batch.mag
-            roll, pitch = self.attitude.roll_rad, self.attitude.pitch_rad
+            att = self.attitude
+            if self._tilt_absolute:
+                roll, pitch = att.roll_rad, att.pitch_rad
+            else:
+                roll, pitch = att.dynamic_roll_rad, att.dynamic_pitch_rad
             cal = self.mag_calibration
             t0 = None
             for s in mag:

@@ -55,6 +55,8 @@ class VesselProcessModel:
         self.n_r, self.n_rr = h.n_r, h.n_rr
         self.thruster_y_m = np.array([t.y_m for t in vessel.thrusters], dtype=float)
         self.thruster_tau_s = np.array([t.time_constant_s for t in vessel.thrusters], dtype=float)
+        self.u_dot = 0.0          # relative-velocity accelerations of the last propagate [m/s^2]
+        self.v_dot = 0.0
 
     def propagate(self, x: np.ndarray, dt_s: float, surge_n: float, yaw_nm: float, known_thrust: bool,
                   F: np.ndarray) -> None:
@@ -99,6 +101,7 @@ class VesselProcessModel:
             F[IX_U, IX_U] = F[IX_R, IX_R] = 1.0
             F[IX_U, IX_V] = F[IX_U, IX_R] = F[IX_R, IX_U] = F[IX_R, IX_V] = 0.0
 
+        self.u_dot, self.v_dot = u_dot, v_dot
         x[IX_N, 0] += (u * c - v * s + x[IX_CN, 0]) * dt_s
         x[IX_E, 0] += (u * s + v * c + x[IX_CE, 0]) * dt_s
         psi += r * dt_s

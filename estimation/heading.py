@@ -54,11 +54,21 @@ class AttitudeFilter:
     as pitch and roll), passed in as `accel_body_*`. Wave-induced accelerations are filtered by the time
     constant. Samples whose magnitude is far from g (shocks) do not correct the estimate.
     A constant accelerometer bias reads as a tilt and is not observable here (nor is the hull's trim).
+
+    `mean_roll_rad` / `mean_pitch_rad` follow the attitude with `mean_time_constant_s` (the hull's trim plus
+    the accelerometer's bias); `dynamic_roll_rad` / `dynamic_pitch_rad` are the attitude about that mean (the
+    rolling and pitching in waves and turns).
     """
 
-    def __init__(self, time_constant_s: float = 2.0):
+    def __init__(self, time_constant_s: float = 2.0, mean_time_constant_s: float = 60.0):
         if time_constant_s <= 0:
             raise ValueError(f"time_constant_s must be > 0, got {time_constant_s}")
+        if mean_time_constant_s <= 0:
+            raise ValueError(f"mean_time_constant_s must be > 0, got {mean_time_constant_s}")
+        self.mean_time_constant_s = mean_time_constant_s
+        self._mean_age_s = 0.0
+        self.mean_roll_rad = 0.0
+        self.mean_pitch_rad = 0.0
         self.time_constant_s = time_constant_s
         self._kp = 1.0 / time_constant_s
         self._ki = 0.25 * self._kp * self._kp        # critically damped error dynamics
@@ -78,6 +88,7 @@ class AttitudeFilter:
         if self.time_s is None:
             if norm > 0.0:
                 self.roll_rad, self.pitch_rad = roll_pitch_from_accel(fx, fy, fz)
+                self.mean_roll_rad, self.mean_pitch_rad = self.roll_rad, self.pitch_rad
             self.time_s = time_s
             return
         dt = time_s - self.time_s
@@ -99,3 +110,16 @@ class AttitudeFilter:
             self.gyro_bias_y_rps -= self._ki * e_pitch * dt
         self.roll_rad = wrap_pi(roll)
         self.pitch_rad = pitch
+        # a running mean at first (start-up transients average out), an exponential one after one time constant
+        self._mean_age_s = min(self._mean_age_s + dt, self.mean_time_constant_s)
+        a = dt / self._mean_age_s
+        self.mean_roll_rad += a * wrap_pi(self.roll_rad - self.mean_roll_rad)
+        self.mean_pitch_rad += a * (pitch - self.mean_pitch_rad)
+
+    @property
+    def dynamic_roll_rad(self) -> float:
+        return wrap_pi(self.roll_rad - self.mean_roll_rad)
+
+    @property
+    def dynamic_pitch_rad(self) -> float:
+        return self.pitch_rad - self.mean_pitch_rad
