@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 
-from autopilot.mission_check import DEFAULT_MAX_LEG_M, check_config, mission_frame, point_ned
+from autopilot.guidance import mission_frame, point_to_ned
+from autopilot.mission_check import DEFAULT_MAX_LEG_M, check_config
 
 
 def register(subparsers) -> None:
@@ -49,8 +50,8 @@ def summary(report) -> str:
     m = report.mission
     if m is not None:
         frame = mission_frame(m)
-        pts = ([point_ned(m.start.point, frame)] if m.start is not None else []) + \
-              [point_ned(p, frame) for p in m.waypoints]
+        pts = ([point_to_ned(m.start.point, frame)] if m.start is not None else []) + \
+              [point_to_ned(p, frame) for p in m.waypoints]
         length = sum(math.hypot(b[0] - a[0], b[1] - a[1]) for a, b in zip(pts, pts[1:]))
         fence = f", inside a {len(m.geofence)}-point geofence" if m.geofence else ", no geofence"
         parts.append(f"mission {m.name} ({len(m.waypoints)} waypoints, {length:.0f} m at "

@@ -116,19 +116,19 @@ def plot_run(data, mission, out: Path) -> None:
 
 def _track(ax, data, mission) -> None:
     if mission is not None:
-        from autopilot.mission_check import mission_frame, point_ned
+        from autopilot.guidance import mission_frame, point_to_ned
 
         frame = mission_frame(mission)
-        wps = np.array([point_ned(p, frame) for p in mission.waypoints])
+        wps = np.array([point_to_ned(p, frame) for p in mission.waypoints])
         path = wps
         if mission.start is not None:
-            s = point_ned(mission.start.point, frame)
+            s = point_to_ned(mission.start.point, frame)
             path = np.vstack([s, wps])
             ax.plot(s[1], s[0], "g^", ms=9, label="launch")
         ax.plot(path[:, 1], path[:, 0], "k--", lw=1, label="planned path")
         ax.plot(wps[:, 1], wps[:, 0], "ks", ms=5, mfc="none", label="waypoints")
         if mission.geofence:
-            fence = np.array([point_ned(p, frame) for p in mission.geofence] + [point_ned(mission.geofence[0], frame)])
+            fence = np.array([point_to_ned(p, frame) for p in mission.geofence] + [point_to_ned(mission.geofence[0], frame)])
             ax.plot(fence[:, 1], fence[:, 0], color="tab:red", lw=1.2, label="geofence")
     if "truth_north_m" in data.columns:
         ax.plot(data["truth_east_m"], data["truth_north_m"], color="tab:blue", lw=1.5, label="true track")

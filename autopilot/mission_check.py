@@ -23,14 +23,14 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence
 
 from autopilot.boat_config import BoatConfig, load_boat_config
-from autopilot.config import MissionConfig, PointConfig, VesselConfig, load_vessel, read_yaml
+from autopilot.config import MissionConfig, VesselConfig, load_vessel, read_yaml
 from autopilot.config_schema import ConfigError, build
 from autopilot.geofence import Geofence
+from autopilot.guidance import mission_frame, point_to_ned
 from autopilot.mission_io import read_mission_file
-from estimation.geodesy import LocalFrame
 from estimation.mag_calibration import read_calibration
 
 DEFAULT_MAX_LEG_M = 5000.0
@@ -64,21 +64,6 @@ class CheckReport:
     def add(self, problem: Problem) -> None:
         if problem not in self.problems:
             self.problems.append(problem)
-
-
-def mission_frame(mission: MissionConfig) -> LocalFrame:
-    """The mission's local NED frame: origin at the anchor, else at the first waypoint (geographic)."""
-    if mission.anchor is not None:
-        return LocalFrame(mission.anchor.lat_deg, mission.anchor.lon_deg)
-    first = mission.waypoints[0]
-    return LocalFrame(first.lat_deg, first.lon_deg)
-
-
-def point_ned(point: PointConfig, frame: LocalFrame) -> Tuple[float, float]:
-    """(north_m, east_m) of a mission point in the mission frame."""
-    if point.lat_deg is not None:
-        return frame.to_ned(point.lat_deg, point.lon_deg)
-    return (point.north_m, point.east_m)
 
 
 def check_config(config_path, mission_path=None, max_leg_m: float = DEFAULT_MAX_LEG_M) -> CheckReport:
@@ -132,8 +117,8 @@ def check_mission(mission: MissionConfig, vessel: Optional[VesselConfig],
     labels = list(labels) if labels is not None else [f"waypoints[{i}]" for i in range(len(mission.waypoints))]
     problems: List[Problem] = []
     frame = mission_frame(mission)
-    wps = [point_ned(p, frame) for p in mission.waypoints]
-    start = point_ned(mission.start.point, frame) if mission.start is not None else None
+    wps = [point_to_ned(p, frame) for p in mission.waypoints]
+    start = point_to_ned(mission.start.point, frame) if mission.start is not None else None
 
     # speeds
     vmax = vessel.hull.max_speed_mps if vessel is not None else math.inf
@@ -166,7 +151,7 @@ def check_mission(mission: MissionConfig, vessel: Optional[VesselConfig],
     # geofence
     if mission.geofence:
         try:
-            fence = Geofence(point_ned(p, frame) for p in mission.geofence)
+            fence = Geofence(point_to_ned(p, frame) for p in mission.geofence)
         except ValueError as e:
             problems.append(Problem(file, "geofence", str(e)))
             return problems

@@ -6,12 +6,11 @@ import os
 from pathlib import Path
 
 import matplotlib.image as mpimg
-import numpy as np
 import pytest
 from mcap.reader import make_reader
 
 from autopilot.cli import main
-from autopilot.mission_check import mission_frame, point_ned
+from autopilot.guidance import mission_frame, point_to_ned
 from autopilot.mission_io import load_mission_file
 from autopilot.runlog import RunLogger, state_columns
 from autopilot.runlog.mcap_log import mcap_is_complete, read_mcap
@@ -25,8 +24,8 @@ def survey_run(base, seconds=120.0):
     """A run that drives the demo survey's first legs (a kinematic boat, enough to draw)."""
     m = load_mission_file(DEMO)
     frame = mission_frame(m)
-    wps = [point_ned(p, frame) for p in m.waypoints]
-    n, e = point_ned(m.start.point, frame)
+    wps = [point_to_ned(p, frame) for p in m.waypoints]
+    n, e = point_to_ned(m.start.point, frame)
     hdg, wp = 45.0, 0
     log = RunLogger(base, FOKA, DEMO, rate_hz=10, realtime=False)
     for k in range(int(seconds * 10)):
