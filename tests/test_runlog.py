@@ -85,6 +85,18 @@ def test_a_key_that_is_not_a_column_is_an_error_at_the_first_row(tmp_path):
             log.log_cycle(0.0, {"time_s": 0.0, "heading_rad": 1.0})
 
 
+def test_an_enum_mode_is_written_by_its_name(tmp_path):
+    import enum
+
+    class Mode(enum.Enum):
+        LOITER = 3
+    with RunLogger(tmp_path) as log:
+        log.log_cycle(0.0, dict(row(0.0), mode=Mode.LOITER))
+    assert list(read_run(log.run_dir)["mode"]) == ["LOITER"]
+    diag = read_mcap(log.run_dir / "run.mcap").topic("/diagnostics")[0][1]
+    assert diag.status[0].message == "LOITER armed"
+
+
 def test_simulation_rows_carry_truth_columns(tmp_path):
     with RunLogger(tmp_path) as log:
         log.log_cycle(0.0, row(0.0, truth=True))

@@ -14,7 +14,7 @@ from typing import Callable, Dict, Iterable, Tuple
 
 STATE_COLUMNS: Tuple[str, ...] = (
     "time_s",             # runner clock [s] (wall or simulated); the row's time
-    "mode",               # MANUAL, HOLD, LOITER, AUTO, RTL
+    "mode",               # MANUAL, HOLD, LOITER, AUTO, RTL (a str, or an Enum written by its name)
     "armed",              # 1 armed, 0 disarmed
     "north_m",            # estimated position, local NED [m]
     "east_m",
@@ -79,12 +79,17 @@ def formatter(column: str) -> Callable[[object], str]:
     if column in ("lat_deg", "lon_deg"):
         return _float_fmt("{:.8f}")                       # ~1 mm
     if column in _TEXT_COLUMNS:
-        return lambda v: "" if v is None else str(v).replace(",", ";").replace("\n", " ")
+        return lambda v: "" if v is None else mode_text(v).replace(",", ";").replace("\n", " ")
     if column == "armed":
         return lambda v: "" if v is None else ("1" if v else "0")
     if column in _INT_COLUMNS or column.startswith("pulse_us_"):
         return _int_fmt
     return _float_fmt("{:.6g}")
+
+
+def mode_text(v) -> str:
+    """A mode as text: an Enum member by its name (Mode.AUTO -> 'AUTO'), anything else as str()."""
+    return str(getattr(v, "name", v))
 
 
 def column_kind(column: str) -> str:

@@ -101,6 +101,7 @@ class RunLogger:
         self._mcap = None
         self._thread: Optional[threading.Thread] = None
         self._dir_synced = False
+        self.removed_runs = []
 
         self.base_dir = Path(base_dir)
         self.start_utc = self._utc_now()

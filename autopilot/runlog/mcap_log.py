@@ -42,6 +42,7 @@ from mcap_ros2._dynamic import serialize_dynamic
 from mcap_ros2.decoder import DecoderFactory
 
 from autopilot.ros import frames
+from autopilot.runlog.columns import mode_text
 from autopilot.runlog.ros2_schemas import ros2_name, schema_text
 
 LIBRARY = "boat-autopilot runlog"
@@ -118,7 +119,7 @@ class McapRunWriter:
             self._next_diag_ns = t_ns + self._diag_period_ns
             self._put("/diagnostics", t_ns, {"header": {"stamp": stamp, "frame_id": ""}, "status": [{
                 "level": 0, "name": "autopilot: state", "hardware_id": "",
-                "message": f"{row.get('mode', '')} {'armed' if row.get('armed') else 'disarmed'}",
+                "message": f"{_text(row.get('mode'))} {'armed' if row.get('armed') else 'disarmed'}",
                 "values": [{"key": k, "value": _text(v)} for k, v in row.items()]}]})
 
     def write_gnss(self, t_ns: int, fix) -> None:
@@ -220,7 +221,7 @@ def _navsatfix(stamp, frame_id, lat, lon, alt, std_m, status) -> dict:
 def _text(v) -> str:
     if isinstance(v, float):
         return "" if math.isnan(v) else f"{v:.6g}"
-    return "" if v is None else str(v)
+    return "" if v is None else mode_text(v)
 
 
 # ------------------------------------------------------------------------------------------- reading
