@@ -20,7 +20,7 @@ from std_msgs.msg import Float64
 
 from autopilot.boat_config import GazeboConfig, resolve_topic
 from autopilot.ros.messages import TimeBase
-from autopilot.ros.qos import bridge_qos
+from autopilot.ros.qos import bridge_qos, quiet_publisher
 from autopilot.ros.topic_source import TopicSensorSource, cep_sigma_m, earth_field_for
 
 
@@ -44,7 +44,7 @@ class GazeboBackend(TopicSensorSource):
         self.cfg = cfg
         by_name = {t.name: t for t in cfg.thrusters}
         self._thrusters = [by_name[t.name] for t in vessel.thrusters]      # vessel order
-        self._pubs = [node.create_publisher(Float64, resolve_topic(namespace, t.topic), bridge_qos())
+        self._pubs = [quiet_publisher(node, Float64, resolve_topic(namespace, t.topic), bridge_qos())
                       for t in self._thrusters]
         self.thrust_topics = [p.topic_name for p in self._pubs]
         self.hardware_ids = {"gnss": f"gazebo {self.topics['gnss']}", "imu": f"gazebo {self.topics['imu']}",

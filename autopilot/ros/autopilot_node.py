@@ -11,7 +11,8 @@ Cycle timing:
   samples and its thrust goes out without waiting for a wall-clock timer.
 
 Published (names from the boat config, relative to the namespace):
-- thrusters/{name}/thrust std_msgs/Float64 [N] and thrusters/{name}/pulse_us std_msgs/UInt16 [us], reliable;
+- thrusters/{name}/thrust std_msgs/Float64 [N] and thrusters/{name}/pulse_us std_msgs/UInt16 [us], reliable, at
+  the state rate (the backend's actuators get every cycle) and at once on stop (0 N, neutral pulse);
 - odometry/filtered nav_msgs/Odometry (pose in odom ENU, twist in base_link FLU), gnss/filtered NavSatFix;
 - guidance/path nav_msgs/Path (latched); desired and estimated heading [deg, compass] and speed [m/s],
   cross-track error [m], waypoint index: plottable std_msgs;
@@ -40,7 +41,7 @@ from sensor_msgs.msg import NavSatFix
 from autopilot.boat_config import BoatConfig, resolve_topic
 from autopilot.ros import messages
 from autopilot.ros.messages import TimeBase
-from autopilot.ros.qos import command_qos, latched_qos, sensor_qos
+from autopilot.ros.qos import command_qos, latched_qos, quiet_publisher, quiet_subscription, sensor_qos
 
 
 class CycleStats:
@@ -146,20 +147,20 @@ class AutopilotNode(Node):
         self.topic = lambda name: resolve_topic(ns, name)
         cq, depth = command_qos(ros.qos.command_depth), ros.qos.command_depth
         names = [th.name for th in vessel.thrusters]
-        self.thrust_pubs = [self.create_publisher(Float64, t.thrust_topic(n), cq) for n in names]
-        self.pulse_pubs = [self.create_publisher(UInt16, t.pulse_topic(n), cq) for n in names]
+        self.thrust_pubs = [quiet_publisher(self, Float64, t.thrust_topic(n), cq) for n in names]
+        self.pulse_pubs = [quiet_publisher(self, UInt16, t.pulse_topic(n), cq) for n in names]
         sq = sensor_qos(ros.qos.sensor_depth)
-        self.odom_pub = self.create_publisher(Odometry, t.odometry, sq)
-        self.fix_pub = self.create_publisher(NavSatFix, t.filtered_fix, sq)
-        self.path_pub = self.create_publisher(Path, t.path, latched_qos())
-        self.plot_pubs = {key: self.create_publisher(Float64, getattr(t, key), sq)
+        self.odom_pub = quiet_publisher(self, Odometry, t.odometry, sq)
+        self.fix_pub = quiet_publisher(self, NavSatFix, t.filtered_fix, sq)
+        self.path_pub = quiet_publisher(self, Path, t.path, latched_qos())
+        self.plot_pubs = {key: quiet_publisher(self, Float64, getattr(t, key), sq)
                           for key in ("desired_heading", "heading", "desired_speed", "speed", "cross_track_error")}
-        self.wp_pub = self.create_publisher(Int32, t.waypoint_index, sq)
-        self.state_pub = self.create_publisher(String, t.state, latched_qos())
-        self._events_pub = self.create_publisher(String, t.events, command_qos(50))
+        self.wp_pub = quiet_publisher(self, Int32, t.waypoint_index, sq)
+        self.state_pub = quiet_publisher(self, String, t.state, latched_qos())
+        self._events_pub = quiet_publisher(self, String, t.events, command_qos(50))
         self.create_service(SetBool, t.arm, self._srv_arm)
         self.create_service(Trigger, t.hold, self._srv_hold)
-        self.create_subscription(String, t.command, self._on_command, command_qos(depth))
+        quiet_subscription(self, String, t.command, self._on_command, command_qos(depth))
 
         self._tf = None
         if ros.publish_tf:
@@ -174,7 +175,7 @@ class AutopilotNode(Node):
             from rosgraph_msgs.msg import Clock
             clock_topic = cfg.gazebo.clock_topic if cfg.gazebo is not None else "/clock"
             # created after the backend's sensor subscriptions, so a wait that finds both handles the samples first
-            self.create_subscription(Clock, clock_topic, self._on_clock, command_qos(10))
+            quiet_subscription(self, Clock, clock_topic, self._on_clock, command_qos(10))
         else:
             self.create_timer(self.period_s, self._on_timer)
         self.publish_path()
@@ -205,10 +206,6 @@ class AutopilotNode(Node):
             batch = self.backend.poll(t_s)
             result = self.autopilot.step(t_s, batch)
             self.backend.write(t_s, result.thrust.thrust_n, result.pulses.pulse_us)
-            for pub, f in zip(self.thrust_pubs, result.thrust.thrust_n):
-                pub.publish(Float64(data=float(f)))
-            for pub, p in zip(self.pulse_pubs, result.pulses.pulse_us):
-                pub.publish(UInt16(data=int(p)))
         except Exception as e:          # a fault in one cycle must not leave a thruster driven
             self.get_logger().error(f"control cycle failed at t={t_s:.3f} s: {e!r}; thrusters to neutral")
             self._neutral_outputs()
@@ -223,6 +220,11 @@ class AutopilotNode(Node):
             self._publish_outputs(result)
 
     def _publish_outputs(self, result) -> None:
+        """What observers plot and record, at the state rate (the actuators themselves get every cycle)."""
+        for pub, f in zip(self.thrust_pubs, result.thrust.thrust_n):
+            pub.publish(Float64(data=float(f)))
+        for pub, p in zip(self.pulse_pubs, result.pulses.pulse_us):
+            pub.publish(UInt16(data=int(p)))
         nav, sp = result.nav, result.setpoint
         stamp = self.tb.to_stamp(result.time_s)
         fr = self.cfg.ros.frames

@@ -77,15 +77,67 @@ def make_backend(cfg, vessel, mission, frame, node, time_base, seed: int = 1):
     return make_hardware_backend(cfg, vessel, node, time_base)
 
 
+class HardwareBackend:
+    """The boat's devices: L76K GNSS (reader thread), LSM9DS1 IMU (read once per poll), ESCs through pigpio with
+    the deadman guardian. Fixes and samples are stamped with the runner's clock (`clock_s`)."""
+
+    consumes = "pulses"
+
+    def __init__(self, vessel, clock_s, perf_clock=time.perf_counter, deadman: bool = True):
+        from drivers.esc import EscOutput
+        from drivers.l76k import L76K
+        from drivers.lsm9ds1 import Lsm9ds1Source
+
+        s = vessel.sensors
+        cal = None
+        if s.mag.calibration_file:
+            from estimation.mag_calibration import read_calibration
+            cal = read_calibration(s.mag.calibration_file)
+        self._perf = perf_clock
+        self.esc = EscOutput.from_vessel(vessel, deadman=deadman)     # first: outputs to neutral before anything
+        self.gnss = L76K.from_config(s.gnss, clock=clock_s)
+        self.gnss.start()
+        self.imu = Lsm9ds1Source.open_hw(s.imu, s.mag, mag_calibration=cal, clock=clock_s)
+        self.last_input_wall_s: Optional[float] = None
+        gpios = ",".join(f"GPIO{t.gpio}" for t in vessel.thrusters)
+        self.hardware_ids = {"gnss": f"L76K {s.gnss.port}", "imu": f"LSM9DS1 i2c-{s.imu.bus} "
+                             f"0x{s.imu.address_xg:02x}/0x{s.imu.address_mag:02x}", "esc": f"pigpio {gpios}"}
+        self._armed_esc = False
+
+    def poll(self, t_s: float) -> SensorBatch:
+        batch = self.imu.poll(t_s)
+        batch.gps.extend(self.gnss.poll())
+        self.last_input_wall_s = self._perf()
+        return batch
+
+    def write(self, t_s: float, thrust_n, pulses_us) -> None:
+        from autopilot.types import PulseCommand
+        if not self._armed_esc:
+            self.esc.arm(t_s)
+            self._armed_esc = True
+        self.esc.write(t_s, PulseCommand(tuple(pulses_us)))
+
+    def neutral(self) -> None:
+        self.esc.neutral()
+
+    @property
+    def connected(self) -> bool:
+        return bool(self.esc.connected)
+
+    def close(self) -> None:
+        try:
+            self.esc.close()
+        finally:
+            self.gnss.close()
+            close = getattr(self.imu.driver, "close", None)
+            if close is not None:
+                close()
+
+
 def make_hardware_backend(cfg, vessel, node, time_base):
-    """The boat's own devices, through the drivers package; the drivers get the node's clock as their clock."""
-    try:
-        from drivers.backend import HardwareBackend
-    except ImportError as e:
-        raise RuntimeError(f"backend hw: the hardware drivers are not available ({e}); "
-                           "use backend sim or gazebo in the boat config") from None
+    """The boat's own devices; the drivers get the node's clock (core seconds) as their clock."""
 
     def clock_s() -> float:
         return time_base.from_ns(node.get_clock().now().nanoseconds)
 
-    return HardwareBackend(vessel, clock=clock_s)
+    return HardwareBackend(vessel, clock_s)

@@ -16,7 +16,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from autopilot.ros.qos import command_qos
+from autopilot.ros.qos import command_qos, quiet_publisher
 
 OK, WARN, ERROR, STALE = (int.from_bytes(x, "little") if isinstance(x, bytes) else int(x) for x in
                           (DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR,
@@ -47,10 +47,11 @@ class DiagnosticsNode(Node):
     def __init__(self, cfg, autopilot_node, use_sim_time: bool = False, context=None):
         ros = cfg.ros
         super().__init__(f"{ros.node_prefix}_diagnostics", namespace=ros.namespace or None, context=context,
+                         start_parameter_services=False,
                          parameter_overrides=[Parameter("use_sim_time", Parameter.Type.BOOL, use_sim_time)])
         self.ap = autopilot_node
         self.timeout_s = ros.sensor_timeout_s
-        self.pub = self.create_publisher(DiagnosticArray, ros.topics.diagnostics, command_qos(10))
+        self.pub = quiet_publisher(self, DiagnosticArray, ros.topics.diagnostics, command_qos(10))
         self.create_timer(1.0 / ros.diagnostics_rate_hz, self.publish)
         self.prefix = ros.node_prefix
 

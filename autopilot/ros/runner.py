@@ -9,6 +9,7 @@ thrusters at neutral.
 """
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import threading
@@ -99,6 +100,8 @@ def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1) -> int:
         log.info(f"autopilot up: vessel {vessel.name}, mission {mission.name!r}, backend {cfg.backend}, "
                  f"nodes {', '.join(cfg.ros.nodes)}, namespace {cfg.ros.namespace or '/'}, "
                  f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}")
+        gc.collect()
+        gc.freeze()         # start-up objects live for the whole run: keep the collector from rescanning them
         proc.spin(stop)
         return 0
     except (KeyboardInterrupt, ExternalShutdownException):

@@ -20,20 +20,21 @@ from sensor_msgs.msg import Imu, MagneticField, NavSatFix
 
 from autopilot.ros import messages
 from autopilot.ros.messages import CEP_TO_SIGMA, TimeBase
-from autopilot.ros.qos import sensor_qos
+from autopilot.ros.qos import quiet_publisher, sensor_qos
 
 
 class GnssNode(Node):
     def __init__(self, cfg, vessel, time_base: TimeBase, source=None, poll_rate_hz: float = 10.0,
                  context=None):
         ros = cfg.ros
-        super().__init__(f"{ros.node_prefix}_gnss", namespace=ros.namespace or None, context=context)
+        super().__init__(f"{ros.node_prefix}_gnss", namespace=ros.namespace or None, context=context,
+                         start_parameter_services=False)
         self.tb = time_base
         self.frame_id = ros.frames.gnss
         self.speed_std_mps = vessel.sensors.gnss.speed_noise_mps
         q = sensor_qos(ros.qos.sensor_depth)
-        self.fix_pub = self.create_publisher(NavSatFix, ros.topics.gnss_fix, q)
-        self.vel_pub = self.create_publisher(TwistWithCovarianceStamped, ros.topics.gnss_vel, q)
+        self.fix_pub = quiet_publisher(self, NavSatFix, ros.topics.gnss_fix, q)
+        self.vel_pub = quiet_publisher(self, TwistWithCovarianceStamped, ros.topics.gnss_vel, q)
         self.published = 0
         self._source = source
         if source is not None:
@@ -56,14 +57,15 @@ class ImuNode(Node):
     def __init__(self, cfg, vessel, time_base: TimeBase, source=None, poll_rate_hz: Optional[float] = None,
                  context=None):
         ros = cfg.ros
-        super().__init__(f"{ros.node_prefix}_imu", namespace=ros.namespace or None, context=context)
+        super().__init__(f"{ros.node_prefix}_imu", namespace=ros.namespace or None, context=context,
+                         start_parameter_services=False)
         self.tb = time_base
         self.frame_id = ros.frames.imu
         s = vessel.sensors
         self.gyro_std, self.accel_std, self.mag_noise = s.imu.gyro_noise_rps, s.imu.accel_noise_mps2, s.mag.noise_t
         q = sensor_qos(ros.qos.sensor_depth)
-        self.imu_pub = self.create_publisher(Imu, ros.topics.imu, q)
-        self.mag_pub = self.create_publisher(MagneticField, ros.topics.mag, q)
+        self.imu_pub = quiet_publisher(self, Imu, ros.topics.imu, q)
+        self.mag_pub = quiet_publisher(self, MagneticField, ros.topics.mag, q)
         self.published = 0
         self._source = source
         if source is not None:

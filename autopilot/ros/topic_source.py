@@ -15,7 +15,7 @@ from sensor_msgs.msg import Imu, MagneticField, NavSatFix
 
 from autopilot.ros import messages
 from autopilot.ros.messages import TimeBase
-from autopilot.ros.qos import sensor_qos
+from autopilot.ros.qos import quiet_subscription, sensor_qos
 from autopilot.types import SensorBatch
 
 
@@ -35,14 +35,14 @@ class TopicSensorSource:
         self.counts = {"gnss": 0, "imu": 0, "mag": 0}
         self.topics = {"gnss": gnss_topic, "imu": imu_topic}
         q = sensor_qos(depth)
-        self._subs = [node.create_subscription(NavSatFix, gnss_topic, self._on_fix, q),
-                      node.create_subscription(Imu, imu_topic, self._on_imu, q)]
+        self._subs = [quiet_subscription(node, NavSatFix, gnss_topic, self._on_fix, q),
+                      quiet_subscription(node, Imu, imu_topic, self._on_imu, q)]
         if gnss_vel_topic:
             self.topics["gnss_vel"] = gnss_vel_topic
-            self._subs.append(node.create_subscription(TwistWithCovarianceStamped, gnss_vel_topic, self._on_vel, q))
+            self._subs.append(quiet_subscription(node, TwistWithCovarianceStamped, gnss_vel_topic, self._on_vel, q))
         if mag_topic:
             self.topics["mag"] = mag_topic
-            self._subs.append(node.create_subscription(MagneticField, mag_topic, self._on_mag, q))
+            self._subs.append(quiet_subscription(node, MagneticField, mag_topic, self._on_mag, q))
 
     def _on_fix(self, msg: NavSatFix) -> None:
         self._batch.gps.append(messages.navsatfix_to_gps_fix(msg, self.tb, self._gps_std_m, self._sats,
