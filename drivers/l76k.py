@@ -9,14 +9,16 @@
 
 Bytes go through `NmeaFramer` (checksums, CASIC binary frames) and `EpochAssembler` (GGA + RMC per epoch,
 see drivers/l76k_epoch.py for the fields, validity and the HDOP -> pos_std_m rule). A fix's `time_s` is the
-driver's `clock()` when the bytes completing it were read; pass the runner's clock so fixes share its time.
+driver's `clock()` when its epoch's first sentence was read (the fix is delivered once the epoch is
+complete); pass the runner's clock so fixes share its time.
 
 Two ways to run:
 - threaded (`start()`): a daemon thread blocks on the port (read timeout 50 ms), fills a bounded queue,
   and reopens the port with exponential back-off (0.2 s doubling to 5 s) when it disappears (USB unplug,
   UART error: any exception from pyserial). Hardware and pseudo-terminals.
-- polled (no `start()`): each `poll()` reads what is waiting without blocking. For in-memory ports in
-  fast simulations, where a thread would tie fixes to wall time.
+- polled (no `start()`): each `poll()` reads what is waiting without blocking, and reopens a lost port
+  (at the last baud, back-off on `clock()`). For in-memory ports in fast simulations, where a thread would
+  tie fixes to wall time. Call `open()` first (it does the baud search in auto mode).
 
 Set-up (blocking, before `start()`, used by `autopilot bench gps`): `open()`, `detect_baud()`,
 `set_baud(115200)`, `configure(rate_hz)`; `baud="auto"` makes `open()` and every reconnection search the
@@ -139,6 +141,7 @@ class L76K:
         self._next_open_s = -float("inf")      # polled mode: earliest clock() for the next reopen attempt
         self._backoff_s = self.backoff_min_s
         self._last_sentence_wall = 0.0
+        self._closed = False
         self._thread: Optional[threading.Thread] = None
         self._stop = threading.Event()
         self._lock = threading.Lock()          # port ownership between set-up calls and the reader
@@ -158,6 +161,7 @@ class L76K:
     def open(self) -> int:
         """Open the port (searching the baud in auto mode); returns the baud. Raises GnssLinkError/OSError."""
         with self._lock:
+            self._closed = False
             if self._port is None:
                 self._open_link()
             return self.baud
@@ -166,12 +170,14 @@ class L76K:
         """Start the reader thread (it opens the port itself if `open()` was not called)."""
         if self._thread is not None:
             return
+        self._closed = False
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name=f"l76k-{self.port_name}", daemon=True)
         self._thread.start()
 
     def close(self) -> None:
-        """Stop the reader, close the port and queue the epoch in progress."""
+        """Stop the reader, close the port and queue the epoch in progress (`poll()` still returns it)."""
+        self._closed = True
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2.0)
@@ -189,7 +195,7 @@ class L76K:
     # -- data for the loop -----------------------------------------------------------------------------
     def poll(self) -> List[GpsFix]:
         """Every fix completed since the previous call, oldest first. Never blocks."""
-        if self._thread is None:
+        if self._thread is None and not self._closed:
             self._pump()
         out = []
         while True:
@@ -406,7 +412,7 @@ class L76K:
         """Polled mode: reopen when due, read what is waiting, flush an idle epoch."""
         now = self.clock()
         if self._port is None:
-            if now < self._next_open_s:
+            if now < self._next_open_s or self.baud is None:   # a baud search would block: open() does it
                 return
             try:
                 with self._lock:

@@ -160,7 +160,10 @@ class EpochAssembler:
     """Feed checksummed sentences in arrival order; get GpsFix objects per epoch.
 
     `feed(sentence, t_rx_s)` and `flush()` return the fixes completed by that call. `t_rx_s` is the
-    caller's clock at reception; a fix's `time_s` is the reception time of the sentence that completed it.
+    caller's clock at reception. A fix's `time_s` is the reception time of its epoch's first timed sentence
+    (on the L76K the GGA, which leaves the module first): the closest the line lets us get to the time the
+    position refers to. The fix itself becomes available when the epoch completes (its RMC), which on a
+    full sentence set at 9600 baud is ~0.8 s later; consumers extrapolate to `time_s`.
     """
 
     def __init__(self, cep_m: float = 2.0):
@@ -192,8 +195,12 @@ class EpochAssembler:
         if kind not in _USED_TYPES or talker not in TALKERS:
             self.counters.ignored += 1
             return []
+        if kind == "GSA" and self._epoch is not None and self._epoch.hdop is not None:
+            self.counters.ignored += 1                   # the epoch's GGA already gave HDOP
+            return []
         try:
-            msg = pynmea2.parse(sentence, check=False)   # the framer verified the checksum
+            # The framer verified the checksum: hand pynmea2 the sentence without it, so it is not redone.
+            msg = pynmea2.parse(sentence[:-3] if sentence[-3] == "*" else sentence, check=False)
             return self._dispatch(kind, talker, msg, t_rx_s)
         except (_Bad, pynmea2.ParseError, ValueError, TypeError, IndexError, AttributeError):
             self.counters.parse_errors += 1
@@ -364,7 +371,7 @@ class EpochAssembler:
         sog = ep.sog_mps if ep.sog_mps is not None else ep.vtg_sog_mps
         cog_deg = ep.cog_deg if ep.cog_deg is not None else ep.vtg_cog_deg
         fix = GpsFix(
-            time_s=ep.t_last_s,
+            time_s=ep.t_first_s,
             lat_deg=lat,
             lon_deg=lon,
             alt_m=ep.alt_m if ep.alt_m is not None else math.nan,

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import re
 import struct
+from functools import reduce
+from operator import xor
 from dataclasses import dataclass, fields
 from typing import List
 
@@ -32,24 +34,20 @@ _START = re.compile(rb"[$\xba]")
 # First byte that cannot continue a sentence body: anything outside printable ASCII, or '$'.
 _SENTENCE_STOP = re.compile(rb"[^\x20-\x23\x25-\x7e]")
 _WHITESPACE = b"\r\n "
+_LINE_ENDS = (b"\r\n", b"\n", b"\r")
 
 
 def nmea_checksum(body) -> int:
     """XOR of the bytes between '$' and '*' (str or bytes)."""
     if isinstance(body, str):
         body = body.encode("ascii")
-    c = 0
-    for b in body:
-        c ^= b
-    return c
+    return reduce(xor, body, 0)
 
 
 def nmea_sentence(body: str) -> bytes:
     """'$' + body + '*HH' + CRLF, the wire form of a sentence body such as 'PCAS01,5'."""
     raw = body.encode("ascii")
-    c = 0
-    for b in raw:
-        c ^= b
+    c = reduce(xor, raw, 0)
     return b"$" + raw + b"*" + bytes((_HEX[c >> 4], _HEX[c & 15])) + b"\r\n"
 
 
@@ -131,7 +129,7 @@ class NmeaFramer:
                 i = n
                 break
             j = m.start()
-            if j > i:
+            if j > i and not (j - i <= 2 and buf[i:j] in _LINE_ENDS):     # the usual case: just CRLF
                 self._count_garbage(buf, i, j)
             i = j
             if buf[i] == 0xBA:
@@ -220,10 +218,7 @@ class NmeaFramer:
             c.bad_checksum += 1
             return
         given = int(raw[star + 1:], 16)
-        x = 0
-        for b in raw[1:star]:
-            x ^= b
-        if x != given:
+        if reduce(xor, raw[1:star], 0) != given:
             c.bad_checksum += 1
             return
         c.sentences += 1

@@ -59,6 +59,22 @@ class GnssTruth:
     cog_rad: float = 0.0            # course over ground, clockwise from true north [rad]
 
 
+def antenna_truth(frame, cfg: GnssConfig, north_m: float, east_m: float, heading_rad: float,
+                  surge_mps: float, sway_mps: float, yaw_rate_rps: float, alt_m: float = 0.0) -> GnssTruth:
+    """GnssTruth at the antenna from the plant's CG state.
+
+    frame: estimation.geodesy.LocalFrame of the NED origin; north_m/east_m: CG position [m]; heading [rad];
+    surge/sway: velocity over ground in body FRD [m/s]; yaw rate [rad/s]. The antenna sits at
+    (cfg.antenna_x_m, cfg.antenna_y_m) in body FRD, so it moves by r x lever arm on top of the CG."""
+    c, s = math.cos(heading_rad), math.sin(heading_rad)
+    ax, ay = cfg.antenna_x_m, cfg.antenna_y_m
+    lat, lon = frame.to_wgs84(north_m + c * ax - s * ay, east_m + s * ax + c * ay)
+    u, v = surge_mps - yaw_rate_rps * ay, sway_mps + yaw_rate_rps * ax
+    vn, ve = c * u - s * v, s * u + c * v
+    return GnssTruth(lat_deg=lat, lon_deg=lon, alt_m=alt_m, sog_mps=math.hypot(vn, ve),
+                     cog_rad=math.atan2(ve, vn))
+
+
 def _sentence(body: str) -> bytes:
     c = nmea_checksum(body)
     return f"${body}*{_HEX[c >> 4]}{_HEX[c & 15]}\r\n".encode("ascii")

@@ -43,15 +43,15 @@ def test_gga_and_rmc_of_one_epoch_become_one_fix_with_si_units():
     assert (f.alt_m, f.fix_quality, f.sats, f.hdop) == (76.5, 1, 14, 0.9)
     assert f.sog_mps == pytest.approx(10 * 0.514444)                  # knots -> m/s
     assert f.cog_rad == pytest.approx(math.radians(286.35) - 2 * math.pi)  # wrapped to [-pi, pi)
-    assert f.time_s == 102.0                                           # reception of the completing RMC
+    assert f.time_s == 100.0                                           # reception of the epoch's first sentence
     assert f.valid
 
 
 def test_fix_is_emitted_when_complete_not_one_epoch_late():
     a = EpochAssembler()
     assert a.feed(gga(), 1.0) == []
-    done = a.feed(rmc(), 1.5)
-    assert len(done) == 1 and done[0].time_s == 1.5
+    done = a.feed(rmc(), 1.5)                                          # delivered with the RMC,
+    assert len(done) == 1 and done[0].time_s == 1.0                     # stamped with the GGA's arrival
     assert a.feed(s("GNZDA,055234.200,05,08,2026,00,00"), 1.6) == []   # late sentence of that epoch: ignored
 
 
@@ -160,3 +160,17 @@ def test_time_stamps_come_from_the_injected_clock():
     port.device_write((nmea_sentence(gga()[1:-3]) + nmea_sentence(rmc()[1:-3])))
     fixes = drv.poll()
     assert [f.time_s for f in fixes] == [42.0]
+
+
+def test_antenna_truth_applies_the_lever_arm():
+    from estimation.geodesy import LocalFrame
+    from hil.gnss_emitter import antenna_truth
+
+    frame = LocalFrame(51.0, 17.0)
+    cfg = GnssConfig(antenna_x_m=1.0, antenna_y_m=0.0)
+    # Heading east, antenna 1 m forward: 1 m east of the CG; turning to starboard at 0.5 rad/s while
+    # still adds 0.5 m/s to the right of the bow (south).
+    t = antenna_truth(frame, cfg, 0.0, 0.0, math.pi / 2, 0.0, 0.0, 0.5)
+    n, e = frame.to_ned(t.lat_deg, t.lon_deg)
+    assert (n, e) == (pytest.approx(0.0, abs=1e-6), pytest.approx(1.0, abs=1e-6))
+    assert t.sog_mps == pytest.approx(0.5) and t.cog_rad == pytest.approx(math.pi)
