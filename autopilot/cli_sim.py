@@ -66,6 +66,9 @@ def register(subparsers) -> None:
     p.add_argument("--duration", type=_positive, default=None, metavar="S",
                    help="simulated seconds (default: until the mission completes)")
     p.add_argument("--realtime", action="store_true", help="run at wall-clock speed")
+    p.add_argument("--devices", choices=("bytes", "typed"), default="bytes",
+                   help="bytes (default): emulated L76K/LSM9DS1/pigpio under the real drivers; "
+                        "typed: sensor models straight into the estimator (faster, skips the drivers)")
     p.add_argument("--plot", metavar="FILE.png")
     p.add_argument("--report", metavar="FILE.json")
     p.add_argument("--log", metavar="DIR", help="write a CSV of the run into DIR")
@@ -86,7 +89,7 @@ def run(args) -> int:
                             current_speed_mps=args.current[0], current_toward_deg=args.current[1],
                             wave_hs_m=args.waves[0], wave_tp_s=args.waves[1], wave_from_deg=args.waves[2])
     opts = SimOptions(seed=args.seed, env=env, gps_noise=args.gps_noise, gps_rate_hz=args.gps_rate_hz,
-                      duration_s=args.duration, realtime=args.realtime)
+                      duration_s=args.duration, realtime=args.realtime, devices=args.devices)
     result = run_sim(vessel, mission, opts)
     print(format_summary(result.report, env))
     if args.report:

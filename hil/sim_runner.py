@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
 
 import numpy as np
 
@@ -33,6 +33,7 @@ class SimOptions:
     duration_s: Optional[float] = None    # None: until the mission is complete (with a generous cap)
     linger_s: float = 5.0                 # keep simulating this long after the mission completes
     realtime: bool = False
+    devices: str = "bytes"                # "bytes": emulated devices + real drivers; "typed": sensor models only
 
 
 @dataclass
@@ -68,21 +69,26 @@ def initial_pose(mission: MissionConfig, frame, waypoints_ned) -> tuple[float, f
     return n, e, psi
 
 
-def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
-            sensors_factory: Optional[Callable] = None) -> SimResult:
+def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions) -> SimResult:
     """Fly `mission` with `vessel` in the simulator and return the report and the trace."""
-    from hil.sensor_models import TypedSensorSuite
-
     frame = mission_frame(mission)
     autopilot = Autopilot(vessel, mission, frame=frame)
     waypoints_ned = autopilot.guidance.waypoints_ned
     n0, e0, psi0 = initial_pose(mission, frame, waypoints_ned)
     plant = Plant(vessel, opts.env, opts.seed, n0, e0, psi0)
-    if sensors_factory is None:
+    clock = [0.0]
+    escs = None
+    if opts.devices == "bytes":
+        from hil.sim_devices import ByteLevelSensors, SimEscs
+        sensors = ByteLevelSensors(vessel, frame, opts.seed, gps_noise=opts.gps_noise,
+                                   gps_rate_hz=opts.gps_rate_hz, truth0=plant.truth)
+        escs = SimEscs(vessel, autopilot.maps, clock=lambda: clock[0])
+    elif opts.devices == "typed":
+        from hil.sensor_models import TypedSensorSuite
         sensors = TypedSensorSuite(vessel, frame, opts.seed, gps_noise=opts.gps_noise,
                                    gps_rate_hz=opts.gps_rate_hz)
     else:
-        sensors = sensors_factory(vessel, frame, opts)
+        raise ValueError(f"devices {opts.devices!r}: use 'bytes' or 'typed'")
     metrics = SimMetrics(lookahead_m=autopilot.guidance.lookahead_m)
 
     dt = 1.0 / vessel.control.loop_rate_hz
@@ -99,12 +105,15 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
     gps_ne = []
     thrust_demand = [0.0] * len(maps)
     autopilot.arm(0.0)
+    if escs is not None:
+        escs.arm(0.0)
     autopilot.set_mode("AUTO", "simulation start")
     completed_at = None
     wall0 = time.perf_counter()
     k = 0
     for k in range(n_cycles):
         t = (k + 1) * dt
+        clock[0] = t
         truth = plant.step_to(t, thrust_demand)
         batch = sensors.sample(truth)
         truth_ne = (truth.north_m, truth.east_m)
@@ -114,7 +123,13 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
                 gps_ne.append(fne)
                 metrics.add_gps(fne, truth_ne)
         res = autopilot.step(t, batch)
-        thrust_demand = [m.pulse_to_thrust(p) for m, p in zip(maps, res.pulses.pulse_us)]
+        if escs is not None:
+            escs.write(t, res.pulses)
+            thrust_demand = escs.thrust_n()
+            pulse_log[k] = escs.pulses_us
+        else:
+            thrust_demand = [m.pulse_to_thrust(p) for m, p in zip(maps, res.pulses.pulse_us)]
+            pulse_log[k] = res.pulses.pulse_us
         in_auto = res.mode == "AUTO"
         metrics.add_cycle(t, truth_ne, truth.heading_rad, res.nav, autopilot.guidance.leg if in_auto else None,
                           autopilot.guidance.index, in_auto)
@@ -125,7 +140,6 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
                     sp.xte_m if (sp and in_auto) else np.nan, autopilot.guidance.index,
                     res.wrench.surge_n, res.wrench.yaw_nm)
         thrust_log[k] = res.thrust.thrust_n
-        pulse_log[k] = res.pulses.pulse_us
         if completed_at is None and autopilot.guidance.complete:
             completed_at = t
         if opts.realtime:
@@ -135,6 +149,9 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         if opts.duration_s is None and completed_at is not None and t >= completed_at + opts.linger_s:
             break
     wall = time.perf_counter() - wall0
+    if escs is not None:
+        escs.close()
+        sensors.close()
     n_done = k + 1
     sim_time = n_done * dt
     report = {
@@ -151,6 +168,7 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         "control_rate_hz": vessel.control.loop_rate_hz,
         "gps_noise": opts.gps_noise,
         "gps_rate_hz": opts.gps_rate_hz or vessel.sensors.gnss.rate_hz,
+        "devices": opts.devices,
     }
     report.update(metrics.summary())
     trace_d = {name: trace[:n_done, i] for i, name in enumerate(TRACE_FIELDS)}
