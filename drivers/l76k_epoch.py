@@ -39,7 +39,7 @@ from autopilot.angles import wrap_pi
 from autopilot.types import GpsFix
 
 KNOT_MPS = 0.514444                 # 1 international knot = 1852 m / 3600 s
-KMH_MPS = 1.0 / 3.6
+MAX_SOG_KN = 1000.0                 # civil receivers stop reporting above ~1000 kn (COCOM limit): beyond is junk
 CEP_TO_SIGMA = 1.0 / math.sqrt(2.0 * math.log(2.0))   # = 1 / 1.1774
 HDOP_REF = 1.0
 UNKNOWN_HDOP = 5.0
@@ -202,7 +202,7 @@ class EpochAssembler:
             # The framer verified the checksum: hand pynmea2 the sentence without it, so it is not redone.
             msg = pynmea2.parse(sentence[:-3] if sentence[-3] == "*" else sentence, check=False)
             return self._dispatch(kind, talker, msg, t_rx_s)
-        except (_Bad, pynmea2.ParseError, ValueError, TypeError, IndexError, AttributeError):
+        except Exception:   # noqa: BLE001 - any field content (bad date, huge number, ...) is a bad sentence
             self.counters.parse_errors += 1
             return []
 
@@ -253,6 +253,8 @@ class EpochAssembler:
         ep.valid["GGA"] = quality != 0 and pos is not None
         ep.quality, ep.sats = quality, sats
         ep.hdop = _opt_num(msg.horizontal_dil)
+        if ep.hdop is not None and ep.hdop <= 0.0:
+            raise _Bad(f"HDOP {ep.hdop!r}")
         ep.alt_m = _opt_float(msg.altitude)
 
     def _rmc(self, msg, ep: _Epoch) -> None:
@@ -261,6 +263,8 @@ class EpochAssembler:
             raise _Bad(f"RMC status {status!r}")
         pos = self._position(msg.lat, msg.lat_dir, msg.lon, msg.lon_dir, strict=status == "A")
         sog_kn = _opt_float(msg.spd_over_grnd)
+        if sog_kn is not None and not 0.0 <= sog_kn <= MAX_SOG_KN:
+            raise _Bad(f"speed {sog_kn!r} kn")
         cog = _opt_float(msg.true_course)
         if cog is not None and not 0.0 <= cog <= 360.0:
             raise _Bad(f"course {cog!r}")
@@ -301,8 +305,12 @@ class EpochAssembler:
             raise _Bad(f"course {cog!r}")
         kn = _opt_num(d[4])
         kmh = _opt_num(d[6]) if len(d) > 6 else None
+        if kmh is not None and kn is None:
+            kn = kmh / 1.852
+        if kn is not None and not 0.0 <= kn <= MAX_SOG_KN:
+            raise _Bad(f"speed {d[4]!r} kn {d[6] if len(d) > 6 else ''!r} km/h")
         ep.vtg_cog_deg = cog
-        ep.vtg_sog_mps = kn * KNOT_MPS if kn is not None else (kmh * KMH_MPS if kmh is not None else None)
+        ep.vtg_sog_mps = None if kn is None else kn * KNOT_MPS
         ep.t_last_s = t
         return []
 
@@ -340,6 +348,13 @@ class EpochAssembler:
     def _finish(self, ep: Optional[_Epoch]) -> List[GpsFix]:
         if ep is None:
             return []
+        try:
+            return self._make_fix(ep)
+        except Exception:   # noqa: BLE001 - e.g. a date at the end of the calendar: drop the epoch
+            self.counters.parse_errors += 1
+            return []
+
+    def _make_fix(self, ep: _Epoch) -> List[GpsFix]:
         self._emitted.append(ep.key_ms)
         present = [k for k in _POSITION_TYPES if k in ep.talker]
         if not present:                              # only ZDA / VTG: no fix to give
