@@ -90,6 +90,7 @@ class LinkCounters:
     baud_detections: int = 0
     dropped_fixes: int = 0      # fixes lost because nobody polled and the queue was full
     rx_bytes: int = 0           # bytes read from the port
+    internal_errors: int = 0    # decoding bugs caught by the last guard (should stay 0)
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -431,10 +432,20 @@ class L76K:
             self._fail(exc)
             self._next_open_s = now + self._backoff_s
             return
-        if data:
-            self._ingest(data, now)
-        else:
-            self._maybe_flush(now)
+        self._digest(data, now)
+
+    def _digest(self, data: bytes, now: float) -> None:
+        """Feed what was read; an unexpected decoding error is logged and counted, never raised into the loop."""
+        try:
+            if data:
+                self._ingest(data, now)
+            else:
+                self._maybe_flush(now)
+        except Exception as exc:         # noqa: BLE001 - the framer and assembler are fuzzed; this is a last guard
+            self.link.internal_errors += 1
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            log.exception("L76K on %s: decoding failed; bytes dropped", self.port_name)
+            self.framer.reset()
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -457,13 +468,10 @@ class L76K:
                 self._stop.wait(self._backoff_s)
                 continue
             now = self.clock()
-            if data:
-                self._ingest(data, now)
-                if self._needs_relock():
-                    log.warning("L76K on %s: only garbage at %s baud; searching again", self.port_name, self.baud)
-                    with self._lock:
-                        self._close_port()
-                        self._failed = True
-                        self._redetect = True
-            else:
-                self._maybe_flush(now)
+            self._digest(data, now)
+            if data and self._needs_relock():
+                log.warning("L76K on %s: only garbage at %s baud; searching again", self.port_name, self.baud)
+                with self._lock:
+                    self._close_port()
+                    self._failed = True
+                    self._redetect = True
