@@ -195,8 +195,9 @@ class EpochAssembler:
         if kind not in _USED_TYPES or talker not in TALKERS:
             self.counters.ignored += 1
             return []
-        if kind == "GSA" and self._epoch is not None and self._epoch.hdop is not None:
-            self.counters.ignored += 1                   # the epoch's GGA already gave HDOP
+        if (kind == "GSA" and self._epoch is not None and self._epoch.hdop is not None) or \
+                (kind == "VTG" and (self._epoch is None or self._gap)):
+            self.counters.ignored += 1                   # HDOP already known / no epoch the VTG surely belongs to
             return []
         try:
             # The framer verified the checksum: hand pynmea2 the sentence without it, so it is not redone.
