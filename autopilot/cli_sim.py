@@ -69,6 +69,9 @@ def register(subparsers) -> None:
     p.add_argument("--devices", choices=("bytes", "typed"), default="bytes",
                    help="bytes (default): emulated L76K/LSM9DS1/pigpio under the real drivers; "
                         "typed: sensor models straight into the estimator (faster, skips the drivers)")
+    p.add_argument("--transport", choices=("inproc", "ros"), default="inproc",
+                   help="inproc (default): one process; ros: the autopilot nodes in their own process against "
+                        "the Gazebo stand-in over DDS (needs rclpy); the report adds latency_p99_ms")
     p.add_argument("--plot", metavar="FILE.png")
     p.add_argument("--report", metavar="FILE.json")
     p.add_argument("--log", metavar="DIR", help="write a CSV of the run into DIR")
@@ -90,6 +93,8 @@ def run(args) -> int:
                             wave_hs_m=args.waves[0], wave_tp_s=args.waves[1], wave_from_deg=args.waves[2])
     opts = SimOptions(seed=args.seed, env=env, gps_noise=args.gps_noise, gps_rate_hz=args.gps_rate_hz,
                       duration_s=args.duration, realtime=args.realtime, devices=args.devices)
+    if args.transport == "ros":
+        return _run_over_ros(vessel, mission, env, args)
     result = run_sim(vessel, mission, opts)
     print(format_summary(result.report, env))
     if args.report:
@@ -104,6 +109,29 @@ def run(args) -> int:
         from hil.sim_log import write_run_csv
         path = write_run_csv(result, args.log)
         print(f"log:    {path}")
+    return 0
+
+
+def _run_over_ros(vessel, mission, env, args) -> int:
+    if args.plot or args.log:
+        print("error: --plot and --log are not available with --transport ros yet; the report is "
+              "(--report FILE.json)", file=sys.stderr)
+        return 2
+    try:
+        from autopilot.ros.sim_transport import run_ros_sim
+    except ImportError as e:
+        print(f"error: --transport ros needs rclpy ({e}). On a laptop: pip install '.[ros]'; on a boat: "
+              f"source /opt/ros/$ROS_DISTRO/setup.bash", file=sys.stderr)
+        return 2
+    report = run_ros_sim(vessel, mission, env, args)
+    print(format_summary(report, env))
+    if "latency_p99_ms" in report:
+        print(f"  sensor-in to thrust-out latency over DDS: p50 {report.get('latency_p50_ms', float('nan')):.2f} ms, "
+              f"p99 {report['latency_p99_ms']:.2f} ms")
+    if args.report:
+        Path(args.report).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.report).write_text(json.dumps(_jsonable(report), indent=2) + "\n")
+        print(f"report: {args.report}")
     return 0
 
 
