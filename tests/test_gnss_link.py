@@ -7,7 +7,6 @@ differ (see hil/gnss_device.py).
 """
 import argparse
 import json
-import math
 import random
 import threading
 import time
@@ -17,7 +16,8 @@ import pytest
 from autopilot.config import GnssConfig
 from drivers import l76k_commands as cmd
 from drivers.l76k import L76K
-from drivers.nmea_stream import casic_frame
+from drivers.l76k_epoch import EpochAssembler
+from drivers.nmea_stream import NmeaFramer, casic_frame
 from hil.gnss_device import DeviceThread, EmulatedL76K, GnssSimSource
 from hil.gnss_emitter import GnssTruth, L76KEmitter
 from hil.serial_ports import PtyPair
@@ -276,8 +276,16 @@ def test_bench_gps_prints_json_fixes_and_counts(capsys):
     assert all(list(f)[:9] == keys for f in fixes)
     full = [f for f in fixes if f["sats"]]
     assert full and all(f["time"].startswith("2026-08-05T05:5") and f["time"].endswith("Z") for f in fixes)
-    assert all(abs(f["lat"] - 47.66198) < 1e-4 and abs(f["lon"] + 122.32639) < 1e-4 for f in fixes)
-    assert all(f["fix_quality"] == 1 and f["hdop"] == 0.9 and f["alt_m"] == 76.5 for f in full if f["sog_mps"] is not None)
+    reference = {}                                           # the capture decoded offline, by UTC
+    framer, asm = NmeaFramer(), EpochAssembler()
+    for sentence in framer.feed(raw):
+        for f in asm.feed(sentence, 0.0):
+            reference[f.utc] = (f.lat_deg, f.lon_deg)
+    for f in fixes:
+        lat, lon = reference[f["time"]]
+        assert abs(f["lat"] - lat) < 1e-8 and abs(f["lon"] - lon) < 1e-8
+    assert all(f["fix_quality"] == 1 and f["hdop"] == 0.9 and f["alt_m"] == 76.5
+               for f in full if f["sog_mps"] is not None)
     assert all(f["cog_deg"] == 286.35 and f["sog_mps"] == 0.0 for f in fixes if f["sog_mps"] is not None)
     assert counts["good_sentences"] > 200 and counts["bad_checksums"] > 0 and counts["binary_bytes_skipped"] > 0
     assert counts["binary_bytes_skipped"] % 90 == 0
