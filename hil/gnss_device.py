@@ -3,11 +3,12 @@
 `EmulatedL76K(link, emitter)` is the device: it owns the module's state (baud, fix interval, saved
 configuration), formats an epoch every fix interval from the truth it is given, and puts the bytes on
 the line at the line's pace - each sentence becomes readable when its last byte would have left a UART
-at the configured baud (10 bits a byte), so at 9600 baud a GGA arrives ~80 ms and an RMC ~700 ms after
-the epoch, as on the real module. An epoch that would start while the previous one is still being sent
+at the configured baud (10 bits a byte), so at 9600 baud with the factory output a GGA arrives ~80 ms and
+the RMC ~850 ms after the epoch, as on the real module. An epoch that would start while the previous one is still being sent
 is skipped (counted in `overruns`), which is what happens when the rate is too high for the baud.
 It reads what the host writes and obeys PCAS01 (baud), PCAS02 (interval), PCAS03, PCAS04, PCAS10
-(restart; 3 = factory: 9600 baud, 1 Hz) and PCAS00 (save for `power_cycle()`).
+(restart; 3 = factory: 9600 baud, 1 Hz) and PCAS00 (save: `power_cycle()` returns to the saved settings,
+initially the ones the device was created with).
 
 Wrong baud = garbage. On a pty pyserial's baud has no physical effect, so the device compares its own
 baud with the speed the host programmed on the line (`link.line_baud()`: tcgetattr on the pty master, or
@@ -22,6 +23,7 @@ the kernel pseudo-terminal and the real pyserial.
 """
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections import deque
@@ -52,6 +54,7 @@ class EmulatedL76K:
         self.commands: list = []                  # (t_s, sentence, changes) the device accepted
         self.ignored_rx_bytes = 0                 # host bytes lost to a baud mismatch
         self.garbled_bytes = 0
+        self._garble_rng = random.Random(0x6A4B)  # line noise, separate from the receiver's noise draws
         self.overruns = 0
         self.sent_epochs = 0
 
@@ -84,7 +87,7 @@ class EmulatedL76K:
         if host != self.baud:
             n = max(1, round(len(seg) * host / self.baud))
             self.garbled_bytes += n
-            seg = self.emitter.rng.randbytes(n)
+            seg = self._garble_rng.randbytes(n)
         return self.link.device_write(seg)
 
     def _read_commands(self, t_s: float) -> None:
