@@ -199,6 +199,10 @@ class NavigationEKF:
         self._hx2 = np.zeros((2, 1))
         self._R1 = np.zeros((1, 1))
         self._R2 = np.zeros((2, 2))
+        self._H4 = np.zeros((4, N_STATES))      # GNSS: position (rows 0-1) and velocity (rows 2-3)
+        self._z4 = np.zeros((4, 1))
+        self._hx4 = np.zeros((4, 1))
+        self._R4 = np.zeros((4, 4))
 
         # bookkeeping
         self.time_s: Optional[float] = None
@@ -232,7 +236,7 @@ class NavigationEKF:
         for ev in events:
             t_m = ev[0]
             if t_m < self.time_s - self.tuning.max_sample_age_s:
-                self.counters["samples_too_old"] += ev[2]
+                self.counters["samples_too_old"] += ev[2] + (ev[3][1] if ev[1] == self._on_heading_gyro else 0)
                 continue
             if t_m > self.time_s + self.tuning.predict_gap_s:
                 self._predict_to(t_m)
@@ -273,7 +277,7 @@ class NavigationEKF:
     # ------------------------------------------------------------------------------------------ events
     def _events(self, batch: SensorBatch) -> list:
         """(time, handler, n_samples, payload) tuples sorted by time. Also feeds the attitude filter."""
-        events = []
+        events, gyro, heading = [], [], []
         tn = self.tuning
         for fix in batch.gps:
             events.append((fix.time_s, self._on_gps, 1, fix))
@@ -293,13 +297,13 @@ class NavigationEKF:
                 self.attitude.update(s.time_s, s.accel_mps2, s.gyro_rps, acc_x, acc_y)
                 if t0 is None or s.time_s - t0 > tn.window_s:
                     if t0 is not None:
-                        events.append((t_sum / n, self._on_gyro, n, g_sum / n))
+                        gyro.append((t_sum / n, self._on_gyro, n, g_sum / n))
                     t0, t_sum, g_sum, n = s.time_s, 0.0, 0.0, 0
                 t_sum += s.time_s
                 g_sum += s.gyro_rps[2]
                 n += 1
             if t0 is not None:
-                events.append((t_sum / n, self._on_gyro, n, g_sum / n))
+                gyro.append((t_sum / n, self._on_gyro, n, g_sum / n))
         if batch.mag:
             mag = sorted(batch.mag, key=_time_key) if len(batch.mag) > 1 else batch.mag
             att = self.attitude
@@ -323,13 +327,21 @@ class NavigationEKF:
                 psi = tilt_compensated_heading_rad(mx, my, mz, roll, pitch, self._declination_rad)
                 if t0 is None or s.time_s - t0 > tn.window_s:
                     if t0 is not None:
-                        events.append((t_sum / n, self._on_heading, n, wrap_pi(psi0 + d_sum / n)))
+                        heading.append((t_sum / n, self._on_heading, n, wrap_pi(psi0 + d_sum / n)))
                     t0, t_sum, psi0, d_sum, n = s.time_s, 0.0, psi, 0.0, 0
                 t_sum += s.time_s
                 d_sum += wrap_pi(psi - psi0)
                 n += 1
             if t0 is not None:
-                events.append((t_sum / n, self._on_heading, n, wrap_pi(psi0 + d_sum / n)))
+                heading.append((t_sum / n, self._on_heading, n, wrap_pi(psi0 + d_sum / n)))
+        if len(gyro) == 1 and len(heading) == 1 and abs(gyro[0][0] - heading[0][0]) <= tn.window_s:
+            # the usual cycle: one gyro mean and one heading, fused in a single update at the heading's time
+            tg, _, ng, rate = gyro[0]
+            th, _, nh, psi = heading[0]
+            events.append((th, self._on_heading_gyro, nh, (psi, ng, rate, tg - th)))
+        else:
+            events.extend(gyro)
+            events.extend(heading)
         if len(events) > 1:
             events.sort(key=_first)
         return events
@@ -386,22 +398,60 @@ class NavigationEKF:
 
     def _on_heading(self, dt_s: float, n: int, heading_rad: float) -> None:
         """Mean tilt-compensated magnetic heading (true) of n samples, taken dt_s after the filter time."""
-        t_m = self.time_s + dt_s
-        x = self.kf.x
-        R = self._mag_var / n + self.tuning.heading_floor_rad ** 2
-        if not self._has_heading:
-            self._init_heading(heading_rad, R)
-            self._last_mag_s = t_m
+        R = self._heading_gate(dt_s, n, heading_rad)
+        if R is None:
             return
         H = self._H1
         H.fill(0.0)
         H[0, IX_PSI] = 1.0
         H[0, IX_R] = dt_s
+        x = self.kf.x
         self._hx1[0, 0] = x[IX_PSI, 0] + dt_s * x[IX_R, 0]
         self._z1[0, 0] = heading_rad
         self._R1[0, 0] = R
-        y = wrap_pi(heading_rad - self._hx1[0, 0])
-        P = self.kf.P
+        self._update(self._z1, H, self._hx1, self._R1, _residual_wrap_first)
+
+    def _on_heading_gyro(self, dt_s: float, n: int, payload) -> None:
+        """A heading (n samples, dt_s after the filter time) and a mean gyro rate in one 2-D update."""
+        heading_rad, n_gyro, rate_rps, gyro_offset_s = payload
+        dt_gyro_s = dt_s + gyro_offset_s
+        R = self._heading_gate(dt_s, n, heading_rad)
+        if R is None:
+            self._on_gyro(dt_gyro_s, n_gyro, rate_rps)
+            return
+        H = self._H2
+        H.fill(0.0)
+        H[0, IX_PSI] = 1.0
+        H[0, IX_R] = dt_s
+        H[1, IX_R] = 1.0
+        H[1, IX_BIAS] = 1.0
+        x = self.kf.x
+        hx = self._hx2
+        hx[0, 0] = x[IX_PSI, 0] + dt_s * x[IX_R, 0]
+        hx[1, 0] = x[IX_R, 0] + x[IX_BIAS, 0]
+        z = self._z2
+        z[0, 0] = heading_rad
+        z[1, 0] = rate_rps
+        Rm = self._R2
+        Rm[0, 0] = R
+        Rm[1, 1] = self._gyro_var / n_gyro + self.tuning.gyro_floor_rps ** 2
+        Rm[0, 1] = Rm[1, 0] = 0.0
+        self._update(z, H, hx, Rm, _residual_wrap_first)
+        self._last_imu_s = self.time_s + dt_gyro_s
+
+    def _heading_gate(self, dt_s: float, n: int, heading_rad: float) -> Optional[float]:
+        """Initialise, gate and count a heading measurement; its variance if it is to be used, else None.
+
+        A heading persistently outside the gate for mag_reacquire_s is accepted again with the heading
+        variance inflated to cover it (the filter was wrong, e.g. after a long magnetic disturbance)."""
+        t_m = self.time_s + dt_s
+        R = self._mag_var / n + self.tuning.heading_floor_rad ** 2
+        if not self._has_heading:
+            self._init_heading(heading_rad, R)
+            self._last_mag_s = t_m
+            return None
+        x, P = self.kf.x, self.kf.P
+        y = wrap_pi(heading_rad - (x[IX_PSI, 0] + dt_s * x[IX_R, 0]))
         s = P[IX_PSI, IX_PSI] + 2.0 * dt_s * P[IX_PSI, IX_R] + dt_s * dt_s * P[IX_R, IX_R] + R
         nis = y * y / s
         if nis > self.tuning.mag_gate:
@@ -409,17 +459,18 @@ class NavigationEKF:
                 self._mag_reject_since_s = t_m
             if t_m - self._mag_reject_since_s < self.tuning.mag_reacquire_s:
                 self.counters["mag_rejected"] += 1
-                return
-            self.kf.P[IX_PSI, IX_PSI] += y * y        # heading persistently elsewhere: trust it again
+                return None
+            P[IX_PSI, IX_PSI] += y * y
             self.counters["mag_reacquisitions"] += 1
             nis = y * y / (s + y * y)
         self._mag_reject_since_s = None
         self._mag_nis += 0.05 * (nis - self._mag_nis)
-        self._update(self._z1, H, self._hx1, self._R1, _residual_wrap_first)
         self.counters["mag_accepted"] += 1
         self._last_mag_s = t_m
+        return R
 
     def _on_gps(self, dt_s: float, n: int, fix) -> None:
+        """A GNSS fix dt_s after the filter time: position (gated) and speed/course (gated), fused in one update."""
         if not fix.valid:
             self.counters["gps_invalid"] += 1
             return
@@ -427,20 +478,41 @@ class NavigationEKF:
         north, east = self.frame.to_ned(fix.lat_deg, fix.lon_deg)
         std = fix.pos_std_m if fix.pos_std_m > 0 else self._gps_default_std_m
         var = std * std
+        H, hx, z, R = self._H4, self._hx4, self._z4, self._R4
+        H.fill(0.0)
+        R.fill(0.0)
+        if not self._has_position:
+            x = self.kf.x
+            c, s = math.cos(x[IX_PSI, 0]), math.sin(x[IX_PSI, 0])
+            ax, ay = self._antenna_x_m, self._antenna_y_m
+            self._init_position(north - (ax * c - ay * s), east - (ax * s + ay * c), var)
+            self._last_gps_s = t_m
+            if self._gps_velocity_rows(fix, 2):
+                self._update(z[2:], H[2:], hx[2:], R[2:, 2:], None)
+            return
+        use_pos = self._gps_position_rows(dt_s, t_m, north, east, var)
+        use_vel = self._gps_velocity_rows(fix, 2)
+        if use_pos and use_vel:
+            self._update(z, H, hx, R, None)
+        elif use_pos:
+            self._update(z[:2], H[:2], hx[:2], R[:2, :2], None)
+        elif use_vel:
+            self._update(z[2:], H[2:], hx[2:], R[2:, 2:], None)
+        if use_pos:
+            self.counters["gps_accepted"] += 1
+            self._last_gps_s = t_m
+
+    def _gps_position_rows(self, dt_s: float, t_m: float, north: float, east: float, var: float) -> bool:
+        """Fill rows 0-1 of the GNSS measurement with the antenna position extrapolated to the fix time;
+        gate it (with re-acquisition after a persistent disagreement). True if it is to be used."""
+        H, hx, z, R = self._H4, self._hx4, self._z4, self._R4
         x = self.kf.x
         psi = x[IX_PSI, 0]
         c, s = math.cos(psi), math.sin(psi)
         ax, ay = self._antenna_x_m, self._antenna_y_m
-        if not self._has_position:
-            self._init_position(north - (ax * c - ay * s), east - (ax * s + ay * c), var)
-            self._last_gps_s = t_m
-            self._gps_velocity(fix, c, s)
-            return
         u, v = x[IX_U, 0], x[IX_V, 0]
         vn = u * c - v * s + x[IX_CN, 0]
         ve = u * s + v * c + x[IX_CE, 0]
-        H = self._H2
-        H.fill(0.0)
         H[0, IX_N] = 1.0
         H[1, IX_E] = 1.0
         H[0, IX_PSI] = -ax * s - ay * c + dt_s * (-u * s - v * c)
@@ -451,16 +523,12 @@ class NavigationEKF:
         H[1, IX_V] = dt_s * c
         H[0, IX_CN] = dt_s
         H[1, IX_CE] = dt_s
-        hx = self._hx2
         hx[0, 0] = x[IX_N, 0] + ax * c - ay * s + dt_s * vn
         hx[1, 0] = x[IX_E, 0] + ax * s + ay * c + dt_s * ve
-        z = self._z2
         z[0, 0] = north
         z[1, 0] = east
-        R = self._R2
         R[0, 0] = R[1, 1] = var
-        R[0, 1] = R[1, 0] = 0.0
-        nis = self._nis2(z, hx, H, R)
+        nis = self._nis2(z[:2], hx[:2], H[:2], R[:2, :2])
         if nis > self.tuning.gps_gate:
             if self._gps_reject_since_s is None:
                 self._gps_reject_since_s = t_m
@@ -468,7 +536,7 @@ class NavigationEKF:
             self._gps_reject_run += 1
             if t_m - self._gps_reject_since_s < self.tuning.gps_reacquire_s or self._gps_reject_run < 3:
                 self.counters["gps_rejected"] += 1
-                return
+                return False
             # fixes have disagreed with the filter for a while: widen the position covariance to cover the
             # innovation and accept. The published output takes the correction up smoothly.
             dn, de = north - hx[0, 0], east - hx[1, 0]
@@ -476,55 +544,51 @@ class NavigationEKF:
             P[IX_N, IX_N] += dn * dn + var
             P[IX_E, IX_E] += de * de + var
             self.counters["gps_reacquisitions"] += 1
-            nis = self._nis2(z, hx, H, R)
+            nis = self._nis2(z[:2], hx[:2], H[:2], R[:2, :2])
         self._gps_reject_since_s = None
         self._gps_reject_run = 0
         self._gps_nis += 0.05 * (nis - self._gps_nis)
-        self._update(z, H, hx, R, None)
-        self.counters["gps_accepted"] += 1
-        self._last_gps_s = t_m
-        self._gps_velocity(fix, math.cos(self.kf.x[IX_PSI, 0]), math.sin(self.kf.x[IX_PSI, 0]))
+        return True
 
-    def _gps_velocity(self, fix, c: float, s: float) -> None:
-        """Speed/course as a NED ground-velocity measurement (no time extrapolation: velocity is smooth)."""
+    def _gps_velocity_rows(self, fix, row: int) -> bool:
+        """Fill rows row, row+1 with speed/course as a NED ground velocity (no time extrapolation: velocity
+        is smooth) and gate it. True if it is to be used."""
         if fix.sog_mps is None or fix.cog_rad is None:
-            return
+            return False
         sog = fix.sog_mps
         if not self._has_heading:
             if sog >= 2.0 * self.tuning.gps_course_min_speed_mps:
                 # no magnetometer yet: course over ground is the best heading there is
                 self._init_heading(fix.cog_rad, self.tuning.init_heading_std_rad ** 2)
             else:
-                return
+                return False
+        H, hx, z, R = self._H4, self._hx4, self._z4, self._R4
         x = self.kf.x
+        psi = x[IX_PSI, 0]
+        c, s = math.cos(psi), math.sin(psi)
         u, v = x[IX_U, 0], x[IX_V, 0]
-        H = self._H2
-        H.fill(0.0)
-        H[0, IX_PSI] = -u * s - v * c
-        H[0, IX_U] = c
-        H[0, IX_V] = -s
-        H[0, IX_CN] = 1.0
-        H[1, IX_PSI] = u * c - v * s
-        H[1, IX_U] = s
-        H[1, IX_V] = c
-        H[1, IX_CE] = 1.0
-        hx = self._hx2
-        hx[0, 0] = u * c - v * s + x[IX_CN, 0]
-        hx[1, 0] = u * s + v * c + x[IX_CE, 0]
-        z = self._z2
-        z[0, 0] = sog * math.cos(fix.cog_rad)
-        z[1, 0] = sog * math.sin(fix.cog_rad)
+        a, b = row, row + 1
+        H[a, IX_PSI] = -u * s - v * c
+        H[a, IX_U] = c
+        H[a, IX_V] = -s
+        H[a, IX_CN] = 1.0
+        H[b, IX_PSI] = u * c - v * s
+        H[b, IX_U] = s
+        H[b, IX_V] = c
+        H[b, IX_CE] = 1.0
+        hx[a, 0] = u * c - v * s + x[IX_CN, 0]
+        hx[b, 0] = u * s + v * c + x[IX_CE, 0]
+        z[a, 0] = sog * math.cos(fix.cog_rad)
+        z[b, 0] = sog * math.sin(fix.cog_rad)
         var = self._speed_var
         if sog < self.tuning.gps_course_min_speed_mps:
             var += sog * sog
-        R = self._R2
-        R[0, 0] = R[1, 1] = var
-        R[0, 1] = R[1, 0] = 0.0
-        nis = self._nis2(z, hx, H, R)
+        R[a, a] = R[b, b] = var
+        nis = self._nis2(z[a:b + 1], hx[a:b + 1], H[a:b + 1], R[a:b + 1, a:b + 1])
         if nis > self.tuning.gps_vel_gate:
-            return
+            return False
         self._gps_vel_nis += 0.05 * (nis - self._gps_vel_nis)
-        self._update(z, H, hx, R, None)
+        return True
 
     # ------------------------------------------------------------------------------------------ helpers
     def _nis2(self, z, hx, H, R) -> float:
