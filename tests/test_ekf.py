@@ -139,6 +139,9 @@ def test_heading_wraps_through_south(foka):
     res = run(boat, ekf, 80.0, on_cycle=lambda t, nav: truth_sign.append(math.copysign(1.0, boat.psi)))
     assert min(truth_sign) < 0 < max(truth_sign), "the boat must have crossed 180 degrees"
     assert np.abs(res[res[:, 0] > 5, 3]).max() < math.radians(4)
+    h = ekf.health(boat.t)
+    assert h.mag_rejected == 0 and h.mag_reacquisitions == 0, "an unwrapped residual would look like 360 deg"
+    assert h.mag_accepted > 1500
 
 
 def test_covariance_stays_symmetric_positive_definite_over_30_min(foka):
@@ -280,3 +283,36 @@ def test_magnetometer_calibration_is_applied(foka):
         errors[name] = np.degrees(np.abs(res[res[:, 0] > 10, 3]).max())
     assert errors["raw"] > 15.0
     assert errors["calibrated"] < 3.0
+
+
+def test_health_reports_consistent_innovations_and_update_ages(foka):
+    boat = KinematicBoat(foka, seed=12, speed_mps=1.0, gps_rate_hz=2, yaw_rate=lambda t: 0.03)
+    ekf = NavigationEKF(foka, FRAME)
+    run(boat, ekf, 120.0)
+    h = ekf.health(boat.t)
+    assert h.valid and h.converged
+    assert 0.3 < h.gps_nis_avg / 2 < 3.0, h.gps_nis_avg
+    assert 0.3 < h.gps_vel_nis_avg / 2 < 3.0, h.gps_vel_nis_avg
+    assert h.mag_nis_avg < 3.0
+    assert h.since_gps_s <= 0.5 and h.since_imu_s <= 0.03 and h.since_mag_s <= 0.05
+    assert h.gyro_bias_rps == pytest.approx(boat.gyro_bias, abs=1e-3)
+    assert h.gps_accepted >= 230 and h.gps_rejected <= 2
+    d = h.as_dict()
+    assert d["pos_std_m"] == h.pos_std_m
+    assert NavigationEKF(foka, FRAME).health(0.0).as_dict()["since_gps_s"] is None     # never: inf -> None
+
+
+def test_short_magnetic_disturbance_is_gated_out(foka):
+    boat = KinematicBoat(foka, seed=13, speed_mps=1.0, gps_rate_hz=1)
+    ekf = NavigationEKF(foka, FRAME)
+    run(boat, ekf, 60.0)
+
+    def disturb(t, batch):          # e.g. a steel hull passing alongside: +15 uT across the sensor for 3 s
+        if 70.0 <= t < 73.0:
+            batch.mag = [MagSample(s.time_s, (s.field_t[0], s.field_t[1] + 15e-6, s.field_t[2])) for s in batch.mag]
+        return batch
+    res = run(boat, ekf, 30.0, batch_hook=disturb)
+    h = ekf.health(boat.t)
+    assert h.mag_rejected >= 50
+    assert h.mag_reacquisitions == 0
+    assert np.degrees(np.abs(res[:, 3]).max()) < 2.0

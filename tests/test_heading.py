@@ -80,3 +80,21 @@ def test_attitude_filter_follows_roll_through_the_gyro():
 def test_attitude_filter_time_constant_must_be_positive():
     with pytest.raises(ValueError, match="time_constant_s"):
         AttitudeFilter(0.0)
+
+
+def test_dynamic_attitude_is_relative_to_the_slow_mean():
+    # a hull trimmed 3 degrees bow-up (or an accelerometer bias that reads so), rolling 5 degrees in waves
+    filt = AttitudeFilter(time_constant_s=2.0, mean_time_constant_s=30.0)
+    trim = math.radians(3.0)
+    worst = 0.0
+    for k in range(1, 12000):                                # 120 s at 100 Hz
+        t = k * 0.01
+        phi = math.radians(5) * math.sin(2 * math.pi * t / 4.0)
+        p = math.radians(5) * 2 * math.pi / 4.0 * math.cos(2 * math.pi * t / 4.0)
+        f = (GRAVITY_MPS2 * math.sin(trim), -GRAVITY_MPS2 * math.sin(phi) * math.cos(trim),
+             -GRAVITY_MPS2 * math.cos(phi) * math.cos(trim))
+        filt.update(t, f, (p, 0.0, 0.0))
+        if t > 60:
+            worst = max(worst, abs(filt.dynamic_roll_rad - phi), abs(filt.dynamic_pitch_rad))
+    assert filt.mean_pitch_rad == pytest.approx(trim, abs=math.radians(0.1))
+    assert worst < math.radians(0.7)
