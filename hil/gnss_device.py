@@ -176,10 +176,15 @@ class GnssSimSource:
     """
 
     def __init__(self, cfg: GnssConfig, truth_fn: Callable[[float], GnssTruth], *, transport: str = "memory",
-                 seed: int = 0, emitter: Optional[L76KEmitter] = None, t0_s: float = 0.0):
+                 seed: int = 0, emitter: Optional[L76KEmitter] = None, t0_s: float = 0.0,
+                 beyond_l76k_rate: bool = False):
+        """`beyond_l76k_rate`: emit at cfg.rate_hz even where the L76K cannot (it tops out at 5 Hz), as a
+        faster receiver on the same line would (studies with 10 Hz receivers); the driver is unchanged."""
         from drivers.l76k import L76K   # hil depends on drivers, not the other way round
 
-        cmd.check_link(cfg.rate_hz, cfg.baud)
+        sel = emitter.selection if emitter is not None else cmd.FACTORY_SELECTION
+        if not beyond_l76k_rate:
+            cmd.check_link(cfg.rate_hz, cfg.baud, sel)
         self.cfg = cfg
         self.truth_fn = truth_fn
         self.transport = transport
@@ -193,7 +198,10 @@ class GnssSimSource:
         else:
             raise ValueError(f"transport {transport!r}: use 'memory' or 'pty'")
         self.emitter = emitter if emitter is not None else L76KEmitter(cfg, seed=seed)
-        self.device = EmulatedL76K(self.link, self.emitter, baud=cfg.baud, rate_hz=cfg.rate_hz, t0_s=t0_s)
+        self.device = EmulatedL76K(self.link, self.emitter, baud=cfg.baud,
+                                   rate_hz=1.0 if beyond_l76k_rate else cfg.rate_hz, t0_s=t0_s)
+        if beyond_l76k_rate:
+            self.device.interval_s = 1.0 / cfg.rate_hz
         self.driver = L76K(port, baud=cfg.baud, cep_m=cfg.cep_m, stale_timeout_s=cfg.stale_timeout_s,
                            clock=lambda: self._t)
         self.driver.open()

@@ -46,7 +46,10 @@ class ByteLevelSensors:
         self.frame = frame
         self._truth = truth0
         emitter = L76KEmitter(gcfg, seed=seed, selection=selection)
-        self.gnss = GnssSimSource(gcfg, self._gnss_truth, transport="memory", seed=seed, emitter=emitter)
+        # the L76K stops at 5 Hz; a faster rate is simulated as a faster receiver on the same line
+        beyond = gcfg.rate_hz not in cmd.FIX_INTERVALS_MS
+        self.gnss = GnssSimSource(gcfg, self._gnss_truth, transport="memory", seed=seed, emitter=emitter,
+                                  beyond_l76k_rate=beyond)
         self.imu_emulator = Lsm9ds1Emulator(vessel.sensors.imu, vessel.sensors.mag, seed=seed + 1)
         self.imu_emulator.update(0.0 if truth0 is None else truth0.time_s, truth0)
         self.imu = Lsm9ds1Source.open_emulated(vessel.sensors.imu, vessel.sensors.mag, self.imu_emulator,

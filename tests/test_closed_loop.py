@@ -106,3 +106,20 @@ def test_heading_step_of_20_deg_on_wamv_no_overshoot_beyond_2_deg_and_no_reversi
     assert psi.max() - 20.0 <= 2.0                       # overshoot
     assert abs(psi[-int(10 / dt):] - 20.0).max() < 0.5   # settled over the last 10 s
     assert np.min(thrust_log) >= 0.0                     # no thruster reversed
+
+
+def test_byte_level_and_typed_sensors_both_fly_the_mission():
+    """The default sim runs the real drivers on emulated devices; the typed models stay available."""
+    m, v = load_mission(MISSIONS / "straight_line.yaml"), load_vessel("wamv")
+    for devices in ("bytes", "typed"):
+        r = run_sim(v, m, SimOptions(seed=4, gps_noise="white", devices=devices)).report
+        assert r["devices"] == devices
+        assert r["mission_complete"], devices
+        assert r["pos_err_rms_m"] < r["gps_err_rms_m"] / 2
+
+
+def test_ten_hz_gnss_beyond_the_l76k_is_simulated_as_a_faster_receiver():
+    res = run_sim(load_vessel("wamv"), load_mission(MISSIONS / "straight_line.yaml"),
+                  SimOptions(seed=1, gps_noise="white", gps_rate_hz=10, duration_s=20))
+    assert res.report["gps_rate_hz"] == 10
+    assert 190 <= len(res.gps_ne) <= 200          # 20 s of 10 Hz fixes through the real L76K driver
