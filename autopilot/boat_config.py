@@ -12,6 +12,7 @@ file, the key and the reason. Pure data: no rclpy here.
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Tuple
@@ -145,12 +146,29 @@ class GazeboConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class LoggingConfig:
+    """The crash-safe run log of `autopilot run` (one directory per run under `dir`)."""
+
+    dir: Optional[str] = param(None, doc="where runs go; default $AUTOPILOT_LOG_DIR, else ./runs")
+    enabled: bool = param(True)
+    rate_hz: float = param(10.0, unit="Hz", min=0.1, max=50.0, doc="state.csv / run.mcap rows per second")
+    keep_runs: int = param(50, min=1, max=100000, doc="older runs are deleted beyond this count")
+    max_total_mb: float = param(2000.0, unit="MB", min=1.0, max=1e7, doc="and beyond this total size")
+
+    def directory(self) -> Optional[str]:
+        if not self.enabled:
+            return None
+        return self.dir or os.environ.get("AUTOPILOT_LOG_DIR") or "runs"
+
+
+@dataclass(frozen=True, kw_only=True)
 class BoatConfig:
     vessel: str = param(doc="vessel preset name (foka) or path to a vessel YAML")
     mission: Optional[str] = param(None, doc="mission YAML; `autopilot run --mission` overrides it")
     backend: str = param("hw", choices=("hw", "sim", "gazebo"))
     ros: RosConfig = param(default_factory=RosConfig)
     gazebo: Optional[GazeboConfig] = param(None, doc="required for backend gazebo")
+    logging: LoggingConfig = param(default_factory=LoggingConfig)
     source_file: str = param("")
 
     def validate(self):

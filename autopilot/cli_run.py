@@ -11,14 +11,18 @@ def register(subparsers) -> None:
                                           "names (hw, sim or gazebo). Needs rclpy: the system's ROS 2 on a boat, "
                                           "or `pip install .[ros]` on a laptop.")
     p.add_argument("--config", required=True, metavar="FILE", help="boat config YAML (e.g. config/boat.yaml)")
-    p.add_argument("--mission", metavar="FILE", help="mission YAML (overrides the boat config's mission)")
+    p.add_argument("--mission", metavar="FILE",
+                   help="mission YAML or QGroundControl/Mission Planner `QGC WPL 110` file (overrides the boat "
+                        "config's mission); checked against the vessel and geofence before anything starts")
     p.add_argument("--seed", type=int, default=1, help="random seed of the sim backend")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from autopilot.boat_config import load_boat_config
-    from autopilot.config import ConfigError, load_mission, load_vessel
+    from autopilot.config import ConfigError, load_vessel
+    from autopilot.mission_check import check_mission
+    from autopilot.mission_io import load_mission_file
 
     try:
         cfg = load_boat_config(args.config)
@@ -28,9 +32,16 @@ def run(args) -> int:
             print(f"error: {args.config}: no mission: give `mission:` in the boat config or --mission FILE",
                   file=sys.stderr)
             return 2
-        mission = load_mission(mission_path)
+        mission = load_mission_file(mission_path)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    problems = check_mission(mission, vessel)
+    if problems:
+        for p in problems:
+            print(f"error: {p}", file=sys.stderr)
+        print(f"error: mission {mission_path} refused ({len(problems)} problem(s)); nothing started",
+              file=sys.stderr)
         return 2
     try:
         from autopilot.ros.runner import run_boat

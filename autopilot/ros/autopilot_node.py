@@ -111,7 +111,8 @@ class AutopilotNode(Node):
 
     def __init__(self, cfg: BoatConfig, vessel, mission, backend_factory: Callable,
                  use_sim_time: bool = False, config_file: str = "", on_batch: Optional[Callable] = None,
-                 autopilot_factory: Optional[Callable] = None, context=None):
+                 autopilot_factory: Optional[Callable] = None, context=None,
+                 on_cycle: Optional[Callable] = None, on_event: Optional[Callable] = None):
         ros = cfg.ros
         super().__init__(ros.node_prefix, namespace=ros.namespace or None, context=context,
                          parameter_overrides=[Parameter("use_sim_time", Parameter.Type.BOOL, use_sim_time)])
@@ -131,6 +132,8 @@ class AutopilotNode(Node):
             from autopilot.vehicle import Autopilot
             autopilot_factory = Autopilot
         self._events_pub = None
+        self._on_cycle = on_cycle            # (t_s, batch, result) after every real cycle: watchdog, run log
+        self._on_event_hook = on_event       # (core Event): the run log
         self.autopilot = autopilot_factory(vessel, mission, on_event=self._on_core_event)
         self.frame = self.autopilot.frame
         self.backend = backend_factory(self, self.tb)
@@ -216,6 +219,8 @@ class AutopilotNode(Node):
         self.last_result = result
         if self._on_batch is not None:
             self._on_batch(batch)
+        if self._on_cycle is not None:
+            self._on_cycle(t_s, batch, result)
         if self.stats.cycles % self._state_every == 0:
             self._publish_outputs(result)
 
@@ -288,6 +293,8 @@ class AutopilotNode(Node):
 
     # ------------------------------------------------------------------ commands
     def _on_core_event(self, ev) -> None:
+        if self._on_event_hook is not None:
+            self._on_event_hook(ev)
         text = f"[{ev.kind}] {ev.message}"
         self.get_logger().info(text)
         if self._events_pub is not None:
@@ -329,11 +336,17 @@ class AutopilotNode(Node):
         return True, f"mode {name.upper()} requested"
 
     def load_mission_file(self, path: str) -> tuple[bool, str]:
-        from autopilot.config import ConfigError, load_mission
+        """Load a mission (YAML or QGC WPL 110) by path; refused, with every reason, if it fails its checks."""
+        from autopilot.config import ConfigError
+        from autopilot.mission_check import check_mission
+        from autopilot.mission_io import load_mission_file
         try:
-            mission = load_mission(path)
+            mission = load_mission_file(path, on_note=self.get_logger().info)
         except ConfigError as e:
             return False, f"mission not loaded: {e}"
+        problems = check_mission(mission, self.vessel)
+        if problems:
+            return False, "mission not loaded: " + "; ".join(str(p) for p in problems)
         self.autopilot.load_mission(mission)
         self.publish_path()
         self._publish_state(force=True)

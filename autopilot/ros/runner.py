@@ -25,7 +25,7 @@ from autopilot.ros.backends import make_backend
 
 class BoatProcess:
     def __init__(self, cfg, vessel, mission, context: Optional[Context] = None, config_file: str = "",
-                 seed: int = 1, backend_factory=None):
+                 seed: int = 1, backend_factory=None, services=None):
         self.cfg = cfg
         self.context = context
         use_sim_time = cfg.backend == "gazebo"
@@ -36,7 +36,9 @@ class BoatProcess:
         kw = {"context": context} if context is not None else {}
         self.autopilot = AutopilotNode(cfg, vessel, mission, backend_factory,
                                        use_sim_time=use_sim_time, config_file=config_file,
-                                       on_batch=self._publish_sensors, **kw)
+                                       on_batch=self._publish_sensors,
+                                       on_cycle=services.on_cycle if services is not None else None,
+                                       on_event=services.on_event if services is not None else None, **kw)
         tb = self.autopilot.tb
         nodes = set(cfg.ros.nodes)
         if "gnss" in nodes:
@@ -94,12 +96,24 @@ def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1) -> int:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     proc = None
+    services = None
     try:
-        proc = BoatProcess(cfg, vessel, mission, config_file=config_file, seed=seed)
+        from autopilot.field_services import FieldServices
+        from autopilot.guidance import mission_frame
+        lc = cfg.logging
+        services = FieldServices(vessel, mission, mission_frame(mission), log_dir=lc.directory(),
+                                 log_rate_hz=lc.rate_hz, keep_runs=lc.keep_runs, max_total_mb=lc.max_total_mb,
+                                 extra_files=[config_file] if config_file else ())
+        proc = BoatProcess(cfg, vessel, mission, config_file=config_file, seed=seed, services=services)
         log = proc.autopilot.get_logger()
-        log.info(f"autopilot up: vessel {vessel.name}, mission {mission.name!r}, backend {cfg.backend}, "
-                 f"nodes {', '.join(cfg.ros.nodes)}, namespace {cfg.ros.namespace or '/'}, "
-                 f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}")
+        services._warn = log.warning
+        status = (f"autopilot up: vessel {vessel.name}, mission {mission.name!r}, backend {cfg.backend}, "
+                  f"nodes {', '.join(cfg.ros.nodes)}, namespace {cfg.ros.namespace or '/'}, "
+                  f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}")
+        log.info(status)
+        if services.log is not None:
+            log.info(f"run log: {services.log.run_dir}")
+        services.ready(status)   # the backend's sensors opened in BoatProcess: READY=1 for systemd
         gc.collect()
         gc.freeze()         # start-up objects live for the whole run: keep the collector from rescanning them
         proc.spin(stop)
@@ -109,6 +123,8 @@ def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1) -> int:
     finally:
         if proc is not None:
             proc.stop()
+        if services is not None:
+            services.close()
         if rclpy.ok():
             rclpy.shutdown()
 

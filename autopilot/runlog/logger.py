@@ -130,6 +130,11 @@ class RunLogger:
         self._thread.start()
 
     # ---------------------------------------------------------------------------------- loop side
+    def due(self, t_s: float) -> bool:
+        """True when a row offered at t_s would be taken (lets the caller skip building rows that are not)."""
+        nxt = self._next_t
+        return self.healthy and not self._closed and (nxt is None or t_s >= nxt - 1e-3 * self._period)
+
     def log_cycle(self, t_s: float, row: dict) -> bool:
         """Offer this cycle's row; it is logged when due at rate_hz. Returns True when taken.
 

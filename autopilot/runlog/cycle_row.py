@@ -1,0 +1,35 @@
+"""One control cycle as a row of state.csv (the columns of autopilot.runlog.columns)."""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+
+def cycle_row(result, frame, *, gps_age_s: float = math.nan, fix_quality: int = 0,
+              battery_v: Optional[float] = None, truth=None) -> dict:
+    """The state.csv row of a `CycleResult`; `truth` (hil.plant.Truth) adds the simulation's truth columns."""
+    nav, sp, w = result.nav, result.setpoint, result.wrench
+    lat, lon = frame.to_wgs84(nav.north_m, nav.east_m) if nav.valid else (math.nan, math.nan)
+    row = {
+        "time_s": result.time_s, "mode": result.mode, "armed": int(result.armed),
+        "north_m": nav.north_m if nav.valid else math.nan, "east_m": nav.east_m if nav.valid else math.nan,
+        "lat_deg": lat, "lon_deg": lon,
+        "heading_deg": math.degrees(nav.heading_rad) if nav.valid else math.nan,
+        "surge_mps": nav.surge_mps, "sway_mps": nav.sway_mps, "yaw_rate_dps": math.degrees(nav.yaw_rate_rps),
+        "pos_std_m": nav.pos_std_m,
+        "heading_ref_deg": math.degrees(sp.heading_rad) if sp is not None else math.nan,
+        "speed_ref_mps": sp.speed_mps if sp is not None else math.nan,
+        "xte_m": sp.xte_m if sp is not None else math.nan,
+        "waypoint_index": sp.waypoint_index if sp is not None else -1,
+        "surge_force_n": w.surge_n, "yaw_moment_nm": w.yaw_nm,
+        "gps_age_s": gps_age_s, "gnss_fix_quality": fix_quality,
+        "battery_v": math.nan if battery_v is None else battery_v,
+    }
+    for i, (f, p) in enumerate(zip(result.thrust.thrust_n, result.pulses.pulse_us)):
+        row[f"thrust_n_{i}"] = f
+        row[f"pulse_us_{i}"] = p
+    if truth is not None:
+        row["truth_north_m"] = truth.north_m
+        row["truth_east_m"] = truth.east_m
+        row["truth_heading_deg"] = math.degrees(truth.heading_rad)
+    return row
