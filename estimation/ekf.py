@@ -54,14 +54,14 @@ class EkfTuning:
     """Noise densities, gates and timings of the navigation filter (SI units; defaults suit 1-5 m boats)."""
 
     # process noise, continuous white-noise densities
-    pos_noise_mps: float = 0.01          # unmodelled motion of the position [m/s/sqrt(Hz)]
+    pos_noise_mps: float = 0.005         # unmodelled motion of the position [m/s/sqrt(Hz)]
     heading_noise_rps: float = 0.002     # [rad/s/sqrt(Hz)]
     surge_accel_noise_mps2: float = 0.05   # unmodelled surge force / mass [m/s^2/sqrt(Hz)]
     sway_accel_noise_mps2: float = 0.05
     yaw_accel_noise_rps2: float = 0.05
     unknown_thrust_factor: float = 3.0   # velocity noise multiplier when thrust is unknown (None)
     gyro_bias_noise_rps: float = 2e-5    # bias random walk [rad/s/sqrt(s)]
-    current_noise_mps: float = 0.002     # current random walk [m/s/sqrt(s)]
+    current_noise_mps: float = 0.001     # current random walk [m/s/sqrt(s)]
     # measurement noise floors
     heading_floor_rad: float = math.radians(1.0)    # calibration residual, tilt errors
     gyro_floor_rps: float = 0.002
