@@ -138,27 +138,36 @@ def read_log(path) -> np.ndarray:
     return np.array(rows)
 
 
-def record_live(vessel, bus: int, duration_s: float, out=sys.stdout) -> np.ndarray:
-    """Read the LSM9DS1 on /dev/i2c-<bus> for duration_s (wall clock), printing progress each second."""
+def record_live(vessel, bus: int, duration_s: float, out=None, source=None, clock=None,
+                sleep=None) -> np.ndarray:
+    """Read the LSM9DS1 on /dev/i2c-<bus> for duration_s, printing sample count and coverage each second.
+
+    `source` (a SensorSource giving uncalibrated MagSamples), `clock` and `sleep` default to the hardware
+    driver and the wall clock; tests pass the emulated chip and a simulated clock."""
     import time
 
-    from drivers.lsm9ds1 import ImuError, Lsm9ds1Source
     from estimation.mag_calibration import coverage_of
 
-    imu_cfg = dataclasses.replace(vessel.sensors.imu, bus=bus)
-    try:
-        source = Lsm9ds1Source.open_hw(imu_cfg, vessel.sensors.mag)   # uncalibrated readings
-    except ImuError as e:
-        raise RuntimeError(str(e)) from None
+    out = out or sys.stdout
+    clock = clock or time.monotonic
+    sleep = sleep or time.sleep
+    owned = source is None
+    if owned:
+        from drivers.lsm9ds1 import ImuError, Lsm9ds1Source
+        imu_cfg = dataclasses.replace(vessel.sensors.imu, bus=bus)
+        try:
+            source = Lsm9ds1Source.open_hw(imu_cfg, vessel.sensors.mag)   # no calibration: raw readings
+        except ImuError as e:
+            raise RuntimeError(str(e)) from None
     period = 1.0 / vessel.sensors.mag.rate_hz
     print(f"recording {duration_s:.0f} s: turn the boat slowly (on the water two full turns; on the bench "
           f"through all orientations)", file=out)
     readings = []
-    t0 = time.monotonic()
+    t0 = clock()
     next_report = 1.0
     try:
         while True:
-            t = time.monotonic() - t0
+            t = clock() - t0
             if t >= duration_s:
                 break
             batch = source.poll(t)
@@ -168,9 +177,10 @@ def record_live(vessel, bus: int, duration_s: float, out=sys.stdout) -> np.ndarr
                 c3, c2 = coverage_of(readings, "3d"), coverage_of(readings, "2d")
                 print(f"\r{t:5.0f} s  {len(readings):5d} readings  coverage 3-D {c3:4.0%}  level turn {c2:4.0%}",
                       end="", file=out, flush=True)
-            time.sleep(period)
+            sleep(period)
     finally:
-        source.driver.close()
+        if owned:
+            source.driver.close()
     print(file=out)
     if len(readings) < 6:
         raise RuntimeError(f"only {len(readings)} magnetometer readings in {duration_s:.0f} s: check the wiring")
