@@ -27,8 +27,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autopilot.angles import wrap_pi  # noqa: E402
-from autopilot.config import load_mission, load_vessel  # noqa: E402
-from autopilot.types import GpsFix, SensorBatch, ThrustCommand  # noqa: E402
+from autopilot.config import load_vessel  # noqa: E402
+from autopilot.types import GpsFix, ThrustCommand  # noqa: E402
 from estimation.ekf import NavigationEKF  # noqa: E402
 from estimation.geodesy import LocalFrame  # noqa: E402
 from hil.environment import EnvironmentConfig  # noqa: E402
@@ -153,8 +153,9 @@ def run(sc: Scenario) -> Result:
     g = np.array(gps_err)
     e = np.array(est_err)
     h = ekf.health(t)
+    heading_rms_deg = math.degrees(float(np.sqrt(np.mean(np.square(psi_err)))))
     return Result(sc.name, float(g.mean()), float(e.mean()), float(np.sqrt((g ** 2).mean())),
-                  float(np.sqrt((e ** 2).mean())), float(max(steps)), math.degrees(float(np.sqrt(np.mean(np.square(psi_err))))),
+                  float(np.sqrt((e ** 2).mean())), float(max(steps)), heading_rms_deg,
                   outage_end_err, return_step, jump_step, h.gps_rejected, busy / k * 1e6)
 
 

@@ -20,6 +20,11 @@ How a cycle is processed:
   the fix is accepted: the filter re-converges.
 - GNSS speed/course becomes a NED velocity measurement; below `gps_course_min_speed_mps` its covariance
   grows by sog^2 (course means little when slow).
+- A heading and the gyro mean of the same cycle are fused in one 2-D update, GNSS position and velocity
+  in one 4-D update (each part gated on its own): two filterpy updates per cycle at most, usually one.
+- Samples with non-finite values are dropped and counted; a thrust of None (or non-finite) means "thrust
+  unknown": surge and yaw rate then follow GNSS and the gyro (see ekf_model). Should the filter ever hold
+  non-finite numbers it starts again from scratch (counted), so the loop never sees NaN.
 - The published NavState is the filter state plus a smoothing offset: every correction of position and
   heading is taken up by the offset, which then decays with `output_smoothing_s` (and at most
   `output_max_rate_mps` / `output_max_rate_rps`). The boat never sees a step from a GNSS update or a
@@ -150,6 +155,8 @@ class NavigationEKF:
         p0[IX_BIAS] = max(sens.imu.gyro_bias_rps, 1e-4) ** 2
         p0[IX_CN] = p0[IX_CE] = tn.init_current_std_mps ** 2
         self.kf.P = np.diag(p0)
+        self._x0 = self.kf.x.copy()
+        self._p0 = self.kf.P.copy()
         self._q_density = np.zeros(N_STATES)
         self._q_density[IX_N] = self._q_density[IX_E] = tn.pos_noise_mps ** 2
         self._q_density[IX_PSI] = tn.heading_noise_rps ** 2
@@ -219,7 +226,7 @@ class NavigationEKF:
         self._mag_nis = 1.0
         self.counters = dict(gps_accepted=0, gps_rejected=0, gps_invalid=0, gps_reacquisitions=0,
                              mag_accepted=0, mag_rejected=0, mag_reacquisitions=0, samples_too_old=0,
-                             stale_samples=0)
+                             stale_samples=0, bad_samples=0, filter_resets=0)
         # published-output smoothing offset (north, east, heading)
         self._off_n = 0.0
         self._off_e = 0.0
@@ -232,17 +239,33 @@ class NavigationEKF:
         if self.time_s is None:
             self.time_s = min([t_s] + [s.time_s for s in batch.gps] + [s.time_s for s in batch.imu]
                               + [s.time_s for s in batch.mag])
-        events = self._events(batch)
-        for ev in events:
-            t_m = ev[0]
-            if t_m < self.time_s - self.tuning.max_sample_age_s:
-                self.counters["samples_too_old"] += ev[2] + (ev[3][1] if ev[1] == self._on_heading_gyro else 0)
-                continue
-            if t_m > self.time_s + self.tuning.predict_gap_s:
-                self._predict_to(t_m)
-            ev[1](t_m - self.time_s, ev[2], ev[3])
-        self._predict_to(t_s)
+        try:
+            for ev in self._events(batch):
+                t_m = ev[0]
+                if t_m < self.time_s - self.tuning.max_sample_age_s:
+                    self.counters["samples_too_old"] += ev[2] + (ev[3][1] if ev[1] == self._on_heading_gyro else 0)
+                    continue
+                if t_m > self.time_s + self.tuning.predict_gap_s:
+                    self._predict_to(t_m)
+                ev[1](t_m - self.time_s, ev[2], ev[3])
+            self._predict_to(t_s)
+            healthy = np.isfinite(self.kf.x).all() and np.isfinite(self.kf.P).all()
+        except (ValueError, np.linalg.LinAlgError):      # scipy/numpy refusing non-finite or singular matrices
+            healthy = False
+        if not healthy:
+            self._reset()
+            self.time_s = max(self.time_s, t_s)
         return self._nav_state(t_s)
+
+    def _reset(self) -> None:
+        """Start again from no position and no heading (never expected; guards the loop against a diverged
+        filter). Counted in EstimatorHealth.filter_resets."""
+        x0, p0 = self._x0, self._p0
+        self.kf.x = x0.copy()
+        self.kf.P = p0.copy()
+        self._has_position = self._has_heading = False
+        self._off_n = self._off_e = self._off_psi = 0.0
+        self.counters["filter_resets"] += 1
 
     def health(self, t_s: float) -> EstimatorHealth:
         """Covariance, innovation statistics, update ages and counters at time t_s."""
@@ -280,6 +303,10 @@ class NavigationEKF:
         events, gyro, heading = [], [], []
         tn = self.tuning
         for fix in batch.gps:
+            if not (_finite(fix.time_s) and _finite(fix.lat_deg) and _finite(fix.lon_deg)):
+                if fix.valid or not _finite(fix.time_s):
+                    self.counters["bad_samples"] += 1
+                    continue
             events.append((fix.time_s, self._on_gps, 1, fix))
         if batch.imu:
             imu = sorted(batch.imu, key=_time_key) if len(batch.imu) > 1 else batch.imu
@@ -293,6 +320,9 @@ class NavigationEKF:
             for s in imu:
                 if s.stale:
                     self.counters["stale_samples"] += 1
+                    continue
+                if not (_finite(s.time_s) and _finite3(s.accel_mps2) and _finite3(s.gyro_rps)):
+                    self.counters["bad_samples"] += 1
                     continue
                 self.attitude.update(s.time_s, s.accel_mps2, s.gyro_rps, acc_x, acc_y)
                 if t0 is None or s.time_s - t0 > tn.window_s:
@@ -316,6 +346,9 @@ class NavigationEKF:
             for s in mag:
                 if s.stale:
                     self.counters["stale_samples"] += 1
+                    continue
+                if not (_finite(s.time_s) and _finite3(s.field_t)) or s.field_t == (0.0, 0.0, 0.0):
+                    self.counters["bad_samples"] += 1
                     continue
                 mx, my, mz = s.field_t
                 if cal is not None:
@@ -354,6 +387,9 @@ class NavigationEKF:
         if len(thrust.thrust_n) != self._n_thrusters:
             raise ValueError(f"thrust has {len(thrust.thrust_n)} values but vessel {self.vessel.name!r} has "
                              f"{self._n_thrusters} thrusters")
+        if not all(map(_finite, thrust.thrust_n)):
+            self._thrust_known = False            # a broken command says nothing about the real thrust
+            return
         if not self._thrust_known:
             self._thrust_eff[:] = thrust.thrust_n     # first known command: no history to lag from
         self._thrust_cmd[:] = thrust.thrust_n
@@ -673,6 +709,17 @@ class NavigationEKF:
 def _max_eig_2x2(a: float, b: float, d: float) -> float:
     """Larger eigenvalue of the symmetric matrix [[a, b], [b, d]]."""
     return 0.5 * (a + d) + math.sqrt(0.25 * (a - d) ** 2 + b * b)
+
+
+def _finite(v) -> bool:
+    try:
+        return math.isfinite(v)
+    except TypeError:
+        return False
+
+
+def _finite3(v) -> bool:
+    return len(v) == 3 and _finite(v[0]) and _finite(v[1]) and _finite(v[2])
 
 
 def _const(value):

@@ -39,6 +39,8 @@ class EstimatorHealth:
     mag_reacquisitions: int
     samples_too_old: int              # samples older than the filter's look-back window, dropped
     stale_samples: int                # IMU/mag samples flagged stale by their driver, ignored
+    bad_samples: int                  # samples with non-finite values (or an all-zero field), ignored
+    filter_resets: int                # times the filter restarted after holding non-finite numbers
     covariance_trace: float           # trace of the full state covariance (mixed units; for trending)
 
     def as_dict(self) -> dict:

@@ -316,3 +316,36 @@ def test_short_magnetic_disturbance_is_gated_out(foka):
     assert h.mag_rejected >= 50
     assert h.mag_reacquisitions == 0
     assert np.degrees(np.abs(res[:, 3]).max()) < 2.0
+
+
+def test_non_finite_input_never_reaches_the_estimate(foka):
+    boat = KinematicBoat(foka, seed=14, speed_mps=1.0, gps_rate_hz=2)
+    ekf = NavigationEKF(foka, FRAME)
+    run(boat, ekf, 20.0)
+    nan = float("nan")
+
+    def poison(t, batch):
+        if batch.imu:
+            batch.imu.append(ImuSample(t - 0.001, (nan, 0.0, -G), (0.0, 0.0, nan)))
+        if batch.mag:
+            batch.mag.append(MagSample(t - 0.001, (nan, 1e-5, 4e-5)))
+        if batch.gps:
+            batch.gps.append(GpsFix(t - 0.001, nan, 17.06))
+        return batch
+    res = run(boat, ekf, 10.0, batch_hook=poison, thrust=ThrustCommand((nan, 5.0)))
+    h = ekf.health(boat.t)
+    assert h.bad_samples >= 500 + 250 + 20
+    assert np.isfinite(res[:, 1:6]).all() and np.isfinite(ekf.covariance).all()
+    assert np.hypot(res[-1, 1], res[-1, 2]) < 2.0 and h.filter_resets == 0
+
+
+def test_a_diverged_filter_restarts_instead_of_publishing_nan(foka):
+    boat = KinematicBoat(foka, seed=15, speed_mps=1.0, gps_rate_hz=2)
+    ekf = NavigationEKF(foka, FRAME)
+    run(boat, ekf, 10.0)
+    ekf.kf.P[0, 0] = float("nan")
+    nav = ekf.step(boat.t + 0.02, boat.advance(boat.t + 0.02), None)
+    assert not nav.valid and math.isfinite(nav.north_m)
+    assert ekf.health(boat.t).filter_resets == 1
+    res = run(boat, ekf, 20.0)
+    assert res[-1, 6] == 1.0 and np.hypot(res[-1, 1], res[-1, 2]) < 2.0

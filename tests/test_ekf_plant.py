@@ -26,7 +26,8 @@ def _thrust(vessel, truth, psi_d, u_d):
     h = vessel.hull
     m33, m11 = h.iz_kgm2 - h.n_rdot, h.mass_kg - h.x_udot
     wn = 0.8 if h.length_m < 2 else 0.5
-    yaw = m33 * (wn * wn * wrap_pi(psi_d - truth.heading_rad) - 2 * wn * truth.yaw_rate_rps) - h.n_r * truth.yaw_rate_rps
+    r = truth.yaw_rate_rps
+    yaw = m33 * (wn * wn * wrap_pi(psi_d - truth.heading_rad) - 2 * wn * r) - h.n_r * r
     surge = -h.x_u * u_d - h.x_uu * u_d * abs(u_d) + m11 * 0.5 * (u_d - truth.surge_mps)
     ys = [t.y_m for t in vessel.thrusters]
     arm = sum(abs(y) for y in ys)
