@@ -65,6 +65,9 @@ def run(args) -> int:
     if args.duration <= 0:
         print("error: --duration must be > 0 seconds", file=sys.stderr)
         return 1
+    if not args.sim and not args.out:
+        print("error: --out FILE is required with --bus or --from-log", file=sys.stderr)
+        return 1
     try:
         if args.sim:
             return _run_sim(args, vessel)
@@ -72,13 +75,10 @@ def run(args) -> int:
             readings = read_log(args.from_log)
         else:
             readings = record_live(vessel, args.bus, args.duration)
+        return _fit_and_write(args, vessel, readings)
     except (OSError, ValueError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    if not args.out:
-        print("error: --out FILE is required with --bus or --from-log", file=sys.stderr)
-        return 1
-    return _fit_and_write(args, vessel, readings)
 
 
 # ------------------------------------------------------------------------------------------------ fitting
