@@ -49,6 +49,14 @@ def _positive(text):
     return v
 
 
+def _fault(text):
+    from hil.sim_faults import parse_fault
+    try:
+        return parse_fault(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("sim", help="fly a mission in the built-in simulator",
                               description="Fly MISSION in the built-in vessel simulator with the real autopilot "
@@ -72,6 +80,9 @@ def register(subparsers) -> None:
     p.add_argument("--transport", choices=("inproc", "ros"), default="inproc",
                    help="inproc (default): one process; ros: the autopilot nodes in their own process against "
                         "the Gazebo stand-in over DDS (needs rclpy); the report adds latency_p99_ms")
+    p.add_argument("--fault", type=_fault, action="append", default=[], metavar="KIND@START_S[:DURATION_S]",
+                   help="inject a fault into the emulated devices (repeatable): gps-loss, gps-glitch (50 m), "
+                        "imu-loss, mag-loss, esc-disconnect, link-loss, low-battery; e.g. gps-loss@60:60")
     p.add_argument("--plot", metavar="FILE.png")
     p.add_argument("--report", metavar="FILE.json")
     p.add_argument("--log", metavar="DIR", help="write a CSV of the run into DIR")
@@ -80,7 +91,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from hil.environment import EnvironmentConfig
-    from hil.sim_runner import SimOptions, run_sim
+    from hil.sim_runner import SimArmingError, SimOptions, run_sim
 
     try:
         vessel = load_vessel(args.vessel)
@@ -92,10 +103,18 @@ def run(args) -> int:
                             current_speed_mps=args.current[0], current_toward_deg=args.current[1],
                             wave_hs_m=args.waves[0], wave_tp_s=args.waves[1], wave_from_deg=args.waves[2])
     opts = SimOptions(seed=args.seed, env=env, gps_noise=args.gps_noise, gps_rate_hz=args.gps_rate_hz,
-                      duration_s=args.duration, realtime=args.realtime, devices=args.devices)
+                      duration_s=args.duration, realtime=args.realtime, devices=args.devices,
+                      faults=tuple(args.fault))
     if args.transport == "ros":
+        if args.fault:
+            print("error: --fault needs the in-process simulator (--transport inproc)", file=sys.stderr)
+            return 2
         return _run_over_ros(vessel, mission, env, args)
-    result = run_sim(vessel, mission, opts)
+    try:
+        result = run_sim(vessel, mission, opts)
+    except (SimArmingError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     print(format_summary(result.report, env))
     if args.report:
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
@@ -135,8 +154,12 @@ def _run_over_ros(vessel, mission, env, args) -> int:
     return 0
 
 
-def _jsonable(report: dict) -> dict:
-    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in report.items()}
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def format_summary(r: dict, env) -> str:
@@ -155,4 +178,14 @@ def format_summary(r: dict, env) -> str:
         f"  simulated {r['sim_time_s']:.1f} s in {r['wall_time_s']:.2f} s wall "
         f"({r['realtime_factor']:g}x real time)",
     ]
+    if "armed_at_s" in r:
+        armed = r["armed_at_s"]
+        lines.append("  never armed" if armed is None else
+                     f"  armed at {armed:.1f} s (pre-arm checks passed); final mode {r.get('final_mode')}"
+                     + ("" if r.get("armed_at_end") else ", disarmed"))
+    for f in r.get("faults", []):
+        d = f["max_distance_from_path_m"]
+        lines.append(f"  fault {f['fault']}: max distance from the path {'-' if d is None else f'{d:.2f} m'}")
+    for ev in r.get("failsafe_events", []):
+        lines.append(f"  failsafe at {ev['time_s']:7.2f} s: {ev['kind']} -> {ev['action']}")
     return "\n".join(lines)

@@ -15,6 +15,7 @@ from typing import Optional, Tuple
 import yaml
 
 from autopilot.config_schema import ConfigError, build, param
+from autopilot.safety_config import FailsafeConfig
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
 
@@ -210,6 +211,7 @@ class VesselConfig:
     battery: BatteryConfig = param()
     sensors: SensorsConfig = param(default_factory=SensorsConfig)
     control: ControlConfig = param(default_factory=ControlConfig)
+    failsafe: FailsafeConfig = param(default_factory=FailsafeConfig, doc="see autopilot/safety_config.py")
     source_file: str = param("", doc="set by the loader")
 
     def validate(self):

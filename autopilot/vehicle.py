@@ -5,24 +5,50 @@ sensors -> estimator -> NavState -> mode (guidance) -> controllers -> Wrench -> 
 
 The thrusters are driven only while armed and while the active mode has what it needs (a valid estimate for
 navigating modes); in every other case the cycle returns zero thrust and neutral pulses.
+
+Commands (any thread that owns the autopilot, between cycles; times on the runner's clock):
+  arm(t_s) -> ArmResult            refused, with one reason per failed check, unless the pre-arm checks pass
+                                   (autopilot/prearm.py: all of them in a navigating mode, the ESC output in
+                                   HOLD/MANUAL); `prearm_failures(t_s)` lists them without arming
+  disarm(t_s, reason)
+  set_mode(name, reason)           MANUAL, HOLD, LOITER, AUTO, RTL; ValueError when unknown or forbidden by an
+                                   active failsafe. Takes effect on the next cycle. A navigating mode chosen while
+                                   armed starts only once the navigation checks pass (until then: neutral).
+  operator_command(t_s, throttle, steering)   MANUAL's input in [-1, 1]; also an operator heartbeat
+  operator_heartbeat(t_s)          the operator's station is alive (link-loss failsafe)
+  report_overrun(t_s, late_s)      the runner missed a cycle's deadline (overrun failsafe)
+  set_actuator(sink)               what `connected` is read from (ESC-disconnect failsafe, pre-arm check)
+  load_mission(mission)
+
+Every mode change is an Event (kind "mode") with its reason; every failsafe an Event (kind "failsafe") with
+`failsafe` (what) and `action` (what was done). What AUTO does at the end of the mission is the mission's
+`on_complete` (loiter at the last waypoint, hold, or rtl: back to the launch point, then loiter).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 from autopilot.allocation import Allocator
-from autopilot.config import MissionConfig, VesselConfig
+from autopilot.config import ConfigError, MissionConfig, VesselConfig, default_lookahead_m
 from autopilot.control import HeadingController, SpeedController
+from autopilot.failsafe import NAVIGATING, FailsafeManager, Trigger
+from autopilot.geofence import Geofence
 from autopilot.guidance import MissionGuidance, mission_frame, point_to_ned
 from autopilot.interfaces import NavigationFilter
 from autopilot.modes.auto import AutoMode
-from autopilot.modes.base import Mode, ModeOutput
+from autopilot.modes.base import NEUTRAL, Mode, ModeOutput
+from autopilot.modes.heading_hold import HeadingHoldMode
 from autopilot.modes.hold import HoldMode
 from autopilot.modes.loiter import LoiterMode
-from autopilot.types import (GuidanceSetpoint, NavState, PulseCommand, SensorBatch, ThrustCommand,
+from autopilot.modes.manual import ManualMode
+from autopilot.modes.rtl import RtlMode
+from autopilot.prearm import ArmResult, PrearmInputs, prearm_failures
+from autopilot.types import (GpsFix, GuidanceSetpoint, NavState, PulseCommand, SensorBatch, ThrustCommand,
                              Wrench)
 from drivers.thrust_map import make_thrust_map
+from estimation.ekf_model import IX_E, IX_N
 from estimation.geodesy import LocalFrame
 
 ZERO_WRENCH = Wrench(0.0, 0.0)
@@ -43,21 +69,32 @@ class CycleResult:
 @dataclass(frozen=True)
 class Event:
     time_s: float
-    kind: str          # "mode", "arm", "disarm", "mission", "warning"
+    kind: str          # "mode", "arm", "disarm", "mission", "warning", "failsafe"
     message: str
+    failsafe: str = ""     # kind "failsafe": what happened (gps-loss, imu-loss, geofence, ...)
+    action: str = ""       # kind "failsafe": what the vehicle did (see autopilot/failsafe.py)
 
 
 class Autopilot:
-    """Owns the estimator, the modes and the control chain for one vessel and one mission."""
+    """Owns the estimator, the modes, the failsafes and the control chain for one vessel and one mission.
+
+    `mag_calibration`: the magnetometer calibration the sensor path applies, when the backend provides it
+    (the simulator knows its magnetometer's distortion exactly); None reads the vessel's
+    sensors.mag.calibration_file, whose presence the pre-arm checks require.
+    `actuator`: an object with a `connected` property (the backend's ESC output), see set_actuator.
+    """
 
     def __init__(self, vessel: VesselConfig, mission: MissionConfig,
                  estimator: Optional[NavigationFilter] = None, frame: Optional[LocalFrame] = None,
-                 battery_v: Optional[float] = None, on_event: Optional[Callable[[Event], None]] = None):
+                 battery_v: Optional[float] = None, on_event: Optional[Callable[[Event], None]] = None,
+                 mag_calibration=None, actuator=None):
         self.vessel = vessel
+        fs = vessel.failsafe
         self.frame = frame or mission_frame(mission)
         if estimator is None:
-            from estimation.ekf import NavigationEKF
-            estimator = NavigationEKF(vessel, self.frame)
+            from estimation.ekf import EkfTuning, NavigationEKF
+            estimator = NavigationEKF(vessel, self.frame,
+                                      tuning=EkfTuning(gps_reacquire_s=fs.gnss.glitch_reject_s))
         self.estimator = estimator
         voltage = battery_v if battery_v is not None else vessel.battery.voltage_v
         self.maps = [make_thrust_map(t, vessel, voltage) for t in vessel.thrusters]
@@ -70,55 +107,175 @@ class Autopilot:
         self._on_event = on_event
         self.armed = False
         self.home_ned: Optional[tuple[float, float]] = None
+        self.nav: Optional[NavState] = None
+        self.health = None                       # the estimator's latest health report (failsafe check rate)
+        self.last_fix: Optional[GpsFix] = None
+        self.battery_v: Optional[float] = None
+        self.actuator = actuator
         self._last_thrust: Optional[ThrustCommand] = None
-        self.load_mission(mission)
-        self.mode: Mode = self.modes["HOLD"]
         self._pending_mode: Optional[tuple[str, str]] = None
+        self._enter_pending = False              # a navigating mode waits for the navigation checks
+        self._waiting_reported = ""
+        self._after_brake = "hold"
+        self._next_check = -math.inf
+        self.failsafe = FailsafeManager(fs, low_voltage_v=vessel.battery.low_voltage_v,
+                                        stop_decel_mps2=vessel.control.speed.accel_limit_mps2)
+        self._mag_cal_problem = self._mag_calibration_problem(mag_calibration)
+
+        self.manual = ManualMode(self.allocator.max_surge_n, self.allocator.min_surge_n, self.allocator.max_yaw_nm,
+                                 fs.manual.timeout_s)
+        self.modes: dict[str, Mode] = {
+            "MANUAL": self.manual,
+            "HOLD": HoldMode(),
+            "LOITER": LoiterMode(mission.loiter_radius_m, 0.5, drift_fn=self._drift_ne),
+            "AUTO": AutoMode(None),
+            "RTL": RtlMode(self._home, 0.5, 1.0, 1.0),
+            "HEADING_HOLD": HeadingHoldMode("HEADING_HOLD", fs.gnss.slow_speed_mps),
+            "BRAKE": HeadingHoldMode("BRAKE", 0.0),
+        }
+        self.mode: Mode = self.modes["HOLD"]
+        self.load_mission(mission)
 
     # ------------------------------------------------------------------ commands
     def load_mission(self, mission: MissionConfig) -> None:
         """Replace the mission; the local frame stays (it was fixed when the autopilot started)."""
+        from autopilot.mission_check import check_mission
         self.mission = mission
         self.guidance = MissionGuidance(mission, self.vessel, self.frame)
-        loiter_speed = min(0.5 * mission.cruise_speed_mps, self.vessel.hull.max_speed_mps)
-        self.modes: dict[str, Mode] = {
-            "HOLD": HoldMode(),
-            "AUTO": AutoMode(self.guidance),
-            "LOITER": LoiterMode(mission.loiter_radius_m, loiter_speed),
-        }
-        self._emit(0.0 if not self.events else self.events[-1].time_s, "mission",
-                   f"mission {mission.name!r} loaded ({len(mission.waypoints)} waypoints)")
+        cruise = min(mission.cruise_speed_mps, self.vessel.hull.max_speed_mps)
+        self.modes["AUTO"].guidance = self.guidance
+        loiter = self.modes["LOITER"]
+        loiter.radius_m = mission.loiter_radius_m
+        loiter.max_speed_mps = min(0.5 * cruise, self.vessel.hull.max_speed_mps)
+        rtl = self.modes["RTL"]
+        rtl.speed_mps = cruise
+        rtl.lookahead_m = default_lookahead_m(self.vessel, mission)
+        rtl.arrive_m = max(mission.acceptance_radius_m, mission.loiter_radius_m)
+        self.modes["HEADING_HOLD"].speed_mps = min(self.vessel.failsafe.gnss.slow_speed_mps, cruise)
+        problems = [str(p) for p in check_mission(mission, self.vessel)]
+        fences = []
+        if mission.geofence:
+            try:
+                fences.append(Geofence(point_to_ned(p, self.frame) for p in mission.geofence))
+            except ValueError:
+                pass                        # check_mission reported it
+        vessel_fence = self.vessel.failsafe.geofence.polygon
+        if vessel_fence:
+            try:
+                vf = Geofence(self.frame.to_ned(p.lat_deg, p.lon_deg) for p in vessel_fence)
+            except ValueError as e:
+                problems.append(f"{self.vessel.source_file}: failsafe.geofence.polygon: {e}")
+            else:
+                fences.append(vf)
+                for i, wp in enumerate(self.guidance.waypoints_ned):
+                    if not vf.contains(*wp):
+                        problems.append(f"{mission.source_file or '<mission>'}: waypoints[{i}]: outside the "
+                                        f"vessel's geofence (failsafe.geofence.polygon) by "
+                                        f"{-vf.signed_distance_m(*wp):.1f} m")
+        self.fences = fences
+        self.failsafe.fences = fences
+        self.config_problems = problems
+        self._emit(self._now(), "mission", f"mission {mission.name!r} loaded ({len(mission.waypoints)} waypoints)")
 
-    def arm(self, t_s: float) -> None:
+    def set_actuator(self, actuator) -> None:
+        """The ESC output (anything with a `connected` property) the pre-arm check and the failsafe watch."""
+        self.actuator = actuator
+
+    def set_mag_calibration(self, calibration) -> None:
+        """The backend vouches for the magnetometer's calibration (it applies one, or its sensor needs none)."""
+        self._mag_cal_problem = self._mag_calibration_problem(calibration)
+
+    def prearm_failures(self, t_s: float, mode: Optional[str] = None) -> list:
+        """Why arming in `mode` (default: the current or requested mode) would be refused; empty: it would not."""
+        name = mode or (self._pending_mode[0] if self._pending_mode else self.mode.name)
+        return prearm_failures(self._prearm_inputs(t_s, name in NAVIGATING), self.vessel.failsafe)
+
+    def arm(self, t_s: float) -> ArmResult:
+        """Arm if the pre-arm checks pass; the result says why not. Arming when armed does nothing."""
+        if self.armed:
+            return ArmResult(True)
+        if self._pending_mode is not None:
+            name, reason = self._pending_mode
+            self._pending_mode = None
+            self._switch(t_s, self.nav, name, reason)
+        reasons = self.prearm_failures(t_s)
+        if reasons:
+            self._emit(t_s, "warning", f"arming refused in {self.mode.name}: " + "; ".join(reasons))
+            return ArmResult(False, tuple(reasons))
         self.armed = True
-        self._emit(t_s, "arm", "armed")
+        self.failsafe.reset(t_s)
+        self._next_check = -math.inf
+        nav = self.nav
+        if nav is not None and nav.valid:
+            self.home_ned = (nav.north_m, nav.east_m)
+        self._emit(t_s, "arm", f"armed in {self.mode.name}" +
+                   (f"; home {self.home_ned[0]:.1f} m N, {self.home_ned[1]:.1f} m E" if self.home_ned else ""))
+        if nav is not None:
+            self.mode.enter(t_s, nav)
+        self._enter_pending = False
+        self.heading_ctl.reset()
+        self.speed_ctl.reset()
+        return ArmResult(True)
 
     def disarm(self, t_s: float, reason: str) -> None:
         self.armed = False
+        self._enter_pending = False
         self._emit(t_s, "disarm", f"disarmed: {reason}")
 
     def set_mode(self, name: str, reason: str) -> None:
         """Ask for a mode; it takes effect at the start of the next cycle (which has a fresh estimate)."""
-        if name not in self.modes:
-            raise ValueError(f"unknown mode {name!r}; known: {', '.join(self.modes)}")
+        name = name.upper()
+        mode = self.modes.get(name)
+        if mode is None or not mode.operator_selectable:
+            known = ", ".join(n for n, m in self.modes.items() if m.operator_selectable)
+            raise ValueError(f"unknown mode {name!r}; known: {known}")
+        if self.armed:
+            why = self.failsafe.blocked(name)
+            if why:
+                raise ValueError(f"mode {name} refused: {why}")
+        if name == "RTL" and self.home_ned is None:
+            raise ValueError("mode RTL refused: no home yet (it is the position at arming)")
         self._pending_mode = (name, reason)
+
+    def operator_command(self, t_s: float, throttle: float, steering: float) -> None:
+        """MANUAL throttle and steering in [-1, 1] (+ forward, + turn to starboard). Counts as a heartbeat."""
+        self.manual.command(t_s, throttle, steering)
+        self.failsafe.operator_heartbeat(t_s)
+
+    def operator_heartbeat(self, t_s: float) -> None:
+        self.failsafe.operator_heartbeat(t_s)
+
+    def report_overrun(self, t_s: float, late_s: float) -> None:
+        self.failsafe.report_overrun(t_s, late_s)
 
     # ------------------------------------------------------------------ the cycle
     def step(self, t_s: float, batch: SensorBatch) -> CycleResult:
         nav = self.estimator.step(t_s, batch, self._last_thrust)
+        self.nav = nav
+        if batch.gps:
+            self.last_fix = batch.gps[-1]
+        if batch.battery_v is not None:
+            self.battery_v = batch.battery_v
         if self._pending_mode is not None:
             name, reason = self._pending_mode
             self._pending_mode = None
-            self._switch(t_s, nav, name, reason)
-        if self.home_ned is None and nav.valid:
+            self._operator_switch(t_s, nav, name, reason)
+        if self.home_ned is None and nav.valid and self.armed:
             self.home_ned = (nav.north_m, nav.east_m)
+        if self.armed and t_s >= self._next_check:
+            self._next_check = t_s + self.vessel.failsafe.check_period_s
+            self._check(t_s, nav)
 
-        out = ModeOutput()
-        if self.armed and (nav.valid or not self.mode.navigating):
-            out = self.mode.update(t_s, nav)
-            if self.mode.finished:
-                self._mission_finished(t_s, nav)
-                out = self.mode.update(t_s, nav)
+        out = NEUTRAL
+        mode = self.mode
+        if self.armed and not self._enter_pending and (nav.valid or not mode.navigating):
+            out = mode.update(t_s, nav)
+            if mode.notice:
+                self._emit(t_s, "warning", f"{mode.name}: {mode.notice}")
+                mode.notice = None
+            if mode.finished:
+                self._mode_finished(t_s, nav)
+                out = self.mode.update(t_s, nav) if self.armed else NEUTRAL
 
         if not self.armed or (out.setpoint is None and out.wrench is None):
             self.heading_ctl.reset()
@@ -137,31 +294,146 @@ class Autopilot:
         surge = self.speed_ctl.update(t_s, nav.surge_mps, sp.speed_mps)
         return Wrench(surge, yaw)
 
-    def _mission_finished(self, t_s: float, nav: NavState) -> None:
-        action = self.mission.on_complete
-        self._emit(t_s, "mission", f"mission complete; on_complete={action}")
-        if action == "hold":
-            self._switch(t_s, nav, "HOLD", "mission complete")
-        else:
-            loiter = self.modes["LOITER"]
-            last = self.guidance.waypoints_ned[-1]
-            if action == "rtl" and self.home_ned is not None:
-                last = self.home_ned
-            loiter.set_center(*last)
-            self._switch(t_s, nav, "LOITER", "mission complete")
+    def _check(self, t_s: float, nav: NavState) -> None:
+        """The failsafe-rate work: health, the navigation gate of a newly chosen mode, the monitors."""
+        self.health = self._read_health(t_s)
+        if self._enter_pending:
+            reasons = prearm_failures(self._prearm_inputs(t_s, True, health=self.health), self.vessel.failsafe)
+            if not reasons:
+                self._enter_pending = False
+                self._waiting_reported = ""
+                self.mode.enter(t_s, nav)
+                self._emit(t_s, "mode", f"{self.mode.name}: navigation checks passed, starting")
+            else:
+                text = "; ".join(reasons)
+                if text.split(":")[0] != self._waiting_reported.split(":")[0]:
+                    self._emit(t_s, "warning", f"{self.mode.name} waiting for navigation: {text}")
+                self._waiting_reported = text
+        connected = None if self.actuator is None else bool(self.actuator.connected)
+        triggers = self.failsafe.update(t_s, nav, self.mode.name, health_fn=self._cached_health,
+                                        raw_offset_fn=self._raw_offset_m, battery_v=self.battery_v,
+                                        actuator_connected=connected, home_known=self.home_ned is not None)
+        for trig in triggers:
+            self._apply_failsafe(t_s, nav, trig)
 
-    def _switch(self, t_s: float, nav: NavState, name: str, reason: str) -> None:
+    def _apply_failsafe(self, t_s: float, nav: NavState, trig: Trigger) -> None:
+        self._emit(t_s, "failsafe", trig.message, failsafe=trig.kind, action=trig.action)
+        action, reason = trig.action, f"{trig.kind} failsafe"
+        if action == "disarm":
+            self.disarm(t_s, reason)
+        elif action == "hold":
+            self._switch(t_s, nav, "HOLD", reason)
+        elif action == "slow":
+            self._switch(t_s, nav, "HEADING_HOLD", reason)
+        elif action == "loiter":
+            self._switch(t_s, nav, "LOITER", reason)
+        elif action == "rtl":
+            self._switch(t_s, nav, "RTL", reason)
+        elif action.startswith("brake-"):
+            self._after_brake = action[len("brake-"):]
+            self._switch(t_s, nav, "BRAKE", reason)
+
+    def _mode_finished(self, t_s: float, nav: NavState) -> None:
+        name = self.mode.name
+        if name == "AUTO":
+            action = self.mission.on_complete
+            self._emit(t_s, "mission", f"mission complete; on_complete={action}")
+            if action == "hold":
+                self._switch(t_s, nav, "HOLD", "mission complete")
+            elif action == "rtl" and self.home_ned is not None:
+                self._switch(t_s, nav, "RTL", "mission complete")
+            else:
+                self.modes["LOITER"].set_center(*self.guidance.waypoints_ned[-1])
+                self._switch(t_s, nav, "LOITER", "mission complete")
+        elif name == "RTL":
+            if self.home_ned is not None:
+                self.modes["LOITER"].set_center(*self.home_ned)
+            self._switch(t_s, nav, "LOITER", "home reached")
+        elif name == "BRAKE":
+            action = self.failsafe.resolve(self._after_brake, self.home_ned is not None)
+            target = {"rtl": "RTL", "loiter": "LOITER"}.get(action, "HOLD")
+            self._switch(t_s, nav, target, f"stopped; {self._after_brake} after braking")
+
+    def _operator_switch(self, t_s: float, nav: NavState, name: str, reason: str) -> None:
+        why = self.failsafe.blocked(name) if self.armed else None
+        if why:
+            self._emit(t_s, "warning", f"mode {name} refused: {why}")
+            return
+        before = self.mode
+        self._switch(t_s, nav, name, reason)
+        if self.armed and self.mode.navigating and self.mode is not before:
+            self._enter_pending = True            # enter() once the navigation checks pass (see _check)
+            self._waiting_reported = ""
+            self._next_check = t_s
+
+    def _switch(self, t_s: float, nav: Optional[NavState], name: str, reason: str) -> None:
         if name == self.mode.name:
             return
         old = self.mode.name
         self.mode = self.modes[name]
-        self.mode.enter(t_s, nav)
+        self._enter_pending = False
+        if nav is not None:
+            self.mode.enter(t_s, nav)
         self.heading_ctl.reset()
         self.speed_ctl.reset()
         self._emit(t_s, "mode", f"{old} -> {name}: {reason}")
 
-    def _emit(self, t_s: float, kind: str, message: str) -> None:
-        ev = Event(t_s, kind, message)
+    # ------------------------------------------------------------------ helpers
+    def _prearm_inputs(self, t_s: float, navigating: bool, health=None) -> PrearmInputs:
+        if navigating and health is None:
+            health = self._read_health(t_s)
+        connected = None if self.actuator is None else bool(self.actuator.connected)
+        ready = getattr(self.actuator, "ready", None)
+        return PrearmInputs(t_s=t_s, navigating=navigating, nav=self.nav, health=health, last_fix=self.last_fix,
+                            mag_calibration_problem=self._mag_cal_problem, actuator_connected=connected,
+                            actuator_ready=True if ready is None else bool(ready(t_s)),
+                            config_problems=self.config_problems, fences=self.fences,
+                            last_heartbeat_s=self.failsafe.last_heartbeat_s,
+                            skip_gnss=self.armed and self.failsafe.gnss_active)
+
+    def _read_health(self, t_s: float):
+        fn = getattr(self.estimator, "health", None)
+        return fn(t_s) if fn is not None else None
+
+    def _cached_health(self, t_s: float):
+        return self.health
+
+    def _drift_ne(self) -> tuple[float, float]:
+        """Drift over ground the estimator has learnt (its water current, which takes up the wind's push)."""
+        h = self.health
+        if h is None:
+            return 0.0, 0.0
+        return h.current_north_mps, h.current_east_mps
+
+    def _raw_offset_m(self) -> float:
+        """How far the published estimate lies from the filter's own state (large right after a re-acquisition)."""
+        state = getattr(self.estimator, "state", None)
+        nav = self.nav
+        if state is None or nav is None:
+            return 0.0
+        return math.hypot(nav.north_m - float(state[IX_N]), nav.east_m - float(state[IX_E]))
+
+    def _home(self) -> Optional[tuple[float, float]]:
+        return self.home_ned
+
+    def _mag_calibration_problem(self, given) -> Optional[str]:
+        if given is not None or not self.vessel.failsafe.arming.require_mag_calibration:
+            return None
+        from estimation.mag_calibration import calibration_for_vessel
+        try:
+            cal = calibration_for_vessel(self.vessel)
+        except ConfigError as e:
+            return f"magnetometer calibration: {e}"
+        if cal is None:
+            return ("magnetometer calibration: none (sensors.mag.calibration_file is not set in "
+                    f"{self.vessel.source_file or 'the vessel config'}); run `autopilot calibrate mag`")
+        return None
+
+    def _now(self) -> float:
+        return self.events[-1].time_s if self.events else 0.0
+
+    def _emit(self, t_s: float, kind: str, message: str, **fields) -> None:
+        ev = Event(t_s, kind, message, **fields)
         self.events.append(ev)
         if self._on_event is not None:
             self._on_event(ev)

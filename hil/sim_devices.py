@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 from autopilot.config import VesselConfig
 from autopilot.types import PulseCommand, SensorBatch
 from estimation.geodesy import LocalFrame
+from hil.fake_pigpiod import FakePi
 
 
 class ByteLevelSensors:
@@ -52,16 +53,19 @@ class ByteLevelSensors:
                                   beyond_l76k_rate=beyond)
         self.imu_emulator = Lsm9ds1Emulator(vessel.sensors.imu, vessel.sensors.mag, seed=seed + 1)
         self.imu_emulator.update(0.0 if truth0 is None else truth0.time_s, truth0)
-        self.imu = Lsm9ds1Source.open_emulated(vessel.sensors.imu, vessel.sensors.mag, self.imu_emulator,
-                                               mag_calibration=mag_calibration)
+        emu = self.imu_emulator
+        # the driver's re-initialisation interval runs on simulated time (the emulator's clock), as on the boat
+        self.imu = Lsm9ds1Source.open_emulated(vessel.sensors.imu, vessel.sensors.mag, emu,
+                                               mag_calibration=mag_calibration, clock=lambda: emu.t_s)
         self._ax, self._ay = vessel.sensors.gnss.antenna_x_m, vessel.sensors.gnss.antenna_y_m
+        self.gnss_offset_ne = (0.0, 0.0)     # added to the position the receiver computes (gps-glitch fault) [m]
 
     def _gnss_truth(self, t_s: float):
         from hil.gnss_emitter import GnssTruth
         tr = self._truth
         c, s = math.cos(tr.heading_rad), math.sin(tr.heading_rad)
-        n = tr.north_m + c * self._ax - s * self._ay
-        e = tr.east_m + s * self._ax + c * self._ay
+        n = tr.north_m + c * self._ax - s * self._ay + self.gnss_offset_ne[0]
+        e = tr.east_m + s * self._ax + c * self._ay + self.gnss_offset_ne[1]
         lat, lon = self.frame.to_wgs84(n, e)
         vn, ve = tr.velocity_ned_mps
         return GnssTruth(lat_deg=lat, lon_deg=lon, sog_mps=math.hypot(vn, ve), cog_rad=math.atan2(ve, vn))
@@ -79,21 +83,67 @@ class ByteLevelSensors:
         self.gnss.close()
 
 
+def simulated_mag_calibration(vessel: VesselConfig):
+    """The exact calibration of the simulator's magnetometer: its configured hard iron (offset) and the inverse
+    of its soft iron (matrix), so m_corr = inv(S) (S b + h - h) = b. The simulator knows its distortion, so
+    it needs no `autopilot calibrate mag` run; the pre-arm check counts this as the calibration present."""
+    import numpy as np
+    from estimation.mag_calibration import MagCalibration
+
+    m = vessel.sensors.mag
+    soft = np.asarray(m.soft_iron, dtype=float).reshape(3, 3)
+    return MagCalibration(offset_t=tuple(m.hard_iron_t), matrix=tuple(map(tuple, np.linalg.inv(soft))), method="3d")
+
+
+def mag_is_undistorted(vessel: VesselConfig) -> bool:
+    """True when the simulated magnetometer has no hard or soft iron (its calibration is the identity)."""
+    m = vessel.sensors.mag
+    return all(h == 0.0 for h in m.hard_iron_t) and tuple(m.soft_iron) == (1, 0, 0, 0, 1, 0, 0, 0, 1)
+
+
 class SimEscs:
-    """The real ESC output on an in-process pigpio stand-in; reads back the thrust each thruster makes."""
+    """The real ESC output on an in-process pigpio stand-in; reads back the thrust each thruster makes.
+
+    `unplug()` takes pigpio away as when pigpiod dies: the ESC signals stop (the motors stop) and every pigpio
+    call raises, so the ESC output counts the fault and reports `connected` False; `plug()` brings it back
+    (the output reconnects on its next write and arms the ESCs again)."""
 
     def __init__(self, vessel: VesselConfig, maps: Sequence, clock):
         from drivers.esc import EscOutput, channels_from_vessel
-        from hil.fake_pigpiod import FakePi, GpioState
+        from hil.fake_pigpiod import GpioState
 
         self.state = GpioState(clock=clock)
-        self.pi = FakePi(self.state)
-        self.output = EscOutput.from_vessel(vessel, self.pi, watchdog=False, clock=clock)
+        self.pi = _PluggablePi(self.state)
+        self.output = EscOutput.from_vessel(vessel, self.pi, watchdog=False, clock=clock,
+                                            pi_factory=self._reconnect, reconnect_interval_s=1.0)
         self.channels = channels_from_vessel(vessel)
         self.maps = list(maps)
 
+    def _reconnect(self):
+        if not self.pi.plugged:
+            raise ConnectionError("pigpiod is not running (simulated)")
+        self.pi.connected = True
+        return self.pi
+
+    def unplug(self) -> None:
+        self.pi.plugged = False
+        self.pi.connected = False
+        for ch in self.channels:
+            self.state.set_servo_pulsewidth(ch.gpio, 0)
+
+    def plug(self) -> None:
+        self.pi.plugged = True
+
+    @property
+    def connected(self) -> bool:
+        return self.output.connected
+
     def arm(self, t_s: float) -> None:
         self.output.arm(t_s)
+
+    def ready(self, t_s: float) -> bool:
+        """True once the ESCs have finished their arming sequence (until then they get neutral only)."""
+        return self.output.armed(t_s)
 
     def write(self, t_s: float, pulses: PulseCommand) -> None:
         self.output.write(t_s, pulses)
@@ -118,3 +168,14 @@ class SimEscs:
 
     def close(self) -> None:
         self.output.close()
+
+
+class _PluggablePi(FakePi):
+    """FakePi whose calls raise while unplugged, as a pigpio client's do once pigpiod has gone."""
+
+    plugged = True
+
+    def set_servo_pulsewidth(self, user_gpio, pulsewidth):
+        if not self.plugged:
+            raise ConnectionError("pigpiod connection lost (simulated)")
+        return super().set_servo_pulsewidth(user_gpio, pulsewidth)

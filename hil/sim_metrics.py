@@ -1,5 +1,8 @@
 """Figures of merit of a simulated run, computed from ground truth the autopilot never sees.
 
+`distance_to_path_m` measures a fault run: the true position's distance to the planned path (launch point and
+waypoints), reported per fault as `max_distance_from_path_m` over the fault's window.
+
 Cross-track statistics (`xte_rms_m`, `xte_max_m`) use the TRUE position against the leg guidance was flying
 at that moment. The approach from the launch point to the first waypoint is not a path and is left out. On
 every other leg the transient after the waypoint switch is left out until the leg has *converged*: the first
@@ -76,3 +79,18 @@ class SimMetrics:
             "gps_err_mae_m": mae(self.gps_err),
             "heading_err_rms_deg": math.degrees(rms(self.heading_err)),
         }
+
+
+def distance_to_path_m(path_ne, north_m: float, east_m: float) -> float:
+    """Distance [m] from a point to a polyline [(n, e), ...] (the launch point and the waypoints in order)."""
+    best = math.inf
+    for (n0, e0), (n1, e1) in zip(path_ne, path_ne[1:]):
+        dn, de = n1 - n0, e1 - e0
+        L2 = dn * dn + de * de
+        t = 0.0 if L2 == 0.0 else max(0.0, min(1.0, ((north_m - n0) * dn + (east_m - e0) * de) / L2))
+        d = math.hypot(n0 + t * dn - north_m, e0 + t * de - east_m)
+        if d < best:
+            best = d
+    if len(path_ne) == 1:
+        best = math.hypot(path_ne[0][0] - north_m, path_ne[0][1] - east_m)
+    return best

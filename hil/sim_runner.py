@@ -3,13 +3,20 @@
 The runner owns simulated time. Each control cycle it advances the plant to t, collects what the sensors
 produced, runs `Autopilot.step(t, batch)`, and turns the pulse widths the autopilot wrote back into thrust
 demand through the same thrust maps (as an ESC and thruster would). Ground truth goes only to the metrics.
+
+Like an operator on the bank, the runner asks for the initial mode (AUTO) at the start and arms as soon as the
+pre-arm checks pass (checked every ARM_RETRY_S); a run that cannot arm within `arm_timeout_s` fails with
+SimArmingError listing the refusals. It also plays the operator's station: a heartbeat every
+HEARTBEAT_PERIOD_S unless `operator_link` is off or a link-loss fault cuts it, and the pack voltage on every
+batch. Faults (hil/sim_faults.py) are switched in the byte-level devices; the report lists
+`failsafe_events` and, per fault, the largest distance of the true position from the planned path.
 """
 from __future__ import annotations
 
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -18,7 +25,10 @@ from autopilot.guidance import mission_frame, point_to_ned
 from autopilot.vehicle import Autopilot
 from hil.environment import EnvironmentConfig
 from hil.plant import Plant
-from hil.sim_metrics import SimMetrics
+from hil.sim_metrics import SimMetrics, distance_to_path_m
+
+ARM_RETRY_S = 0.2            # how often an unarmed run retries the pre-arm checks
+HEARTBEAT_PERIOD_S = 1.0     # the simulated operator station's heartbeat
 
 TRACE_FIELDS = ("t", "truth_n", "truth_e", "truth_psi", "truth_u", "est_n", "est_e", "est_psi", "est_u",
                 "est_valid", "ref_psi", "ref_u", "xte_est", "wp_index", "surge_n", "yaw_nm")
@@ -34,6 +44,15 @@ class SimOptions:
     linger_s: float = 5.0                 # keep simulating this long after the mission completes
     realtime: bool = False
     devices: str = "bytes"                # "bytes": emulated devices + real drivers; "typed": sensor models only
+    faults: tuple = ()                    # hil.sim_faults.Fault, injected into the byte-level devices
+    initial_mode: str = "AUTO"            # asked for at the start; the run arms when its pre-arm checks pass
+    arm_timeout_s: float = 60.0           # give up (SimArmingError) if not armed by then
+    operator_link: bool = True            # send operator heartbeats (link-loss faults cut them)
+    on_cycle: Optional[Callable] = None   # on_cycle(t_s, autopilot, truth) before each step: a scripted operator
+
+
+class SimArmingError(RuntimeError):
+    """The run could not arm: the message lists the pre-arm checks that kept failing."""
 
 
 @dataclass
@@ -71,24 +90,44 @@ def initial_pose(mission: MissionConfig, frame, waypoints_ned) -> tuple[float, f
 
 def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions) -> SimResult:
     """Fly `mission` with `vessel` in the simulator and return the report and the trace."""
+    from hil.sim_devices import mag_is_undistorted, simulated_mag_calibration
+
     frame = mission_frame(mission)
-    autopilot = Autopilot(vessel, mission, frame=frame)
+    if opts.devices not in ("bytes", "typed"):
+        raise ValueError(f"devices {opts.devices!r}: use 'bytes' or 'typed'")
+    if opts.faults and opts.devices != "bytes":
+        raise ValueError("faults are injected into the emulated devices: use devices='bytes' (--devices bytes)")
+    mag_cal = simulated_mag_calibration(vessel)
+    # applied where the boat applies it (the driver); skipped when it is the identity, to keep the fast path
+    driver_cal = None if mag_is_undistorted(vessel) else mag_cal
+    estimator = None
+    if driver_cal is not None and opts.devices == "typed":
+        from estimation.ekf import EkfTuning, NavigationEKF
+        estimator = NavigationEKF(vessel, frame, mag_calibration=driver_cal,
+                                  tuning=EkfTuning(gps_reacquire_s=vessel.failsafe.gnss.glitch_reject_s))
+    autopilot = Autopilot(vessel, mission, frame=frame, estimator=estimator, mag_calibration=mag_cal)
     waypoints_ned = autopilot.guidance.waypoints_ned
     n0, e0, psi0 = initial_pose(mission, frame, waypoints_ned)
     plant = Plant(vessel, opts.env, opts.seed, n0, e0, psi0)
     clock = [0.0]
     escs = None
+    injector = None
     if opts.devices == "bytes":
         from hil.sim_devices import ByteLevelSensors, SimEscs
         sensors = ByteLevelSensors(vessel, frame, opts.seed, gps_noise=opts.gps_noise,
-                                   gps_rate_hz=opts.gps_rate_hz, truth0=plant.truth)
+                                   gps_rate_hz=opts.gps_rate_hz, truth0=plant.truth, mag_calibration=driver_cal)
         escs = SimEscs(vessel, autopilot.maps, clock=lambda: clock[0])
-    elif opts.devices == "typed":
+        autopilot.set_actuator(escs)
+        if opts.faults:
+            from hil.sim_faults import FaultInjector
+            injector = FaultInjector(opts.faults, sensors, escs, vessel)
+    else:
         from hil.sensor_models import TypedSensorSuite
         sensors = TypedSensorSuite(vessel, frame, opts.seed, gps_noise=opts.gps_noise,
                                    gps_rate_hz=opts.gps_rate_hz)
-    else:
-        raise ValueError(f"devices {opts.devices!r}: use 'bytes' or 'typed'")
+        autopilot.set_actuator(_ThrustMapOutput())
+    path_ne = [(n0, e0)] + list(waypoints_ned)
+    fault_max = [0.0] * len(opts.faults)
     metrics = SimMetrics(lookahead_m=autopilot.guidance.lookahead_m)
 
     dt = 1.0 / vessel.control.loop_rate_hz
@@ -104,10 +143,11 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions) -> S
     pulse_log = np.zeros((n_cycles, len(maps)))
     gps_ne = []
     thrust_demand = [0.0] * len(maps)
-    autopilot.arm(0.0)
     if escs is not None:
         escs.arm(0.0)
-    autopilot.set_mode("AUTO", "simulation start")
+    autopilot.set_mode(opts.initial_mode, "simulation start")
+    next_arm, next_heartbeat, armed_at = 0.0, 0.0, None
+    battery_v = vessel.battery.voltage_v
     completed_at = None
     wall0 = time.perf_counter()
     k = 0
@@ -115,7 +155,16 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions) -> S
         t = (k + 1) * dt
         clock[0] = t
         truth = plant.step_to(t, thrust_demand)
+        if injector is not None:
+            injector.apply(t)
+            battery_v = injector.battery_v()
         batch = sensors.sample(truth)
+        batch.battery_v = battery_v
+        if opts.operator_link and t >= next_heartbeat and (injector is None or injector.link_up):
+            autopilot.operator_heartbeat(t)
+            next_heartbeat = t + HEARTBEAT_PERIOD_S
+        if opts.on_cycle is not None:
+            opts.on_cycle(t, autopilot, truth)
         truth_ne = (truth.north_m, truth.east_m)
         for fix in batch.gps:
             if fix.valid:
@@ -123,6 +172,21 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions) -> S
                 gps_ne.append(fne)
                 metrics.add_gps(fne, truth_ne)
         res = autopilot.step(t, batch)
+        if armed_at is None:
+            if res.armed:
+                armed_at = t
+            elif t >= next_arm:
+                next_arm = t + ARM_RETRY_S
+                failures = autopilot.prearm_failures(t)
+                if not failures:
+                    if autopilot.arm(t):
+                        armed_at = t
+                elif t >= opts.arm_timeout_s:
+                    if escs is not None:
+                        escs.close()
+                        sensors.close()
+                    raise SimArmingError(f"{vessel.name} / {mission.name}: not armed after {t:.1f} s of "
+                                         f"simulation; pre-arm checks failing: " + "; ".join(failures))
         if escs is not None:
             escs.write(t, res.pulses)
             thrust_demand = escs.thrust_n()
@@ -140,12 +204,22 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions) -> S
                     sp.xte_m if (sp and in_auto) else np.nan, autopilot.guidance.index,
                     res.wrench.surge_n, res.wrench.yaw_nm)
         thrust_log[k] = res.thrust.thrust_n
+        if injector is not None:
+            d = None
+            for i, f in enumerate(opts.faults):
+                if f.start_s <= t < f.end_s:
+                    if d is None:
+                        d = distance_to_path_m(path_ne, truth.north_m, truth.east_m)
+                    if d > fault_max[i]:
+                        fault_max[i] = d
         if completed_at is None and autopilot.guidance.complete:
             completed_at = t
         if opts.realtime:
             lag = t - (time.perf_counter() - wall0)
             if lag > 0:
                 time.sleep(lag)
+            elif -lag > dt:
+                autopilot.report_overrun(t, -lag)
         if opts.duration_s is None and completed_at is not None and t >= completed_at + opts.linger_s:
             break
     wall = time.perf_counter() - wall0
@@ -169,9 +243,24 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions) -> S
         "gps_noise": opts.gps_noise,
         "gps_rate_hz": opts.gps_rate_hz or vessel.sensors.gnss.rate_hz,
         "devices": opts.devices,
+        "armed_at_s": armed_at,
+        "final_mode": autopilot.mode.name,
+        "armed_at_end": bool(autopilot.armed),
+        "failsafe_events": [{"time_s": round(ev.time_s, 3), "kind": ev.failsafe, "action": ev.action}
+                            for ev in autopilot.events if ev.kind == "failsafe"],
+        "faults": [{"fault": f.label, "kind": f.kind, "start_s": f.start_s,
+                    "end_s": None if math.isinf(f.end_s) else f.end_s,
+                    "max_distance_from_path_m": round(fault_max[i], 2) if f.start_s < sim_time else None}
+                   for i, f in enumerate(opts.faults)],
     }
     report.update(metrics.summary())
     trace_d = {name: trace[:n_done, i] for i, name in enumerate(TRACE_FIELDS)}
     return SimResult(report=report, trace=trace_d, thrust_n=thrust_log[:n_done], pulses_us=pulse_log[:n_done],
                      gps_ne=np.array(gps_ne).reshape(-1, 2), waypoints_ned=list(waypoints_ned),
                      start_ned=(n0, e0), events=list(autopilot.events), frame=frame)
+
+
+class _ThrustMapOutput:
+    """The typed-level stand-in for the ESC output: pulses go straight through the thrust maps; always there."""
+
+    connected = True

@@ -1,4 +1,8 @@
-"""Flight modes, one small module each. A mode turns the estimate into what the controllers should do."""
+"""Modes, one small module each. A mode turns the estimate into what the controllers should do.
+
+MANUAL (operator throttle/steering), HOLD (neutral), LOITER (station keeping), AUTO (the mission), RTL (home,
+then LOITER); HEADING_HOLD and BRAKE are stages the failsafes use.
+"""
 from autopilot.modes.base import Mode, ModeOutput
 
 __all__ = ["Mode", "ModeOutput"]

@@ -12,7 +12,8 @@ class AutoMode(Mode):
         self.guidance = guidance
 
     def enter(self, t_s, nav) -> None:
-        if self.guidance.leg is None or self.guidance.complete:
+        # the first leg starts where the boat is; without a position yet, guidance starts it on the first update
+        if nav.valid and (self.guidance.leg is None or self.guidance.complete):
             self.guidance.start(nav.north_m, nav.east_m)
 
     def update(self, t_s, nav) -> ModeOutput:

@@ -22,13 +22,17 @@ class Mode:
     """A mode is entered with the current estimate and updated once per cycle.
 
     `navigating` modes need a valid position estimate; the vehicle refuses or leaves them without one.
+    `operator_selectable` is False for the stages a failsafe uses (BRAKE, HEADING_HOLD).
+    A mode may set `notice` to a message during update(); the vehicle logs it once as a warning and clears it.
     """
 
     name = "BASE"
     navigating = True
+    operator_selectable = True
+    notice: Optional[str] = None
 
     def enter(self, t_s: float, nav: NavState) -> None:
-        """Called when the mode becomes active."""
+        """Called when the mode becomes active (and again when the vehicle is armed in it)."""
 
     def update(self, t_s: float, nav: NavState) -> ModeOutput:
         return NEUTRAL

@@ -1,49 +1,83 @@
-"""LOITER: keep station within a radius of a point.
+"""LOITER: keep station within `radius_m` of a point.
 
-Outside a quiet zone (`quiet_frac` of the radius) the boat heads for the point at a speed that grows with the
-distance; inside it, the boat keeps the heading it arrived with (which, after drifting off and coming back,
-points into the drift) and applies just the speed that held it there, so it does not dither at the edge.
+The law asks for a velocity over ground toward the centre, proportional to the distance beyond a quiet zone
+(`quiet_frac` of the radius, where estimate noise is not chased; gain_per_s, at most max_speed_mps), and steers the bow along the velocity through the WATER that needs: that velocity minus the
+drift the estimator has learnt (its water-current estimate, which also takes up the steady push of the wind).
+At the centre the boat therefore points into the drift and pushes just hard enough to stand still over
+ground; off to one side it crabs back; downstream it drives forward, upstream it eases off or backs. The
+speed setpoint is the wanted ground velocity along the boat's actual heading, so a boat facing the wrong way
+backs or waits instead of circling out. Nothing switches at the edge of the circle, so nothing dithers there.
+
+Without drift (calm water) and near the centre, the velocity through the water becomes too small to define a
+heading: the heading is then held (with hysteresis between `hold_below_mps` and twice that) and only the
+along-heading error is corrected, ahead or astern.
 """
 from __future__ import annotations
 
 import math
+from typing import Callable, Optional
 
 from autopilot.angles import wrap_pi
 from autopilot.modes.base import Mode, ModeOutput
 from autopilot.types import GuidanceSetpoint
 
 
+def _no_drift() -> tuple[float, float]:
+    return 0.0, 0.0
+
+
 class LoiterMode(Mode):
     name = "LOITER"
 
-    def __init__(self, radius_m: float, max_speed_mps: float, quiet_frac: float = 0.35,
-                 gain_per_s: float = 0.25):
+    def __init__(self, radius_m: float, max_speed_mps: float,
+                 drift_fn: Optional[Callable[[], tuple[float, float]]] = None, gain_per_s: float = 0.3,
+                 hold_below_mps: float = 0.06, quiet_frac: float = 0.25):
         self.radius_m = radius_m
+        self.quiet_frac = quiet_frac
         self.max_speed_mps = max_speed_mps
-        self.quiet_m = quiet_frac * radius_m
+        self.drift_fn = drift_fn or _no_drift       # () -> (north, east) drift over ground [m/s]
         self.gain_per_s = gain_per_s
-        self.center_ned = None           # (north_m, east_m); set by the vehicle or at entry
-        self._heading_hold = 0.0
+        self.hold_below_mps = hold_below_mps
+        self.center_ned: Optional[tuple[float, float]] = None
+        self._staged: Optional[tuple[float, float]] = None
+        self.heading_ref_rad = 0.0
+        self._holding = True
+
+    @property
+    def quiet_m(self) -> float:
+        """Within this distance of the centre no velocity is asked for (estimate noise is not chased)."""
+        return self.quiet_frac * self.radius_m
 
     def set_center(self, north_m: float, east_m: float) -> None:
-        self.center_ned = (north_m, east_m)
+        """Loiter around this point from the next entry on (otherwise: where the boat is on entry)."""
+        self._staged = (north_m, east_m)
 
     def enter(self, t_s, nav) -> None:
-        if self.center_ned is None:
+        if self._staged is not None:
+            self.center_ned, self._staged = self._staged, None
+        else:
             self.center_ned = (nav.north_m, nav.east_m)
-        self._heading_hold = nav.heading_rad
+        self.heading_ref_rad = nav.heading_rad
+        self._holding = True
 
     def update(self, t_s, nav) -> ModeOutput:
         cn, ce = self.center_ned
         dn, de = cn - nav.north_m, ce - nav.east_m
         dist = math.hypot(dn, de)
         if dist > self.quiet_m:
-            self._heading_hold = math.atan2(de, dn)
-            speed = min(self.max_speed_mps, self.gain_per_s * (dist - self.quiet_m) + 0.1)
-            # only push when roughly facing the point, so the boat turns first instead of circling out
-            if abs(wrap_pi(self._heading_hold - nav.heading_rad)) > math.radians(60):
-                speed = 0.0
+            v = min(self.max_speed_mps, self.gain_per_s * (dist - self.quiet_m)) / dist
+            vgn, vge = v * dn, v * de
         else:
-            speed = 0.0
-        return ModeOutput(setpoint=GuidanceSetpoint(heading_rad=wrap_pi(self._heading_hold), speed_mps=speed,
+            vgn = vge = 0.0
+        drift_n, drift_e = self.drift_fn()
+        wn, we = vgn - drift_n, vge - drift_e
+        w = math.hypot(wn, we)
+        if w > (self.hold_below_mps if not self._holding else 2.0 * self.hold_below_mps):
+            self._holding = False
+            self.heading_ref_rad = math.atan2(we, wn)
+        else:
+            self._holding = True
+        psi = nav.heading_rad
+        speed = vgn * math.cos(psi) + vge * math.sin(psi)
+        return ModeOutput(setpoint=GuidanceSetpoint(heading_rad=wrap_pi(self.heading_ref_rad), speed_mps=speed,
                                                     distance_to_waypoint_m=dist))

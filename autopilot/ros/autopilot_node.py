@@ -19,7 +19,8 @@ Published (names from the boat config, relative to the namespace):
 - autopilot/state std_msgs/String JSON (latched) and autopilot/events std_msgs/String;
 - odom -> base_link on /tf when tf2_ros is importable and publish_tf is set.
 Commands: autopilot/arm (std_srvs/SetBool), autopilot/hold (std_srvs/Trigger), autopilot/command
-(std_msgs/String: `arm`, `disarm`, `mode NAME`, `mission PATH`).
+(std_msgs/String: `arm`, `disarm`, `mode NAME`, `mission PATH`, `heartbeat` (the operator's station is alive,
+for the link-loss failsafe), `manual THROTTLE STEERING` (MANUAL mode, each in -1..1; also a heartbeat)).
 On stop (shutdown, SIGTERM, exception) the thrusters are sent to neutral and 0 N / neutral pulses are published.
 """
 from __future__ import annotations
@@ -137,6 +138,13 @@ class AutopilotNode(Node):
         self.autopilot = autopilot_factory(vessel, mission, on_event=self._on_core_event)
         self.frame = self.autopilot.frame
         self.backend = backend_factory(self, self.tb)
+        if hasattr(self.autopilot, "set_actuator"):     # the pre-arm check and the ESC failsafe read `connected`
+            self.autopilot.set_actuator(self.backend)
+            if cfg.backend in ("sim", "gazebo"):         # simulated magnetometers without hard/soft iron
+                from hil.sim_devices import mag_is_undistorted
+                if cfg.backend == "gazebo" or mag_is_undistorted(vessel):
+                    from estimation.mag_calibration import MagCalibration
+                    self.autopilot.set_mag_calibration(MagCalibration())
         self._on_batch = on_batch
         self.stats = CycleStats(self.period_s)
         self.sensors = SensorWatch()
@@ -375,10 +383,27 @@ class AutopilotNode(Node):
             ok, text = self.set_mode(arg, "mode command over ROS")
         elif verb == "mission" and arg:
             ok, text = self.load_mission_file(arg)
+        elif verb in ("heartbeat", "manual") and hasattr(self.autopilot, "operator_heartbeat"):
+            ok, text = self._operator(verb, arg)
+            if ok:
+                return                  # sent at 1-20 Hz by the operator's station: no event per message
         else:
-            ok, text = False, (f"unknown command {msg.data!r}: use 'arm', 'disarm [REASON]', 'mode NAME' or "
-                               "'mission PATH'")
+            ok, text = False, (f"unknown command {msg.data!r}: use 'arm', 'disarm [REASON]', 'mode NAME', "
+                               "'mission PATH', 'heartbeat' or 'manual THROTTLE STEERING'")
         self._event(text, error=not ok)
+
+    def _operator(self, verb: str, arg: str) -> tuple[bool, str]:
+        """`heartbeat` (the operator's station is alive) or `manual THROTTLE STEERING` (each in -1..1)."""
+        t = self.now_s()
+        if verb == "heartbeat":
+            self.autopilot.operator_heartbeat(t)
+            return True, "heartbeat"
+        try:
+            throttle, steering = (float(x) for x in arg.split())
+            self.autopilot.operator_command(t, throttle, steering)
+        except ValueError as e:
+            return False, f"manual command {arg!r} refused: expected two numbers THROTTLE STEERING in -1..1 ({e})"
+        return True, "manual"
 
     # ------------------------------------------------------------------ stop
     def _neutral_outputs(self) -> None:

@@ -1,0 +1,130 @@
+"""Faults injected into the simulator's devices: `autopilot sim MISSION --fault KIND@START_S[:DURATION_S]`.
+
+Each fault acts where the real one would, below the drivers, so the drivers, the EKF and the failsafes see
+what they would see on the boat:
+
+  gps-loss        the L76K reports no position (GGA quality 0, RMC status V): the receiver lost its satellites
+  gps-glitch      the position the L76K sends jumps GLITCH_M (50 m) north of the truth (multipath, a bad fix)
+  imu-loss        the LSM9DS1 leaves the I2C bus (both devices NACK)
+  mag-loss        the magnetometer's I2C address NACKs. The LSM9DS1 driver reads the chip as a whole and
+                  re-initialises both devices after an error, so this takes the gyro down with it
+  esc-disconnect  the pigpio connection goes away: every call raises and the ESC signals stop (pigpiod died)
+  link-loss       the operator's station stops sending heartbeats
+  low-battery     the measured pack voltage drops below the vessel's battery.low_voltage_v
+
+START_S is simulated time; without DURATION_S the fault lasts to the end of the run.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+KINDS = ("gps-loss", "gps-glitch", "imu-loss", "mag-loss", "esc-disconnect", "link-loss", "low-battery")
+GLITCH_M = 50.0                       # size of the gps-glitch position jump [m]
+GLITCH_DIRECTION_RAD = 0.0            # toward true north
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str
+    start_s: float
+    duration_s: Optional[float] = None    # None: to the end of the run
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown fault kind {self.kind!r}; known: {', '.join(KINDS)}")
+        if not (math.isfinite(self.start_s) and self.start_s >= 0.0):
+            raise ValueError(f"fault start must be a time >= 0 s, got {self.start_s!r}")
+        if self.duration_s is not None and not (math.isfinite(self.duration_s) and self.duration_s > 0.0):
+            raise ValueError(f"fault duration must be > 0 s, got {self.duration_s!r}")
+
+    @property
+    def end_s(self) -> float:
+        return math.inf if self.duration_s is None else self.start_s + self.duration_s
+
+    def active(self, t_s: float) -> bool:
+        return self.start_s <= t_s < self.end_s
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}@{self.start_s:g}" + ("" if self.duration_s is None else f":{self.duration_s:g}")
+
+
+def parse_fault(text: str) -> Fault:
+    """`KIND@START_S[:DURATION_S]`, e.g. `gps-loss@60:60`. ValueError naming what is wrong."""
+    kind, sep, when = text.strip().partition("@")
+    if not sep or not kind or not when:
+        raise ValueError(f"fault {text!r}: expected KIND@START_S[:DURATION_S] (e.g. gps-loss@60:30), "
+                         f"KIND one of {', '.join(KINDS)}")
+    start, _, duration = when.partition(":")
+    try:
+        start_s = float(start)
+        duration_s = float(duration) if duration else None
+    except ValueError:
+        raise ValueError(f"fault {text!r}: START_S and DURATION_S must be numbers of seconds") from None
+    try:
+        return Fault(kind, start_s, duration_s)
+    except ValueError as e:
+        raise ValueError(f"fault {text!r}: {e}") from None
+
+
+class FaultInjector:
+    """Switches each fault on and off in the byte-level devices as simulated time passes.
+
+    `apply(t_s)` once per cycle before the sensors are sampled (cheap between transitions); `link_up` says
+    whether the operator's heartbeats get through; `battery_v()` is the pack voltage the boat measures.
+    """
+
+    def __init__(self, faults: Sequence[Fault], sensors, escs, vessel):
+        self.faults = list(faults)
+        self.sensors = sensors
+        self.escs = escs
+        self.nominal_v = vessel.battery.voltage_v
+        low = vessel.battery.low_voltage_v
+        self.low_v = (low - 0.5) if low > 0.0 else 0.75 * self.nominal_v
+        self._on = [False] * len(self.faults)
+        self.link_up = True
+        self._battery_low = False
+        self._next = min([f.start_s for f in self.faults], default=math.inf)
+
+    def apply(self, t_s: float) -> None:
+        if t_s < self._next:
+            return
+        nxt = math.inf
+        for i, f in enumerate(self.faults):
+            on = f.active(t_s)
+            if on != self._on[i]:
+                self._on[i] = on
+                self._set(f.kind, on)
+            for edge in (f.start_s, f.end_s):
+                if edge > t_s:
+                    nxt = min(nxt, edge)
+        self._next = nxt
+
+    def active(self, t_s: float) -> list:
+        return [f for f in self.faults if f.active(t_s)]
+
+    def battery_v(self) -> float:
+        return self.low_v if self._battery_low else self.nominal_v
+
+    def _set(self, kind: str, on: bool) -> None:
+        s = self.sensors
+        if kind == "gps-loss":
+            s.gnss.emitter.has_fix = not on
+        elif kind == "gps-glitch":
+            d = GLITCH_M if on else 0.0
+            s.gnss_offset_ne = (d * math.cos(GLITCH_DIRECTION_RAD), d * math.sin(GLITCH_DIRECTION_RAD))
+        elif kind == "imu-loss":
+            s.imu_emulator.set_present(not on)
+        elif kind == "mag-loss":
+            s.imu_emulator.inject_errors(10 ** 12 if on else 0, address=s.imu_emulator.mag_address)
+        elif kind == "esc-disconnect":
+            if on:
+                self.escs.unplug()
+            else:
+                self.escs.plug()
+        elif kind == "link-loss":
+            self.link_up = not on
+        elif kind == "low-battery":
+            self._battery_low = on
