@@ -70,7 +70,7 @@ class EkfTuning:
     # measurement noise floors
     heading_floor_rad: float = math.radians(1.0)    # calibration residual, tilt errors
     gyro_floor_rps: float = 0.002
-    speed_noise_floor_mps: float = 0.05
+    speed_noise_floor_mps: float = 0.15   # GNSS velocity also carries wave motion the model cannot follow
     gps_course_min_speed_mps: float = 0.5
     # gates
     gps_gate: float = CHI2_2DOF_999

@@ -292,7 +292,8 @@ def test_health_reports_consistent_innovations_and_update_ages(foka):
     h = ekf.health(boat.t)
     assert h.valid and h.converged
     assert 0.3 < h.gps_nis_avg / 2 < 3.0, h.gps_nis_avg
-    assert 0.3 < h.gps_vel_nis_avg / 2 < 3.0, h.gps_vel_nis_avg
+    # velocity noise is 0.1 m/s here but the filter floors it at 0.15 m/s (wave motion): NIS ~ 2 * (0.1/0.15)^2
+    assert 0.15 < h.gps_vel_nis_avg / 2 < 1.5, h.gps_vel_nis_avg
     assert h.mag_nis_avg < 3.0
     assert h.since_gps_s <= 0.5 and h.since_imu_s <= 0.03 and h.since_mag_s <= 0.05
     assert h.gyro_bias_rps == pytest.approx(boat.gyro_bias, abs=1e-3)
