@@ -58,9 +58,9 @@ class EmulatedL76K:
         self.overruns = 0
         self.sent_epochs = 0
 
-    def step(self, t_s: float, truth: GnssTruth) -> int:
+    def step(self, t_s: float, truth: Optional[GnssTruth]) -> int:
         """Advance to t_s: read commands, format due epochs from `truth`, send what the line has delivered.
-        Returns the number of bytes written to the link."""
+        `truth` may be None when no epoch is due (next_epoch_s > t_s). Returns the bytes written to the link."""
         self._read_commands(t_s)
         while self.next_epoch_s <= t_s:
             t_ep = self.next_epoch_s
@@ -209,7 +209,8 @@ class GnssSimSource:
 
     def poll(self, t_s: float) -> SensorBatch:
         self._t = t_s
-        self._sent += self.device.step(t_s, self.truth_fn(t_s))
+        due = self.device.next_epoch_s <= t_s      # ask the plant for truth only when an epoch is formatted
+        self._sent += self.device.step(t_s, self.truth_fn(t_s) if due else None)
         fixes = self.driver.poll()
         if self.transport == "pty":
             # The kernel moves pty bytes asynchronously: wait (briefly) until the driver has them all, so
