@@ -28,6 +28,7 @@ import numpy as np
 
 from autopilot.angles import wrap_pi
 from autopilot.config import ConfigError, load_vessel
+from estimation.heading import rotation_rpy
 
 SIM_HARD_IRON_DIR = (0.62, -0.48, 0.62)       # direction of the simulated hard-iron offset (normalised below)
 
@@ -211,16 +212,6 @@ def sim_distortion(vessel, hard_iron_ut: float, soft_iron_pct: float) -> tuple[n
     return h, S
 
 
-def _body_from_ned(heading, roll, pitch) -> np.ndarray:
-    cy, sy = math.cos(heading), math.sin(heading)
-    cp, sp = math.cos(pitch), math.sin(pitch)
-    cr, sr = math.cos(roll), math.sin(roll)
-    rz = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
-    ry = np.array([[cp, 0, sp], [0, 1, 0], [-sp, 0, cp]])
-    rx = np.array([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])
-    return (rz @ ry @ rx).T
-
-
 def simulate_readings(vessel, h, S, noise_t: float, method: str, rng: np.random.Generator):
     """Distorted readings m = S b + h + noise as the sim's magnetometer makes them (hil/sensor_models).
 
@@ -244,7 +235,7 @@ def simulate_readings(vessel, h, S, noise_t: float, method: str, rng: np.random.
             psi = wrap_pi(2 * 2 * math.pi * k / 720)
             roll = math.radians(2.0) * math.sin(2 * math.pi * k / 7.0)
             pitch = math.radians(2.0) * math.sin(2 * math.pi * k / 11.0)
-            out.append(_body_from_ned(psi, roll, pitch) @ b_ned)
+            out.append(rotation_rpy(roll, pitch, psi).T @ b_ned)
             headings.append(psi)
     body = np.array(out)
     readings = body @ S.T + h + noise_t * rng.standard_normal(body.shape)
@@ -265,7 +256,7 @@ def heading_errors_deg(vessel, h, S, noise_t, calibration, rng) -> tuple[float, 
     before, after, scatter = [], [], []
     for k in range(360):
         psi = wrap_pi(math.radians(k))
-        raw = S @ (_body_from_ned(psi, 0.0, 0.0) @ b_ned) + h
+        raw = S @ (rotation_rpy(0.0, 0.0, psi).T @ b_ned) + h
         cor = calibration.apply(raw)
         noisy = calibration.apply(raw + noise_t * rng.standard_normal(3))
         before.append(wrap_pi(tilt_compensated_heading_rad(*raw, 0.0, 0.0, dec) - psi))

@@ -29,9 +29,9 @@ from typing import Callable, Optional, Tuple
 
 import numpy as np
 
-from autopilot.angles import wrap_pi
 from autopilot.types import ImuSample, MagSample, SensorBatch
 from drivers.i2c_adapter import SMBusI2C, import_without_blinka
+from estimation.heading import rotation_rpy
 
 adafruit_lsm9ds1 = import_without_blinka("adafruit_lsm9ds1")
 
@@ -60,36 +60,12 @@ class ImuError(RuntimeError):
     """The IMU cannot be used at start-up (absent, wrong chip, bad settings). The message says where and why."""
 
 
-def rotation_rpy(roll_rad: float, pitch_rad: float, yaw_rad: float) -> np.ndarray:
-    """R = Rz(yaw) Ry(pitch) Rx(roll): maps vectors of the rotated frame into the reference frame."""
-    cr, sr = math.cos(roll_rad), math.sin(roll_rad)
-    cp, sp = math.cos(pitch_rad), math.sin(pitch_rad)
-    cy, sy = math.cos(yaw_rad), math.sin(yaw_rad)
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
-
-
 def chip_odr(requested_hz: float, table) -> Tuple[float, int]:
     """The slowest chip rate >= requested (the fastest if none is): (rate_hz, register code)."""
     for rate, code in table:
         if rate >= requested_hz - 1e-9:
             return rate, code
     return table[-1]
-
-
-def tilt_compensated_heading_rad(accel_mps2, field_t, declination_rad: float = 0.0) -> float:
-    """Compass heading (clockwise from true north, wrapped to [-pi, pi)) from specific force and field in FRD.
-
-    Down is -f/|f| (valid when the hull is not accelerating much); east = down x m; north = east x down; the
-    heading is the angle of body +x from north, plus the declination (true = magnetic + declination).
-    """
-    f = np.asarray(accel_mps2, dtype=float)
-    m = np.asarray(field_t, dtype=float)
-    down = -f / np.linalg.norm(f)
-    east = np.cross(down, m)
-    north = np.cross(east, down)
-    return wrap_pi(math.atan2(east[0], north[0]) + declination_rad)
 
 
 @dataclass

@@ -10,7 +10,20 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from autopilot.angles import wrap_pi
+
+
+def rotation_rpy(roll_rad: float, pitch_rad: float, yaw_rad: float) -> np.ndarray:
+    """R = Rz(yaw) Ry(pitch) Rx(roll): maps vectors of the rotated frame into the reference frame
+    (body -> NED for the vessel's attitude; its transpose maps NED into the body)."""
+    cr, sr = math.cos(roll_rad), math.sin(roll_rad)
+    cp, sp = math.cos(pitch_rad), math.sin(pitch_rad)
+    cy, sy = math.cos(yaw_rad), math.sin(yaw_rad)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
 
 GRAVITY_MPS2 = 9.80665
 
@@ -35,6 +48,13 @@ def tilt_compensated_heading_rad(mx: float, my: float, mz: float, roll_rad: floa
     xh = mx * cp + (my * sr + mz * cr) * sp
     yh = my * cr - mz * sr
     return wrap_pi(math.atan2(-yh, xh) + declination_rad)
+
+
+def heading_from_vectors_rad(accel_mps2, field, declination_rad: float = 0.0) -> float:
+    """Tilt-compensated true heading from one specific-force vector and one field vector, both FRD
+    (roll and pitch from the accelerometer: valid when the hull is not accelerating much)."""
+    roll, pitch = roll_pitch_from_accel(*accel_mps2)
+    return tilt_compensated_heading_rad(*field, roll, pitch, declination_rad)
 
 
 def level_field_horizontal_t(mx: float, my: float, mz: float, roll_rad: float, pitch_rad: float) -> float:

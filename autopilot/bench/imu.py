@@ -38,7 +38,8 @@ def run(args) -> int:
 
     from autopilot.config import ConfigError, load_vessel
     from drivers.i2c_adapter import I2CBusError
-    from drivers.lsm9ds1 import ImuError, Lsm9ds1Driver, tilt_compensated_heading_rad
+    from drivers.lsm9ds1 import ImuError, Lsm9ds1Driver
+    from estimation.heading import heading_from_vectors_rad
 
     try:
         vessel = load_vessel(args.vessel)
@@ -92,7 +93,7 @@ def run(args) -> int:
             if imu is None or field is None:
                 continue
             count += 1
-            heading = math.degrees(tilt_compensated_heading_rad(imu.accel_mps2, field, declination)) % 360.0
+            heading = math.degrees(heading_from_vectors_rad(imu.accel_mps2, field, declination)) % 360.0
             print(_line(t, imu, field, heading, args.json), flush=True)
     except KeyboardInterrupt:
         pass
