@@ -19,7 +19,9 @@ The defaults, and why:
   uncertainty exceeds 10 m is not worth station keeping on: HOLD. The EKF ignores a GNSS position that
   disagrees with it for up to 15 s (a 50 m multipath jump is rejected); if it then trusts GNSS again and its
   position jumps by more than 10 m, something is wrong with one of the two: HOLD and let the operator judge.
-- IMU silent for 0.5 s or magnetometer for 3 s: HOLD (no heading, no navigation).
+- IMU silent for 0.5 s: HOLD (no heading, no navigation). Magnetometer: 8 s without an accepted heading, since
+  the gyro carries the heading well for that long and the EKF itself rejects a disturbed magnetometer (a fast
+  turn, iron nearby) for up to 5 s before trusting it again; then HOLD.
 - Geofence: stop short of the fence by the stopping distance plus 3 m (more than the GNSS CEP of the cheap
   receivers), then RTL, which brings the boat back inside rather than leaving it against the fence.
 - Operator link: RTL after 10 s without a heartbeat (Wi-Fi on a river bank drops for seconds at a time), and
@@ -66,8 +68,9 @@ class GnssFailsafeConfig:
 @dataclass(frozen=True, kw_only=True)
 class ImuFailsafeConfig:
     imu_timeout_s: float = param(0.5, unit="s", min=0.05, max=10.0, doc="no gyro update for this long = IMU lost")
-    mag_timeout_s: float = param(3.0, unit="s", min=0.1, max=60.0,
-                                 doc="no accepted magnetometer heading for this long = magnetometer lost")
+    mag_timeout_s: float = param(8.0, unit="s", min=0.1, max=120.0,
+                                 doc="no accepted magnetometer heading for this long = magnetometer lost (longer "
+                                     "than the EKF's 5 s of rejecting a disturbed heading before re-trusting it)")
     action: str = param("hold", choices=("hold", "disarm"))
 
 

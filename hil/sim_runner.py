@@ -185,8 +185,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions) -> S
                     if escs is not None:
                         escs.close()
                         sensors.close()
-                    raise SimArmingError(f"{vessel.name} / {mission.name}: not armed after {t:.1f} s of "
-                                         f"simulation; pre-arm checks failing: " + "; ".join(failures))
+                    raise SimArmingError(f"{vessel.name} / {mission.name}: not armed within "
+                                         f"{opts.arm_timeout_s:g} s of simulation; pre-arm checks failing: " + "; ".join(failures))
         if escs is not None:
             escs.write(t, res.pulses)
             thrust_demand = escs.thrust_n()

@@ -138,7 +138,7 @@ def test_imu_loss_holds_blocks_navigating_modes_and_overrides_a_link_loss_rtl():
 
 def test_magnetometer_loss_in_manual_is_reported_without_taking_the_helm():
     fm = FailsafeManager(CFG)
-    out = run(fm, 0.0, 6.0, "MANUAL", lambda t: health(t, since_mag=t))
+    out = run(fm, 0.0, 10.0, "MANUAL", lambda t: health(t, since_mag=t))
     assert [(tr.kind, tr.action) for _, tr in out] == [("mag-loss", "none")]
 
 

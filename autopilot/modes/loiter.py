@@ -10,7 +10,8 @@ backs or waits instead of circling out. Nothing switches at the edge of the circ
 
 Without drift (calm water) and near the centre, the velocity through the water becomes too small to define a
 heading: the heading is then held (with hysteresis between `hold_below_mps` and twice that) and only the
-along-heading error is corrected, ahead or astern.
+along-heading error is corrected, ahead or astern. In calm water a correction inside the circle that lies
+behind the boat is made astern rather than by turning round.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ class LoiterMode(Mode):
 
     def __init__(self, radius_m: float, max_speed_mps: float,
                  drift_fn: Optional[Callable[[], tuple[float, float]]] = None, gain_per_s: float = 0.3,
-                 hold_below_mps: float = 0.06, quiet_frac: float = 0.25):
+                 hold_below_mps: float = 0.1, quiet_frac: float = 0.25):
         self.radius_m = radius_m
         self.quiet_frac = quiet_frac
         self.max_speed_mps = max_speed_mps
@@ -72,12 +73,16 @@ class LoiterMode(Mode):
         drift_n, drift_e = self.drift_fn()
         wn, we = vgn - drift_n, vge - drift_e
         w = math.hypot(wn, we)
+        psi = nav.heading_rad
         if w > (self.hold_below_mps if not self._holding else 2.0 * self.hold_below_mps):
             self._holding = False
-            self.heading_ref_rad = math.atan2(we, wn)
+            ref = math.atan2(we, wn)
+            if dist < self.radius_m and math.hypot(drift_n, drift_e) < self.hold_below_mps and \
+                    abs(wrap_pi(ref - psi)) > 0.5 * math.pi:
+                ref += math.pi          # no drift to face and a small correction behind: back up, do not turn
+            self.heading_ref_rad = ref
         else:
             self._holding = True
-        psi = nav.heading_rad
         speed = vgn * math.cos(psi) + vge * math.sin(psi)
         return ModeOutput(setpoint=GuidanceSetpoint(heading_rad=wrap_pi(self.heading_ref_rad), speed_mps=speed,
                                                     distance_to_waypoint_m=dist))
