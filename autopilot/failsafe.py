@@ -19,6 +19,9 @@ autopilot/safety_config.FailsafeConfig (the vessel's `failsafe:` section).
 Kinds: gps-loss, gps-glitch, ekf-unhealthy (the filter restarted), imu-loss, mag-loss, geofence, link-loss, low-battery, overrun,
 esc-disconnect.
 
+A sensor that has never delivered (GNSS before the first fix, after the filter restarted) is not "lost": the
+pre-arm checks, and the navigation checks a navigating mode waits for, cover that case.
+
 Precedence: an action never undoes a more restrictive active failsafe. While the IMU or magnetometer is lost no
 navigating mode is allowed (any action becomes HOLD); once dead reckoning has run out, AUTO and RTL are not
 allowed (an RTL becomes the GNSS fallback, LOITER or HOLD); past `gnss.max_pos_std_m` LOITER is not allowed
@@ -195,11 +198,11 @@ class FailsafeManager:
         c = self.cfg.imu
         for kind, since, limit, what in (("imu-loss", h.since_imu_s, c.imu_timeout_s, "gyro data"),
                                          ("mag-loss", h.since_mag_s, c.mag_timeout_s, "accepted magnetometer heading")):
-            lost = since > limit
+            lost = limit < since < math.inf          # never seen yet is not a loss (the pre-arm checks cover it)
             if lost and kind not in self.active:
                 self.active[kind] = c.action
                 act = c.action if mode in NAVIGATING or c.action == "disarm" else "none"
-                out.append(Trigger(kind, act, f"no {what} for {_secs(since)}"))
+                out.append(Trigger(kind, act, f"no {what} for {since:.1f} s"))
             elif not lost and kind in self.active:
                 del self.active[kind]
                 out.append(Trigger(kind, "recovered", f"{what} again"))
@@ -221,7 +224,7 @@ class FailsafeManager:
         if h.gps_accepted != self._acc_seen:       # counters as of the latest accepted fix: what came after
             self._acc_seen = h.gps_accepted         # tells a loss (invalid fixes) from a glitch (rejected ones)
             self._rej_base, self._inv_base = h.gps_rejected, h.gps_invalid
-        lost = h.since_gps_s > g.loss_timeout_s
+        lost = g.loss_timeout_s < h.since_gps_s < math.inf      # never accepted yet is not a loss
         if not lost:
             if self._gnss_stage is not None:
                 out.append(Trigger(self._gnss_kind, "recovered",
@@ -235,11 +238,11 @@ class FailsafeManager:
             self._gnss_kind = "gps-glitch" if rejected > invalid else "gps-loss"
             why = ("fixes rejected by the EKF's innovation gate" if rejected > invalid else
                    "the receiver reports no position" if invalid else "no fixes arriving")
-            self._gnss_t0 = t_s - h.since_gps_s if math.isfinite(h.since_gps_s) else self._armed_t
+            self._gnss_t0 = t_s - h.since_gps_s
             self._gnss_stage = _DR
             self.active[self._gnss_kind] = "dead-reckon"
             act = "dead-reckon" if mode in NAVIGATING else "none"
-            out.append(Trigger(self._gnss_kind, act, f"no accepted GNSS position for {_secs(h.since_gps_s)} ({why}); "
+            out.append(Trigger(self._gnss_kind, act, f"no accepted GNSS position for {h.since_gps_s:.1f} s ({why}); "
                                                     f"dead-reckoning for up to {g.dead_reckon_s:g} s"))
         kind, since = self._gnss_kind, t_s - self._gnss_t0
         if self._gnss_stage == _DR and since >= g.dead_reckon_s:
@@ -340,6 +343,3 @@ class FailsafeManager:
                 del self.active["overrun"]
                 out.append(Trigger("overrun", "recovered", f"no missed deadline for {c.window_s:g} s"))
 
-
-def _secs(s: float) -> str:
-    return "the whole time since start" if math.isinf(s) else f"{s:.1f} s"

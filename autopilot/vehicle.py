@@ -113,6 +113,7 @@ class Autopilot:
         self.battery_v: Optional[float] = None
         self.actuator = actuator
         self._last_thrust: Optional[ThrustCommand] = None
+        self._thrust_delivered = True            # the actuator delivers what is commanded (see _check)
         self._pending_mode: Optional[tuple[str, str]] = None
         self._enter_pending = False              # a navigating mode waits for the navigation checks
         self._waiting_reported = ""
@@ -219,6 +220,7 @@ class Autopilot:
 
     def disarm(self, t_s: float, reason: str) -> None:
         self.armed = False
+        self._thrust_delivered = True            # neutral is what a disarmed boat's thrusters deliver
         self._enter_pending = False
         self._emit(t_s, "disarm", f"disarmed: {reason}")
 
@@ -250,7 +252,8 @@ class Autopilot:
 
     # ------------------------------------------------------------------ the cycle
     def step(self, t_s: float, batch: SensorBatch) -> CycleResult:
-        nav = self.estimator.step(t_s, batch, self._last_thrust)
+        # thrust the ESCs are not delivering (still arming, output lost) must not drive the estimator's model
+        nav = self.estimator.step(t_s, batch, self._last_thrust if self._thrust_delivered else None)
         self.nav = nav
         if batch.gps:
             self.last_fix = batch.gps[-1]
@@ -310,6 +313,8 @@ class Autopilot:
                     self._emit(t_s, "warning", f"{self.mode.name} waiting for navigation: {text}")
                 self._waiting_reported = text
         connected = None if self.actuator is None else bool(self.actuator.connected)
+        ready = getattr(self.actuator, "ready", None)
+        self._thrust_delivered = connected is not False and (ready is None or bool(ready(t_s)))
         triggers = self.failsafe.update(t_s, nav, self.mode.name, health_fn=self._cached_health,
                                         raw_offset_fn=self._raw_offset_m, battery_v=self.battery_v,
                                         actuator_connected=connected, home_known=self.home_ned is not None)

@@ -120,6 +120,12 @@ def test_a_filter_restart_while_navigating_means_hold():
     assert "restarted" in out[0][1].detail
 
 
+def test_sensors_that_never_delivered_are_not_lost():
+    fm = FailsafeManager(CFG)            # armed in HOLD before the first fix, the filter still at its prior
+    out = run(fm, 0.0, 40.0, "HOLD", lambda t: health(t, since_gps=math.inf, since_mag=math.inf, pos_std=100.0))
+    assert out == [] and fm.blocked("AUTO") is None
+
+
 def test_imu_loss_holds_blocks_navigating_modes_and_overrides_a_link_loss_rtl():
     fm = FailsafeManager(CFG)
     fm.operator_heartbeat(0.0)
