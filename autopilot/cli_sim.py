@@ -80,6 +80,8 @@ def register(subparsers) -> None:
     p.add_argument("--transport", choices=("inproc", "ros"), default="inproc",
                    help="inproc (default): one process; ros: the autopilot nodes in their own process against "
                         "the Gazebo stand-in over DDS (needs rclpy); the report adds latency_p99_ms")
+    p.add_argument("--mode", choices=("AUTO", "LOITER", "HOLD"), default="AUTO",
+                   help="mode asked for at the start; the run arms once its pre-arm checks pass (default AUTO)")
     p.add_argument("--fault", type=_fault, action="append", default=[], metavar="KIND@START_S[:DURATION_S]",
                    help="inject a fault into the emulated devices (repeatable): gps-loss, gps-glitch (50 m), "
                         "imu-loss, mag-loss, esc-disconnect, link-loss, low-battery; e.g. gps-loss@60:60")
@@ -104,7 +106,7 @@ def run(args) -> int:
                             wave_hs_m=args.waves[0], wave_tp_s=args.waves[1], wave_from_deg=args.waves[2])
     opts = SimOptions(seed=args.seed, env=env, gps_noise=args.gps_noise, gps_rate_hz=args.gps_rate_hz,
                       duration_s=args.duration, realtime=args.realtime, devices=args.devices,
-                      faults=tuple(args.fault))
+                      faults=tuple(args.fault), initial_mode=args.mode)
     if args.transport == "ros":
         if args.fault:
             print("error: --fault needs the in-process simulator (--transport inproc)", file=sys.stderr)

@@ -125,6 +125,7 @@ class Autopilot:
 
         self.manual = ManualMode(self.allocator.max_surge_n, self.allocator.min_surge_n, self.allocator.max_yaw_nm,
                                  fs.manual.timeout_s)
+        # mission-dependent figures (speeds, radii, the guidance) are filled in by load_mission
         self.modes: dict[str, Mode] = {
             "MANUAL": self.manual,
             "HOLD": HoldMode(),
