@@ -38,7 +38,7 @@ from autopilot.geofence import Geofence
 from autopilot.guidance import MissionGuidance, mission_frame, point_to_ned
 from autopilot.interfaces import NavigationFilter
 from autopilot.modes.auto import AutoMode
-from autopilot.modes.base import NEUTRAL, Mode, ModeOutput
+from autopilot.modes.base import NEUTRAL, Mode
 from autopilot.modes.heading_hold import HeadingHoldMode
 from autopilot.modes.hold import HoldMode
 from autopilot.modes.loiter import LoiterMode
