@@ -155,3 +155,20 @@ def test_arm_and_mode_commands_then_neutral_when_the_node_stops(boat):
     assert len(left) > n_before or left[-1] == 0.0
     assert left[-1] == 0.0 and pulses[-1] == 1500
     assert not proc.autopilot.autopilot.armed
+
+
+def test_a_loop_that_keeps_missing_its_deadline_is_reported_and_held(boat):
+    """The boat node measures its own cycles against the period; repeated overruns go to the failsafe."""
+    proc, _, _ = boat
+    node = proc.autopilot
+    assert spin(proc.executor, 10.0, until=lambda: bool(node.arm()[0]))     # HOLD: needs only the ESC output
+    backend_poll = node.backend.poll
+
+    def slow_poll(t_s):
+        time.sleep(0.05)                       # 50 ms in a 20 ms cycle: every cycle misses its deadline
+        return backend_poll(t_s)
+
+    node.backend.poll = slow_poll
+    overrun = lambda: any(ev.kind == "failsafe" and "overrun" in ev.message.lower()  # noqa: E731
+                          for ev in node.autopilot.events)
+    assert spin(proc.executor, 10.0, until=overrun), [ev.message for ev in node.autopilot.events]

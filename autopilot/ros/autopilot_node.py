@@ -222,6 +222,12 @@ class AutopilotNode(Node):
             self._neutral_outputs()
             return
         end = time.perf_counter()
+        if not self.use_sim_time:
+            # a missed deadline: the cycle took longer than its period, or the timer woke it late
+            prev = self.stats.last_cycle_wall_s
+            late = max(end - start, 0.0 if prev is None else start - prev) - self.period_s
+            if late > 0.0:
+                self.autopilot.report_overrun(t_s, late)
         self.stats.add(start, end, getattr(self.backend, "last_input_wall_s", None))
         self.sensors.add(batch)
         self.last_result = result

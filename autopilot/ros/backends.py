@@ -124,6 +124,10 @@ class HardwareBackend:
     def connected(self) -> bool:
         return bool(self.esc.connected)
 
+    def ready(self, t_s: float) -> bool:
+        """True once the ESCs have had their arming time of neutral (at start and after pigpiod came back)."""
+        return self._armed_esc and self.esc.armed(t_s)
+
     def close(self) -> None:
         try:
             self.esc.close()
