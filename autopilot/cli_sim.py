@@ -87,7 +87,11 @@ def register(subparsers) -> None:
                         "imu-loss, mag-loss, esc-disconnect, link-loss, low-battery; e.g. gps-loss@60:60")
     p.add_argument("--plot", metavar="FILE.png")
     p.add_argument("--report", metavar="FILE.json")
-    p.add_argument("--log", metavar="DIR", help="write a CSV of the run into DIR")
+    p.add_argument("--log", metavar="DIR",
+                   help="write the run log into DIR/<time>_<mission>/: state.csv (opens in a spreadsheet), "
+                        "events.jsonl, run.mcap; `autopilot plot` draws it")
+    p.add_argument("--log-rate-hz", type=_positive, default=10.0, metavar="HZ",
+                   help="rows per second in the run log (default 10, up to 50)")
     p.set_defaults(func=run)
 
 
@@ -112,11 +116,17 @@ def run(args) -> int:
             print("error: --fault needs the in-process simulator (--transport inproc)", file=sys.stderr)
             return 2
         return _run_over_ros(vessel, mission, env, args)
+    sim_log = _SimRunLog(vessel, mission, args) if args.log else None
+    if sim_log is not None:
+        opts.on_result = sim_log.on_result
     try:
         result = run_sim(vessel, mission, opts)
     except (SimArmingError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    finally:
+        if sim_log is not None:
+            sim_log.close()
     print(format_summary(result.report, env))
     if args.report:
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
@@ -126,11 +136,43 @@ def run(args) -> int:
         from hil.sim_plot import plot_run
         plot_run(result, args.plot)
         print(f"plot:   {args.plot}")
-    if args.log:
-        from hil.sim_log import write_run_csv
-        path = write_run_csv(result, args.log)
-        print(f"log:    {path}")
+    if sim_log is not None:
+        print(f"log:    {sim_log.log.run_dir / 'state.csv'}")
     return 0
+
+
+class _SimRunLog:
+    """The same crash-safe run log as on the boat, with the simulation's truth columns added."""
+
+    def __init__(self, vessel, mission, args):
+        from autopilot.guidance import mission_frame
+        from autopilot.runlog import RunLogger
+        self.frame = mission_frame(mission)
+        self.log = RunLogger(args.log, vessel.source_file or None, mission.source_file or None,
+                             rate_hz=min(args.log_rate_hz, 50.0), keep_runs=None, max_total_mb=None,
+                             mission_name=mission.name, thruster_names=[t.name for t in vessel.thrusters],
+                             realtime=False)
+        self._fix = None
+        self._events_seen = 0
+
+    def on_result(self, t_s, autopilot, batch, result, truth) -> None:
+        from autopilot.runlog.cycle_row import cycle_row
+        events = autopilot.events
+        for ev in events[self._events_seen:]:
+            self.log.event(ev.time_s, ev.kind, ev.message)
+        self._events_seen = len(events)
+        for fix in batch.gps:
+            self._fix = fix
+            self.log.log_gnss(t_s, fix)
+        if self.log.due(t_s):
+            fix = self._fix
+            self.log.log_cycle(t_s, cycle_row(result, self.frame,
+                                              gps_age_s=float("nan") if fix is None else t_s - fix.time_s,
+                                              fix_quality=0 if fix is None else fix.fix_quality,
+                                              battery_v=batch.battery_v, truth=truth))
+
+    def close(self) -> None:
+        self.log.close()
 
 
 def _run_over_ros(vessel, mission, env, args) -> int:

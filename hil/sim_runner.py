@@ -49,6 +49,7 @@ class SimOptions:
     arm_timeout_s: float = 60.0           # give up (SimArmingError) if not armed by then
     operator_link: bool = True            # send operator heartbeats (link-loss faults cut them)
     on_cycle: Optional[Callable] = None   # on_cycle(t_s, autopilot, truth) before each step: a scripted operator
+    on_result: Optional[Callable] = None  # on_result(t_s, autopilot, batch, result, truth) after each step: a log
 
 
 class SimArmingError(RuntimeError):
@@ -187,6 +188,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions) -> S
                         sensors.close()
                     raise SimArmingError(f"{vessel.name} / {mission.name}: not armed within "
                                          f"{opts.arm_timeout_s:g} s of simulation; pre-arm checks failing: " + "; ".join(failures))
+        if opts.on_result is not None:
+            opts.on_result(t, autopilot, batch, res, truth)
         if escs is not None:
             escs.write(t, res.pulses)
             thrust_demand = escs.thrust_n()

@@ -1,0 +1,50 @@
+"""`autopilot sim` from the command line: the summary, the JSON report, the plot and a run log a spreadsheet opens."""
+import csv
+import json
+
+import pytest
+
+from autopilot.cli import main
+
+
+def test_sim_writes_summary_report_plot_and_a_csv_log(tmp_path, repo_root, capsys):
+    report, plot, log = tmp_path / "r.json", tmp_path / "p.png", tmp_path / "log"
+    rc = main(["sim", str(repo_root / "config/missions/demo.yaml"), "--vessel", "foka", "--gps-noise", "white",
+               "--duration", "40", "--report", str(report), "--plot", str(plot), "--log", str(log)])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "cross-track error (true position)" in out and "x real time" in out
+    r = json.loads(report.read_text())
+    for key in ("mission_complete", "waypoints_reached", "waypoints_total", "sim_time_s", "wall_time_s",
+                "realtime_factor", "xte_rms_m", "xte_max_m", "pos_err_rms_m", "pos_err_mae_m", "gps_err_rms_m",
+                "gps_err_mae_m", "heading_err_rms_deg"):
+        assert key in r, key
+    assert r["sim_time_s"] == pytest.approx(40.0)
+    assert plot.stat().st_size > 20_000 and plot.read_bytes()[:4] == b"\x89PNG"
+    (run,) = list(log.iterdir())
+    with (run / "state.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert 380 <= len(rows) <= 401                    # 10 Hz for 40 s
+    assert {"time_s", "north_m", "truth_north_m", "thrust_n_0", "pulse_us_1"} <= set(rows[0])
+    assert rows[-1]["mode"] == "AUTO"
+    assert main(["plot", str(run), "-o", str(tmp_path / "again.png")]) == 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--wind", "3"], "--wind"),
+    (["--waves", "0.2,3"], "--waves"),
+    (["--gps-noise", "pink"], "--gps-noise"),
+])
+def test_bad_options_are_refused_with_the_option_named(repo_root, capsys, argv, message):
+    with pytest.raises(SystemExit) as e:
+        main(["sim", str(repo_root / "config/missions/demo.yaml"), *argv])
+    assert e.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bad_mission_file_names_file_key_and_reason(tmp_path, capsys):
+    bad = tmp_path / "m.yaml"
+    bad.write_text("name: x\nwaypoints: [{lat_deg: 51, lon_deg: 17}]\ncruise_speed_mps: fast\n"
+                   "acceptance_radius_m: 2\n")
+    assert main(["sim", str(bad)]) == 2
+    assert f"{bad}: cruise_speed_mps: must be a number" in capsys.readouterr().err
