@@ -83,8 +83,9 @@ def register(subparsers) -> None:
     p.add_argument("--mode", choices=("AUTO", "LOITER", "HOLD"), default="AUTO",
                    help="mode asked for at the start; the run arms once its pre-arm checks pass (default AUTO)")
     p.add_argument("--fault", type=_fault, action="append", default=[], metavar="KIND@START_S[:DURATION_S]",
-                   help="inject a fault into the emulated devices (repeatable): gps-loss, gps-glitch (50 m), "
-                        "imu-loss, mag-loss, esc-disconnect, link-loss, low-battery; e.g. gps-loss@60:60")
+                   help="inject a fault into the emulated devices (repeatable): gps-loss, gps-glitch (50 m, or "
+                        "=SIZE_M: gps-glitch@60:1=20), imu-loss, mag-loss, esc-disconnect, link-loss, "
+                        "low-battery; e.g. gps-loss@60:60")
     p.add_argument("--plot", metavar="FILE.png")
     p.add_argument("--report", metavar="FILE.json")
     p.add_argument("--log", metavar="DIR",

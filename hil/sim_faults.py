@@ -12,7 +12,8 @@ what they would see on the boat:
   link-loss       the operator's station stops sending heartbeats
   low-battery     the measured pack voltage drops below the vessel's battery.low_voltage_v
 
-START_S is simulated time; without DURATION_S the fault lasts to the end of the run.
+START_S is simulated time; without DURATION_S the fault lasts to the end of the run. A gps-glitch takes an
+optional size: `gps-glitch@60:10=20` jumps 20 m instead of GLITCH_M.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ class Fault:
     kind: str
     start_s: float
     duration_s: Optional[float] = None    # None: to the end of the run
+    size_m: Optional[float] = None        # gps-glitch only: the jump [m]; None: GLITCH_M
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -38,6 +40,9 @@ class Fault:
             raise ValueError(f"fault start must be a time >= 0 s, got {self.start_s!r}")
         if self.duration_s is not None and not (math.isfinite(self.duration_s) and self.duration_s > 0.0):
             raise ValueError(f"fault duration must be > 0 s, got {self.duration_s!r}")
+        if self.size_m is not None and (self.kind != "gps-glitch" or not (math.isfinite(self.size_m)
+                                                                        and self.size_m > 0.0)):
+            raise ValueError(f"a size (=M) is only for gps-glitch and must be > 0 m, got {self.size_m!r}")
 
     @property
     def end_s(self) -> float:
@@ -48,12 +53,14 @@ class Fault:
 
     @property
     def label(self) -> str:
-        return f"{self.kind}@{self.start_s:g}" + ("" if self.duration_s is None else f":{self.duration_s:g}")
+        return (f"{self.kind}@{self.start_s:g}" + ("" if self.duration_s is None else f":{self.duration_s:g}")
+                + ("" if self.size_m is None else f"={self.size_m:g}"))
 
 
 def parse_fault(text: str) -> Fault:
-    """`KIND@START_S[:DURATION_S]`, e.g. `gps-loss@60:60`. ValueError naming what is wrong."""
+    """`KIND@START_S[:DURATION_S][=SIZE_M]`, e.g. `gps-loss@60:60`. ValueError naming what is wrong."""
     kind, sep, when = text.strip().partition("@")
+    when, has_size, size = when.partition("=")
     if not sep or not kind or not when:
         raise ValueError(f"fault {text!r}: expected KIND@START_S[:DURATION_S] (e.g. gps-loss@60:30), "
                          f"KIND one of {', '.join(KINDS)}")
@@ -61,10 +68,11 @@ def parse_fault(text: str) -> Fault:
     try:
         start_s = float(start)
         duration_s = float(duration) if duration else None
+        size_m = float(size) if has_size else None
     except ValueError:
-        raise ValueError(f"fault {text!r}: START_S and DURATION_S must be numbers of seconds") from None
+        raise ValueError(f"fault {text!r}: START_S, DURATION_S and SIZE_M must be numbers") from None
     try:
-        return Fault(kind, start_s, duration_s)
+        return Fault(kind, start_s, duration_s, size_m)
     except ValueError as e:
         raise ValueError(f"fault {text!r}: {e}") from None
 
@@ -96,7 +104,7 @@ class FaultInjector:
             on = f.active(t_s)
             if on != self._on[i]:
                 self._on[i] = on
-                self._set(f.kind, on)
+                self._set(f, on)
             for edge in (f.start_s, f.end_s):
                 if edge > t_s:
                     nxt = min(nxt, edge)
@@ -108,12 +116,12 @@ class FaultInjector:
     def battery_v(self) -> float:
         return self.low_v if self._battery_low else self.nominal_v
 
-    def _set(self, kind: str, on: bool) -> None:
-        s = self.sensors
+    def _set(self, fault: Fault, on: bool) -> None:
+        s, kind = self.sensors, fault.kind
         if kind == "gps-loss":
             s.gnss.emitter.has_fix = not on
         elif kind == "gps-glitch":
-            d = GLITCH_M if on else 0.0
+            d = (GLITCH_M if fault.size_m is None else fault.size_m) if on else 0.0
             s.gnss_offset_ne = (d * math.cos(GLITCH_DIRECTION_RAD), d * math.sin(GLITCH_DIRECTION_RAD))
         elif kind == "imu-loss":
             s.imu_emulator.set_present(not on)

@@ -48,7 +48,10 @@ def test_fault_option_syntax():
     f = parse_fault("gps-loss@60:30")
     assert (f.kind, f.start_s, f.duration_s, f.end_s, f.label) == ("gps-loss", 60.0, 30.0, 90.0, "gps-loss@60:30")
     assert parse_fault("link-loss@12.5").end_s == math.inf
-    for text, msg in (("gps@1", "unknown fault kind 'gps'"), ("gps-loss", "expected KIND@START_S"),
+    g = parse_fault("gps-glitch@60:10=20")
+    assert (g.size_m, g.label) == (20.0, "gps-glitch@60:10=20")
+    for text, msg in (("imu-loss@5:1=3", "only for gps-glitch"), ("gps-glitch@5:1=-2", "must be > 0 m"),
+                      ("gps-glitch@5:1=big", "must be numbers"),("gps@1", "unknown fault kind 'gps'"), ("gps-loss", "expected KIND@START_S"),
                       ("imu-loss@x", "must be numbers"), ("imu-loss@5:0", "duration must be > 0"),
                       ("imu-loss@-1", "start must be a time >= 0")):
         with pytest.raises(ValueError, match=msg):
