@@ -47,7 +47,7 @@ def _extra_steps(tr, mask):
 
 def ratio_rows(seeds):
     print("GNSS MAE / estimate MAE (white noise, 2.0 m CEP)")
-    print(f"  {"scenario":50s} {'seed':>4s} {'gps mae':>8s} {'est mae':>8s} {'ratio':>6s}  target")
+    print(f"  {'scenario':50s} {'seed':>4s} {'gps mae':>8s} {'est mae':>8s} {'ratio':>6s}  target")
     cases = (("straight_line / wamv / 10 Hz", "wamv", "straight_line", dict(gps_rate_hz=10), 8),
              ("demo / foka / 1 Hz, calm", "foka", "demo", {}, 4),
              ("demo / foka / 1 Hz, wind 3, current 0.2, waves 0.2", "foka", "demo", dict(env=WEATHER), 4))
