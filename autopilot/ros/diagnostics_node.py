@@ -158,5 +158,6 @@ class DiagnosticsNode(Node):
         now = self.ap.now_s()
         arr = DiagnosticArray()
         arr.header.stamp = self.ap.tb.to_stamp(now)
-        arr.status = self.statuses(now)
+        with self.ap.lock:             # the control loop runs in its own thread
+            arr.status = self.statuses(now)
         self.pub.publish(arr)
