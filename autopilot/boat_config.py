@@ -59,12 +59,23 @@ class TopicsConfig:
     arm: str = param("autopilot/arm", doc="std_srvs/SetBool service: true arms, false disarms")
     hold: str = param("autopilot/hold", doc="std_srvs/Trigger service: switch to HOLD now")
     diagnostics: str = param("/diagnostics", doc="diagnostic_msgs/DiagnosticArray")
+    joystick: str = param("joy", doc="sensor_msgs/Joy (the `joy` package) for MANUAL; '' = no joystick")
 
     def thrust_topic(self, name: str) -> str:
         return self.thrust.replace("{name}", name)
 
     def pulse_topic(self, name: str) -> str:
         return self.pulse.replace("{name}", name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class JoystickConfig:
+    """How a gamepad on the `joy` topic drives MANUAL (axes in -1..1; the enable button must be held)."""
+
+    throttle_axis: int = param(1, min=0, max=31, doc="left stick up/down on most gamepads")
+    steering_axis: int = param(3, min=0, max=31, doc="right stick left/right; + in the message = left")
+    enable_button: int = param(4, min=-1, max=31, doc="deadman button held while driving (-1: none)")
+    invert_steering: bool = param(True, doc="joy reports left as +; our steering + turns to starboard")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,6 +93,7 @@ class RosConfig:
     frames: FramesConfig = param(default_factory=FramesConfig)
     topics: TopicsConfig = param(default_factory=TopicsConfig)
     qos: QosConfig = param(default_factory=QosConfig)
+    joystick: JoystickConfig = param(default_factory=JoystickConfig)
     publish_tf: bool = param(True, doc="odom -> base_link on /tf (only where tf2_ros is installed)")
     diagnostics_rate_hz: float = param(1.0, unit="Hz", min=0.1, max=10.0)
     state_rate_hz: float = param(10.0, unit="Hz", min=0.5, max=50.0, doc="odometry, setpoints, state topics")

@@ -186,6 +186,9 @@ class AutopilotNode(Node):
         self.create_service(SetBool, t.arm, self._srv_arm)
         self.create_service(Trigger, t.hold, self._srv_hold)
         quiet_subscription(self, String, t.command, self._on_command, command_qos(depth))
+        if t.joystick:
+            from sensor_msgs.msg import Joy
+            quiet_subscription(self, Joy, t.joystick, self._on_joy, sensor_qos(ros.qos.sensor_depth))
 
         self._tf = None
         if ros.publish_tf:
@@ -443,6 +446,8 @@ class AutopilotNode(Node):
         else:
             ok, text = False, (f"unknown command {msg.data!r}: use 'arm', 'disarm [REASON]', 'mode NAME', "
                                "'mission PATH', 'heartbeat' or 'manual THROTTLE STEERING'")
+        if not ok and "refused" not in text.lower():
+            text = f"refused: {text}"        # every refusal says so (`autopilot command` exits non-zero on it)
         self._event(text, error=not ok)
 
     @_locked
@@ -458,6 +463,19 @@ class AutopilotNode(Node):
         except ValueError as e:
             return False, f"manual command {arg!r} refused: expected two numbers THROTTLE STEERING in -1..1 ({e})"
         return True, "manual"
+
+    def _on_joy(self, msg) -> None:
+        """A gamepad (sensor_msgs/Joy): with the enable button held, its sticks are MANUAL's throttle and
+        steering and count as operator heartbeats; released, nothing is sent (MANUAL times out to neutral)."""
+        j = self.cfg.ros.joystick
+        axes, buttons = msg.axes, msg.buttons
+        if j.enable_button >= 0 and (j.enable_button >= len(buttons) or not buttons[j.enable_button]):
+            return
+        if max(j.throttle_axis, j.steering_axis) >= len(axes):
+            return
+        steering = -axes[j.steering_axis] if j.invert_steering else axes[j.steering_axis]
+        with self.lock:
+            self.autopilot.operator_command(self.now_s(), float(axes[j.throttle_axis]), float(steering))
 
     # ------------------------------------------------------------------ stop
     def _neutral_outputs(self) -> None:

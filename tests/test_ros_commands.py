@@ -1,0 +1,93 @@
+"""Commanding a running boat: `autopilot command` from another process, and a gamepad driving MANUAL."""
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import tests.ros_env  # noqa: F401  (isolated DDS domain; fails without rclpy)
+import rclpy
+from sensor_msgs.msg import Joy
+
+from autopilot.boat_config import load_boat_config
+from autopilot.config import load_mission, load_vessel
+from autopilot.ros.qos import sensor_qos
+from autopilot.ros.runner import BoatProcess
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _config(tmp_path: Path, ns: str) -> Path:
+    cfg = tmp_path / "boat.yaml"
+    cfg.write_text(f"vessel: foka\nmission: {REPO / 'config/missions/demo.yaml'}\nbackend: sim\n"
+                   f"ros: {{namespace: {ns}, nodes: [autopilot]}}\nlogging: {{enabled: false}}\n")
+    return cfg
+
+
+def _cli(*argv, timeout=60):
+    return subprocess.run([sys.executable, "-m", "autopilot.cli", *argv], cwd=REPO, capture_output=True,
+                          text=True, timeout=timeout, env=dict(os.environ))
+
+
+def test_cli_commands_reach_the_running_autopilot_and_refusals_exit_non_zero(tmp_path):
+    cfg = _config(tmp_path, f"/cmd{os.getpid()}")
+    boat = subprocess.Popen([sys.executable, "-m", "autopilot.cli", "run", "--config", str(cfg)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        ok = None
+        for _ in range(20):                       # the ESCs need their arming time before HOLD can arm
+            ok = _cli("command", "--config", str(cfg), "arm")
+            if ok.returncode == 0:
+                break
+            time.sleep(0.5)
+        assert ok.returncode == 0 and "armed" in ok.stdout, ok.stdout + ok.stderr
+        bad = _cli("command", "--config", str(cfg), "mode", "DRIFT")
+        assert bad.returncode == 1 and "DRIFT" in bad.stdout, bad.stdout + bad.stderr
+        manual = _cli("command", "--config", str(cfg), "mode", "MANUAL")
+        assert manual.returncode == 0 and "MANUAL" in manual.stdout, manual.stdout + manual.stderr
+    finally:
+        boat.terminate()
+        out, _ = boat.communicate(timeout=30)
+    assert boat.returncode == 0, out
+    assert "HOLD -> MANUAL" in out
+
+
+def test_no_autopilot_running_is_a_clear_error(tmp_path):
+    r = _cli("command", "--config", str(_config(tmp_path, "/nobody_home")), "--timeout", "1", "arm")
+    assert r.returncode == 1 and "no autopilot answered" in r.stderr
+
+
+def test_gamepad_drives_manual_only_while_the_enable_button_is_held(tmp_path):
+    cfg = load_boat_config(_config(tmp_path, "/joy"))
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    proc = BoatProcess(cfg, load_vessel("foka"), load_mission(REPO / "config/missions/demo.yaml"), context=ctx)
+    try:
+        node = proc.autopilot
+        pad = rclpy.create_node("gamepad", context=ctx)
+        pub = pad.create_publisher(Joy, "/joy/joy", sensor_qos(10))
+        proc.executor.add_node(pad)
+
+        def spin(seconds, until=lambda: False):
+            end = time.monotonic() + seconds
+            while time.monotonic() < end and not until():
+                proc.executor.spin_once(timeout_sec=0.01)
+            return until()
+
+        assert spin(10, lambda: bool(node.arm()[0]))
+        assert node.set_mode("MANUAL", "test")[0]
+
+        def drive(button):
+            pub.publish(Joy(axes=[0.0, 0.8, 0.0, 0.0], buttons=[0, 0, 0, 0, button]))
+            spin(0.1)
+
+        for _ in range(10):
+            drive(1)
+        assert node.last_result.mode == "MANUAL"
+        assert sum(node.last_result.thrust.thrust_n) > 5.0          # throttle forward
+        for _ in range(20):
+            drive(0)                                               # released: MANUAL times out to neutral
+        assert sum(abs(f) for f in node.last_result.thrust.thrust_n) == 0.0
+    finally:
+        proc.stop()
+        rclpy.shutdown(context=ctx)
