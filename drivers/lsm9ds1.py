@@ -6,7 +6,9 @@
   read(t_s)          -> (ImuSample, MagSample or None); the magnetometer is read at its own rate.
                      An I2C error (OSError) is counted, the chip is re-initialised (at most every
                      `reinit_interval_s`), and the last good sample is returned with stale=True; it never raises
-                     for a bus fault. Before any good sample it returns (None, None).
+                     for a bus fault. Before any good sample it returns (None, None). The magnetometer is a
+                     device of its own: when only it fails, accel/gyro samples stay fresh, the field sample is
+                     the stale repeat and only the magnetometer is re-configured (`mag_healthy` is False).
 `Lsm9ds1Source` wraps a driver as an autopilot.interfaces.SensorSource (poll(t_s) -> SensorBatch).
 
 Frames. The chip's accel/gyro axes are left-handed and its magnetometer X points against the accelerometer's X
@@ -74,6 +76,8 @@ class ImuStats:
     errors: int = 0                # failed reads (OSError) plus failed re-initialisations
     reinits: int = 0               # successful re-initialisations after an error
     stale: int = 0                 # samples returned as stale repeats
+    mag_errors: int = 0            # failed magnetometer reads (the accelerometer/gyro carried on)
+    mag_reinits: int = 0           # successful magnetometer re-configurations after an error
     last_error: str = ""
 
 
@@ -107,7 +111,9 @@ class Lsm9ds1Driver:
         self._last_mag: Optional[MagSample] = None
         self._next_mag_t: Optional[float] = None
         self._next_reinit_t = -math.inf
+        self._next_mag_reinit_t = -math.inf
         self._healthy = False
+        self.mag_healthy = False
 
     # --------------------------------------------------------------------------------------- start-up
     def where(self, address: int) -> str:
@@ -154,13 +160,17 @@ class Lsm9ds1Driver:
         s._write_u8(False, _CTRL_REG1_G, (reg & 0x1F) | (self._gyro_code << 5))
         reg = s._read_u8(False, _CTRL_REG6_XL)
         s._write_u8(False, _CTRL_REG6_XL, (reg & 0x1F) | (self._gyro_code << 5))
-        # magnetometer: temperature compensation, ultra-high-performance X/Y and Z, the configured rate
+        self._configure_mag(s)
+        self.sensor = s
+        self.mag_healthy = True
+        self._gyro_scale = s._gyro_dps_digit
+        self._next_mag_t = None
+
+    def _configure_mag(self, s) -> None:
+        """Temperature compensation, ultra-high-performance X/Y and Z, the configured rate, continuous mode."""
         s._write_u8(True, _CTRL_REG1_M, 0x80 | 0x60 | (self._mag_code << 2))
         s._write_u8(True, _CTRL_REG4_M, 0x0C)
         s._write_u8(True, _CTRL_REG3_M, 0x00)
-        self.sensor = s
-        self._gyro_scale = s._gyro_dps_digit
-        self._next_mag_t = None
 
     def calibrate_gyro(self) -> Tuple[float, float, float]:
         """Average `gyro_bias_samples` gyro readings, one per output period; the boat should be still.
@@ -194,12 +204,22 @@ class Lsm9ds1Driver:
             s = self.sensor
             ax, ay, az = s.acceleration
             gx, gy, gz = s.gyro
-            mag_due = self._mag_due(t_s)
-            if mag_due:
-                mx, my, mz = s.magnetic
         except OSError as e:
             self.stats.errors += 1
             return self._fault(t_s, f"I2C error: {e}")
+        mag_due = self._mag_due(t_s)
+        mag_failed = False
+        if mag_due:
+            # the magnetometer is a device of its own on the bus: its failure must not cost the gyro
+            try:
+                mx, my, mz = s.magnetic
+            except OSError as e:
+                self.stats.errors += 1
+                self.stats.mag_errors += 1
+                self.stats.last_error = f"magnetometer I2C error: {e}"
+                self.mag_healthy = False
+                mag_failed = True
+                self._try_reinit_mag()
         self._healthy = True
         self.stats.reads += 1
         b = self.gyro_bias_rps
@@ -214,7 +234,13 @@ class Lsm9ds1Driver:
                          m[2][0] * gx + m[2][1] * gy + m[2][2] * gz))
         self._last_imu = imu
         mag = None
-        if mag_due:
+        if mag_failed:
+            if self._last_mag is not None:
+                mag = MagSample(t_s, self._last_mag.field_t, stale=True)
+                self.stats.stale += 1
+            self._advance_mag_schedule(t_s)
+        elif mag_due:
+            self.mag_healthy = True
             k = self._mag_to_body
             mx, my, mz = mx * GAUSS_TO_TESLA, my * GAUSS_TO_TESLA, mz * GAUSS_TO_TESLA
             field = (k[0][0] * mx + k[0][1] * my + k[0][2] * mz,
@@ -263,6 +289,21 @@ class Lsm9ds1Driver:
             self.stats.last_error = f"re-initialisation failed: {e}"
             return
         self.stats.reinits += 1
+
+    def _try_reinit_mag(self) -> None:
+        """Re-write the magnetometer's configuration (it may have lost power or reset), at most every
+        reinit_interval_s; the accelerometer/gyro is left alone."""
+        now = self.clock()
+        if now < self._next_mag_reinit_t:
+            return
+        self._next_mag_reinit_t = now + self.reinit_interval_s
+        try:
+            self._configure_mag(self.sensor)
+        except OSError as e:
+            self.stats.errors += 1
+            self.stats.last_error = f"magnetometer re-configuration failed: {e}"
+            return
+        self.stats.mag_reinits += 1
 
     def close(self) -> None:
         if self.i2c is not None:

@@ -6,8 +6,7 @@ what they would see on the boat:
   gps-loss        the L76K reports no position (GGA quality 0, RMC status V): the receiver lost its satellites
   gps-glitch      the position the L76K sends jumps GLITCH_M (50 m) north of the truth (multipath, a bad fix)
   imu-loss        the LSM9DS1 leaves the I2C bus (both devices NACK)
-  mag-loss        the magnetometer's I2C address NACKs. The LSM9DS1 driver reads the chip as a whole and
-                  re-initialises both devices after an error, so this takes the gyro down with it
+  mag-loss        the magnetometer's I2C address NACKs (the accelerometer/gyro keeps answering)
   esc-disconnect  the pigpio connection goes away: every call raises and the ESC signals stop (pigpiod died)
   link-loss       the operator's station stops sending heartbeats
   low-battery     the measured pack voltage drops below the vessel's battery.low_voltage_v

@@ -189,6 +189,43 @@ def test_i2c_error_burst_is_survived_counted_and_flagged_stale_then_device_reini
     assert emu.gyro_odr_hz() == 119.0 and emu.mag_odr_hz() == 40.0
 
 
+def test_a_failing_magnetometer_costs_neither_the_gyro_nor_the_accelerometer():
+    imu_cfg, mag_cfg = ImuConfig(), MagConfig()
+    emu = Lsm9ds1Emulator(imu_cfg, mag_cfg, noise=False)
+    clock = {"t": 0.0}
+    emu.update(0.0, Motion(heading_rad=0.5))
+    driver = Lsm9ds1Driver(imu_cfg, mag_cfg, i2c=SMBusI2C(1, bus=emu.smbus()), clock=lambda: clock["t"],
+                           sleep=emu.advance, gyro_bias_samples=5, reinit_interval_s=0.05)
+    driver.start()
+    turning = Motion(heading_rad=0.5, yaw_rate_rps=0.2)
+    t, last_field = 1.0, None
+    emu.update(t, turning)
+    _, last_mag = driver.read(t)
+    emu.inject_errors(10 ** 6, address=emu.mag_address)      # the magnetometer stops answering
+    fresh_imu = stale_mag = 0
+    for _ in range(50):
+        t += 0.02
+        clock["t"] = t
+        emu.update(t, turning)
+        imu, mag = driver.read(t)
+        fresh_imu += int(imu is not None and not imu.stale)
+        if mag is not None:
+            assert mag.stale and mag.field_t == last_mag.field_t
+            stale_mag += 1
+    assert fresh_imu == 50                                      # every gyro/accel sample stayed fresh
+    _, rate, _ = expected_body(turning, mag_cfg)
+    assert np.allclose(imu.gyro_rps, rate, atol=0.01)
+    assert stale_mag >= 30 and not driver.mag_healthy and driver.healthy
+    assert driver.stats.mag_errors >= 30 and driver.stats.reinits == 0
+    emu.inject_errors(0)                                        # it comes back
+    for _ in range(5):
+        t += 0.02
+        clock["t"] = t
+        emu.update(t, turning)
+        imu, mag = driver.read(t)
+    assert driver.mag_healthy and mag is not None and not mag.stale
+
+
 def test_chip_unplugged_keeps_returning_stale_samples_with_backoff_and_recovers():
     imu_cfg, mag_cfg = ImuConfig(), MagConfig()
     emu = Lsm9ds1Emulator(imu_cfg, mag_cfg, noise=False)
