@@ -17,8 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 T200_SRC = REPO.parent / "shared" / "data" / "t200"
 KGF = 9.80665
 VOLTAGES = (10, 12, 14, 16, 18, 20)
-
-needs_shared = pytest.mark.skipif(not T200_SRC.is_dir(), reason=f"Blue Robotics originals not found in {T200_SRC}")
+needs_shared = pytest.mark.usefixtures("shared_data")   # conftest: fails, never skips, without ../shared
 
 
 def original(voltage):
