@@ -93,10 +93,14 @@ def _lon_field(lon_deg: float) -> str:
 
 
 class L76KEmitter:
-    """Formats L76K epochs. `epoch(t_s, truth)` -> list of byte segments (sentences, maybe binary frames)."""
+    """Formats L76K epochs. `epoch(t_s, truth)` -> list of byte segments (sentences, maybe binary frames).
+
+    Position errors have sigma = cfg.cep_m / 1.1774 * hdop per axis. The default HDOP of 1.0 gives the
+    receiver's datasheet CEP (2.0 m for the L76K), which is also what the driver reports as pos_std_m.
+    """
 
     def __init__(self, cfg: Optional[GnssConfig] = None, *, seed: int = 0,
-                 utc_start: _dt.datetime = DEFAULT_UTC_START, noise: bool = True, hdop: float = 0.9,
+                 utc_start: _dt.datetime = DEFAULT_UTC_START, noise: bool = True, hdop: float = 1.0,
                  sats: int = 14, geoid_sep_m: float = -21.6, selection: SentenceSelection = cmd.FACTORY_SELECTION,
                  constellations: int = cmd.GPS | cmd.BEIDOU | cmd.GLONASS,
                  casic_per_epoch: float = 0.0, corrupt_per_byte: float = 0.0):

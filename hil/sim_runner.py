@@ -89,6 +89,19 @@ def initial_pose(mission: MissionConfig, frame, waypoints_ned) -> tuple[float, f
     return n, e, psi
 
 
+def _truth_at(t_s: float, k: int, trace: np.ndarray, truth_ne: tuple, dt: float) -> tuple:
+    """True (north, east) at time t_s, interpolated in the trace of cycles 0..k-1 (cycle i is at (i+1) dt) and
+    the current cycle k, whose truth is `truth_ne`."""
+    x = t_s / dt - 1.0
+    if x >= k or k == 0:
+        return truth_ne
+    i = max(0, int(math.floor(x)))
+    f = min(1.0, max(0.0, x - i))
+    a = trace[i, 1:3]
+    b = trace[i + 1, 1:3] if i + 1 < k else truth_ne
+    return a[0] + f * (b[0] - a[0]), a[1] + f * (b[1] - a[1])
+
+
 def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions) -> SimResult:
     """Fly `mission` with `vessel` in the simulator and return the report and the trace."""
     from hil.sim_devices import mag_is_undistorted, simulated_mag_calibration
@@ -171,7 +184,9 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions) -> S
             if fix.valid:
                 fne = frame.to_ned(fix.lat_deg, fix.lon_deg)
                 gps_ne.append(fne)
-                metrics.add_gps(fne, truth_ne)
+                # against the truth at the fix's own time stamp: a fix read at 9600 baud reaches the loop
+                # most of a second after its epoch, and the boat has moved on since
+                metrics.add_gps(fne, _truth_at(fix.time_s, k, trace, truth_ne, dt))
         res = autopilot.step(t, batch)
         if armed_at is None:
             if res.armed:
