@@ -289,7 +289,9 @@ class Autopilot:
             wrench = out.wrench if out.wrench is not None else self._control(t_s, nav, out.setpoint)
             thrust = self.allocator.allocate(wrench)
             pulses = PulseCommand(tuple(m.thrust_to_pulse(f) for m, f in zip(self.maps, thrust.thrust_n)))
-        self._last_thrust = thrust
+        # the estimator's model gets the thrust the pulses really produce (dead zone, whole microseconds)
+        self._last_thrust = thrust if pulses is self.neutral_pulses else ThrustCommand(
+            tuple(m.pulse_to_thrust(p) for m, p in zip(self.maps, pulses.pulse_us)))
         return CycleResult(t_s, nav, out.setpoint, wrench, thrust, pulses, self.mode.name, self.armed)
 
     def _control(self, t_s: float, nav: NavState, sp: GuidanceSetpoint) -> Wrench:
