@@ -134,6 +134,11 @@ class AutopilotNode(Node):
         self.vessel = vessel
         self.use_sim_time = use_sim_time
         self.period_s = 1.0 / vessel.control.loop_rate_hz
+        # what stop() needs exists before anything can fail (a device that does not open, say)
+        self.backend = None
+        self._stopped = False
+        self._loop_thread: Optional[threading.Thread] = None
+        self._loop_stop = threading.Event()
         # Parameters come from the YAML files; they are declared read-only so `ros2 param` shows where they came
         # from, never as a second copy to edit.
         for name, value in (("config_file", config_file), ("vessel_file", vessel.source_file),
@@ -163,7 +168,6 @@ class AutopilotNode(Node):
         self.stats = CycleStats(self.period_s)
         self.sensors = SensorWatch()
         self.last_result = None
-        self._stopped = False
         self._next_due: Optional[float] = None
         self._state_every = max(1, int(round(vessel.control.loop_rate_hz / ros.state_rate_hz)))
         self._last_state_json = ""
@@ -206,8 +210,6 @@ class AutopilotNode(Node):
             quiet_subscription(self, Clock, clock_topic, self._on_clock, command_qos(10))
         self.publish_path()
         self._publish_state(force=True)
-        self._loop_thread: Optional[threading.Thread] = None
-        self._loop_stop = threading.Event()
         if not use_sim_time:
             self._loop_thread = threading.Thread(target=self._control_loop, name="control-loop", daemon=True)
             self._loop_thread.start()
@@ -499,7 +501,8 @@ class AutopilotNode(Node):
             self._stop_locked(reason)
 
     def _stop_locked(self, reason: str) -> None:
-        if self._stopped:
+        if self._stopped or self.backend is None:     # never started: no outputs were ever driven
+            self._stopped = True
             return
         self._stopped = True
         try:
@@ -515,7 +518,7 @@ class AutopilotNode(Node):
 
     def destroy_node(self):
         self.stop()
-        close = getattr(self.backend, "close", None)
+        close = getattr(self.backend, "close", None) if self.backend is not None else None
         if close is not None:
             close()
         return super().destroy_node()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import sys
 import threading
 from typing import Optional
 
@@ -85,6 +86,19 @@ class BoatProcess:
         self.executor.shutdown()
 
 
+def _startup_errors() -> tuple:
+    """What a device that does not open raises; each carries a message saying what to do."""
+    from drivers.esc import EscError
+    from drivers.esc_deadman import DeadmanError
+    from drivers.l76k import GnssLinkError
+    from drivers.l76k_commands import GnssSetupError
+    from drivers.lsm9ds1 import ImuError
+    return (EscError, DeadmanError, GnssLinkError, GnssSetupError, ImuError, OSError)
+
+
+STARTUP_ERRORS = _startup_errors()
+
+
 def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1) -> int:
     """`autopilot run`: spin the composed process until SIGINT/SIGTERM; thrusters neutral on the way out."""
     opts = _no_signal_handlers()
@@ -104,7 +118,11 @@ def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1) -> int:
         services = FieldServices(vessel, mission, mission_frame(mission), log_dir=lc.directory(),
                                  log_rate_hz=lc.rate_hz, keep_runs=lc.keep_runs, max_total_mb=lc.max_total_mb,
                                  extra_files=[config_file] if config_file else ())
-        proc = BoatProcess(cfg, vessel, mission, config_file=config_file, seed=seed, services=services)
+        try:
+            proc = BoatProcess(cfg, vessel, mission, config_file=config_file, seed=seed, services=services)
+        except STARTUP_ERRORS as e:
+            print(f"error: the boat could not start: {e}", file=sys.stderr)
+            return 1
         log = proc.autopilot.get_logger()
         services._warn = log.warning
         status = (f"autopilot up: vessel {vessel.name}, mission {mission.name!r}, backend {cfg.backend}, "
