@@ -49,6 +49,39 @@ def fault_rows(seed: int) -> None:
               f"armed {str(r['armed_at_end']):5s} | {events}")
 
 
+FENCED = """name: fenced-pond
+anchor: {lat_deg: 51.11, lon_deg: 17.06}
+start: {point: {north_m: 0.0, east_m: 0.0}, heading_deg: 0}
+waypoints: [{north_m: 10.0, east_m: 0.0}]
+cruise_speed_mps: 0.8
+acceptance_radius_m: 2.0
+geofence: [{north_m: -20.0, east_m: -30.0}, {north_m: 40.0, east_m: -30.0}, {north_m: 40.0, east_m: 30.0},
+           {north_m: -20.0, east_m: 30.0}]
+"""
+
+
+def geofence_row(seed: int) -> None:
+    """MANUAL at half throttle due north toward a fence 40 m away: where the boat stops and what it does."""
+    from autopilot.geofence import Geofence
+    from autopilot.guidance import mission_frame, point_to_ned
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "fenced.yaml"
+        path.write_text(FENCED)
+        mission = load_mission(path)
+        res = run_sim(load_vessel("foka"), mission, SimOptions(
+            seed=seed, gps_noise="white", duration_s=150.0, initial_mode="MANUAL",
+            on_cycle=lambda t, ap, truth: ap.operator_command(t, 0.5, 0.0)))
+    frame = mission_frame(mission)
+    fence = Geofence(point_to_ned(p, frame) for p in mission.geofence)
+    tr = res.trace
+    margin = min(fence.signed_distance_m(n, e) for n, e in zip(tr["truth_n"], tr["truth_e"]))
+    fs = [e for e in res.events if e.kind == "failsafe"]
+    modes = " -> ".join(["MANUAL"] + [e.message.split(" -> ")[1].split(":")[0]
+                                      for e in res.events if e.kind == "mode" and " -> " in e.message][1:])
+    print(f"geofence: MANUAL at half throttle toward a fence 40 m north: failsafe at {fs[0].time_s:.1f} s "
+          f"({fs[0].failsafe} -> {fs[0].action}), closest approach to the fence {margin:.2f} m; modes {modes}")
+
+
 def loiter_rows(seed: int) -> None:
     print("LOITER ten minutes, foka, 0.3 m/s current, 5 m/s wind, white GNSS, true position")
     with tempfile.TemporaryDirectory() as tmp:
@@ -73,6 +106,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     fault_rows(args.seed)
+    geofence_row(args.seed)
     loiter_rows(args.seed)
 
 
