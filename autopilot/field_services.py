@@ -17,6 +17,10 @@ from autopilot.sd_notify import Notifier, Watchdog, watchdog_interval_s
 
 
 class FieldServices:
+    """Made before the devices open (the loop's callbacks need it); the run log starts with `start_log()` once
+    they did, so a boat that cannot start (and systemd restarts) leaves no empty run directories behind.
+    Events before that are kept and written first."""
+
     def __init__(self, vessel, mission, frame, *, log_dir: Optional[str], log_rate_hz: float = 10.0,
                  keep_runs: int = 50, max_total_mb: float = 2000.0, extra_files=(), env=os.environ,
                  warn: Callable[[str], None] = print, wall_clock: Callable[[], float] = time.monotonic):
@@ -27,19 +31,33 @@ class FieldServices:
         self._wall = wall_clock
         self._last_fix = None
         self._log_failure_reported = False
+        self._early_events: list = []
+        self._ready = False                 # no watchdog pings before READY=1
         self.log: Optional[RunLogger] = None
+        self._log_args = None
         if log_dir:
-            self.log = RunLogger(log_dir, vessel.source_file or None, mission.source_file or None,
-                                 rate_hz=log_rate_hz, keep_runs=keep_runs, max_total_mb=max_total_mb,
-                                 mission_name=mission.name, extra_files=extra_files,
-                                 thruster_names=[t.name for t in vessel.thrusters])
+            self._log_args = dict(base_dir=log_dir, vessel_file=vessel.source_file or None,
+                                  mission_file=mission.source_file or None, rate_hz=log_rate_hz,
+                                  keep_runs=keep_runs, max_total_mb=max_total_mb, mission_name=mission.name,
+                                  extra_files=extra_files, thruster_names=[t.name for t in vessel.thrusters])
+
+    def start_log(self) -> None:
+        """Open the run directory (when logging is configured) and write the events seen so far."""
+        if self._log_args is None or self.log is not None:
+            return
+        self.log = RunLogger(**self._log_args)
+        for ev in self._early_events:
+            self.log.event(ev.time_s, ev.kind, ev.message)
+        self._early_events.clear()
 
     def ready(self, status: str) -> None:
-        """The sensors are up and the loop is about to run: READY=1 (no-op outside systemd)."""
+        """The sensors are up and the loop runs: READY=1 (no-op outside systemd), then watchdog pings."""
         self.notifier.ready(status)
+        self._ready = True
 
     def on_cycle(self, t_s: float, batch, result) -> None:
-        self.watchdog.tick(self._wall())
+        if self._ready:
+            self.watchdog.tick(self._wall())
         log = self.log
         if log is None:
             return
@@ -62,6 +80,8 @@ class FieldServices:
     def on_event(self, event) -> None:
         if self.log is not None:
             self.log.event(event.time_s, event.kind, event.message)
+        elif self._log_args is not None:
+            self._early_events.append(event)
 
     def close(self, status: str = "stopping") -> None:
         self.notifier.stopping(status)

@@ -123,6 +123,8 @@ def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1) -> int:
         except STARTUP_ERRORS as e:
             print(f"error: the boat could not start: {e}", file=sys.stderr)
             return 1
+        with proc.autopilot.lock:                # the loop is running: open the log between two cycles
+            services.start_log()
         log = proc.autopilot.get_logger()
         services._warn = log.warning
         status = (f"autopilot up: vessel {vessel.name}, mission {mission.name!r}, backend {cfg.backend}, "
