@@ -81,27 +81,24 @@ class Allocator:
 
     def surge_range(self, yaw_nm: float) -> Tuple[float, float]:
         """(lowest, highest) surge force [N] deliverable together with this yaw moment [N*m]."""
-        lo_s, hi_s = -math.inf, math.inf
-        for a, b, lo, hi in self._rows:
-            if a > _EPS:
-                lo_s = max(lo_s, (lo - b * yaw_nm) / a)
-                hi_s = min(hi_s, (hi - b * yaw_nm) / a)
-            elif a < -_EPS:
-                lo_s = max(lo_s, (hi - b * yaw_nm) / a)
-                hi_s = min(hi_s, (lo - b * yaw_nm) / a)
-        return lo_s, hi_s
+        return self._feasible(((a, b, lo, hi) for a, b, lo, hi in self._rows), yaw_nm)
 
     def yaw_range(self, surge_n: float) -> Tuple[float, float]:
         """(lowest, highest) yaw moment [N*m] deliverable together with this surge force [N]."""
-        lo_n, hi_n = -math.inf, math.inf
-        for a, b, lo, hi in self._rows:
-            if b > _EPS:
-                lo_n = max(lo_n, (lo - a * surge_n) / b)
-                hi_n = min(hi_n, (hi - a * surge_n) / b)
-            elif b < -_EPS:
-                lo_n = max(lo_n, (hi - a * surge_n) / b)
-                hi_n = min(hi_n, (lo - a * surge_n) / b)
-        return lo_n, hi_n
+        return self._feasible(((b, a, lo, hi) for a, b, lo, hi in self._rows), surge_n)
+
+    @staticmethod
+    def _feasible(rows, other: float) -> Tuple[float, float]:
+        """Interval of x with lo <= c x + d other <= hi for every row (c, d, lo, hi)."""
+        lo_x, hi_x = -math.inf, math.inf
+        for c, d, lo, hi in rows:
+            if c > _EPS:
+                lo_x = max(lo_x, (lo - d * other) / c)
+                hi_x = min(hi_x, (hi - d * other) / c)
+            elif c < -_EPS:
+                lo_x = max(lo_x, (hi - d * other) / c)
+                hi_x = min(hi_x, (lo - d * other) / c)
+        return lo_x, hi_x
 
     def allocate(self, wrench: Wrench) -> ThrustCommand:
         """Thrust per thruster [N] (vessel config order) delivering `wrench` within the thrusters' limits.
