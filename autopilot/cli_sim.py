@@ -148,6 +148,8 @@ class _SimRunLog:
     def __init__(self, vessel, mission, args):
         from autopilot.guidance import mission_frame
         from autopilot.runlog import RunLogger
+        from autopilot.runlog.cycle_row import cycle_row
+        self._cycle_row = cycle_row               # imported once, not on every 50 Hz cycle
         self.frame = mission_frame(mission)
         self.log = RunLogger(args.log, vessel.source_file or None, mission.source_file or None,
                              rate_hz=min(args.log_rate_hz, 50.0), keep_runs=None, max_total_mb=None,
@@ -157,7 +159,6 @@ class _SimRunLog:
         self._events_seen = 0
 
     def on_result(self, t_s, autopilot, batch, result, truth) -> None:
-        from autopilot.runlog.cycle_row import cycle_row
         events = autopilot.events
         for ev in events[self._events_seen:]:
             self.log.event(ev.time_s, ev.kind, ev.message)
@@ -167,7 +168,7 @@ class _SimRunLog:
             self.log.log_gnss(t_s, fix)
         if self.log.due(t_s):
             fix = self._fix
-            self.log.log_cycle(t_s, cycle_row(result, self.frame,
+            self.log.log_cycle(t_s, self._cycle_row(result, self.frame,
                                               gps_age_s=float("nan") if fix is None else t_s - fix.time_s,
                                               fix_quality=0 if fix is None else fix.fix_quality,
                                               battery_v=batch.battery_v, truth=truth))

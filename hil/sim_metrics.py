@@ -17,6 +17,8 @@ from typing import Optional
 
 import numpy as np
 
+from autopilot.angles import wrap_pi
+
 
 @dataclass
 class _LegTrack:
@@ -38,7 +40,6 @@ class SimMetrics:
 
     def add_cycle(self, t_s: float, truth_ne: tuple[float, float], truth_heading: float, nav, leg, leg_index: int,
                   in_auto: bool) -> None:
-        from autopilot.angles import wrap_pi
         if nav.valid:
             self.pos_err.append(math.hypot(nav.north_m - truth_ne[0], nav.east_m - truth_ne[1]))
             self.heading_err.append(wrap_pi(nav.heading_rad - truth_heading))
