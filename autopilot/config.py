@@ -6,7 +6,7 @@ Positions on the vessel are body FRD in metres from the centre of gravity (x for
 """
 from __future__ import annotations
 
-import math
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -334,19 +334,15 @@ def load_vessel(name_or_file: str) -> VesselConfig:
     data = read_yaml(path)
     data.pop("source_file", None)
     vessel = build(VesselConfig, data, str(path))
-    return _replace(vessel, source_file=str(path))
+    return dataclasses.replace(vessel, source_file=str(path))
 
 
 def load_mission(path) -> MissionConfig:
     data = read_yaml(path)
     data.pop("source_file", None)
     mission = build(MissionConfig, data, str(path))
-    return _replace(mission, source_file=str(path))
+    return dataclasses.replace(mission, source_file=str(path))
 
-
-def _replace(obj, **changes):
-    import dataclasses
-    return dataclasses.replace(obj, **changes)
 
 
 def default_lookahead_m(vessel: VesselConfig, mission: MissionConfig) -> float:

@@ -106,7 +106,6 @@ def run(sc: Scenario) -> Result:
     jump_done = False
     k = 0
     t = 0.0
-    last_gps_err_ned = None
     while t < total:
         k += 1
         t = k * dt

@@ -36,7 +36,7 @@ from sensor_msgs.msg import Imu, MagneticField, NavSatFix, NavSatStatus
 from std_msgs.msg import Float64
 
 from autopilot.boat_config import BoatConfig, GazeboConfig, resolve_topic
-from autopilot.config import ConfigError, read_yaml
+from autopilot.config import ConfigError
 from autopilot.ros import frames
 from autopilot.ros.messages import TimeBase
 from autopilot.ros.qos import bridge_qos

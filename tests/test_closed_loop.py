@@ -4,7 +4,6 @@ import dataclasses
 import math
 
 import numpy as np
-import pytest
 
 from autopilot.allocation import Allocator
 from autopilot.config import CONFIG_DIR, load_mission, load_vessel

@@ -198,7 +198,7 @@ def test_a_failing_magnetometer_costs_neither_the_gyro_nor_the_accelerometer():
                            sleep=emu.advance, gyro_bias_samples=5, reinit_interval_s=0.05)
     driver.start()
     turning = Motion(heading_rad=0.5, yaw_rate_rps=0.2)
-    t, last_field = 1.0, None
+    t = 1.0
     emu.update(t, turning)
     _, last_mag = driver.read(t)
     emu.inject_errors(10 ** 6, address=emu.mag_address)      # the magnetometer stops answering

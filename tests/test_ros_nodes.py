@@ -1,7 +1,6 @@
 """The composed boat process over real DDS (sim backend, wall clock): topics, types, frames, covariances, QoS,
 commands, diagnostics, and neutral thrust when the autopilot node stops."""
 import json
-import math
 import time
 
 import pytest
