@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 from autopilot.config import VesselConfig
 from autopilot.types import PulseCommand, SensorBatch
 from estimation.geodesy import LocalFrame
+from hil.gnss_emitter import GnssTruth
 from hil.fake_pigpiod import FakePi
 
 
@@ -61,7 +62,6 @@ class ByteLevelSensors:
         self.gnss_offset_ne = (0.0, 0.0)     # added to the position the receiver computes (gps-glitch fault) [m]
 
     def _gnss_truth(self, t_s: float):
-        from hil.gnss_emitter import GnssTruth
         tr = self._truth
         c, s = math.cos(tr.heading_rad), math.sin(tr.heading_rad)
         n = tr.north_m + c * self._ax - s * self._ay + self.gnss_offset_ne[0]
