@@ -269,6 +269,9 @@ class GuidanceConfig:
     lookahead_m: Optional[float] = param(None, unit="m", min=0.1, max=1000,
                                          doc="LOS lookahead Delta; default: vessel's lookahead_hull_lengths")
     sigma: float = param(0.5, min=0.0, max=10.0, doc="ILOS integral gain (0 = plain LOS)")
+    crab_compensation: bool = param(True, doc="los/ilos and RTL: steer the course over ground, i.e. the heading "
+                                              "is the LOS course less the estimated crab angle (drift from "
+                                              "current and wind); false gives the textbook heading-based law")
     kp_rad_per_m: float = param(0.05, min=0.0, max=10.0, doc="xtrack_pid: heading correction per metre")
     ki_rad_per_ms: float = param(0.002, min=0.0, max=10.0)
     kd_rad_s_per_m: float = param(0.1, min=0.0, max=100.0)

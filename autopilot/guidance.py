@@ -9,6 +9,15 @@ Laws (chosen by the mission's `guidance.law`):
 Here chi_p is the leg's path angle and y the cross-track error, positive when the boat is to the right
 (starboard side) of the leg. The integral state is reset at each waypoint switch.
 
+Crab-angle compensation (`guidance.crab_compensation`, on by default): the LOS and ILOS angles above are
+taken as the desired course over ground, and the heading asked for is that course less the crab angle
+beta = atan2(v, u) of the estimated velocity over ground (body axes), psi_d = chi_d - beta (Fossen, Handbook of
+Marine Craft Hydrodynamics and Motion Control, 2nd ed., sec. 12.4, course control from the heading). The
+estimator already knows the current, so a new leg starts with the right crab instead of waiting for the ILOS
+integral (reset at the switch) to learn it again; ILOS then only removes what beta gets wrong. Beta fades in
+between CRAB_MIN_SPEED_MPS and CRAB_FULL_SPEED_MPS of forward speed over ground (below that the course is
+noise) and is clamped to +-CRAB_MAX_RAD.
+
 Waypoint switching: the active waypoint is reached when the boat enters its acceptance circle or passes the
 line through it perpendicular to the leg. The first leg runs from where the boat was when the mission started.
 Zero-length legs (repeated waypoints) are skipped; a waypoint inside the acceptance circle at the start is
@@ -28,6 +37,22 @@ from estimation.geodesy import LocalFrame, azimuth_rad, haversine_m
 MIN_LEG_M = 1e-3
 TURN_SLOWDOWN_LOOKAHEADS = 2.0   # start slowing this many lookahead distances before a sharp turn
 TURN_SLOWDOWN_MAX = 0.5          # a turn of 90 deg or more halves the speed at the waypoint
+CRAB_MIN_SPEED_MPS = 0.2         # forward speed over ground below which the crab angle is not used
+CRAB_FULL_SPEED_MPS = 0.4        # ... and above which it is used in full (linear in between)
+CRAB_MAX_RAD = math.radians(45.0)
+
+
+def crab_angle_rad(nav: NavState) -> float:
+    """Crab angle beta = atan2(sway, surge) of the estimated velocity over ground [rad], + when the boat moves
+    to starboard of where it points (course = heading + beta). 0 below CRAB_MIN_SPEED_MPS forward speed over
+    ground, faded in linearly up to CRAB_FULL_SPEED_MPS, clamped to +-CRAB_MAX_RAD."""
+    u = nav.surge_mps
+    if not nav.valid or u <= CRAB_MIN_SPEED_MPS:
+        return 0.0
+    beta = math.atan2(nav.sway_mps, u)
+    beta = max(-CRAB_MAX_RAD, min(CRAB_MAX_RAD, beta))
+    weight = min(1.0, (u - CRAB_MIN_SPEED_MPS) / (CRAB_FULL_SPEED_MPS - CRAB_MIN_SPEED_MPS))
+    return weight * beta
 
 
 def mission_frame(mission: MissionConfig) -> LocalFrame:
@@ -79,6 +104,7 @@ class MissionGuidance:
         self.law = g.law
         self.lookahead_m = default_lookahead_m(vessel, mission)
         self.sigma = g.sigma if g.law == "ilos" else 0.0
+        self.crab_compensation = g.crab_compensation
         self.waypoints_ned = [point_to_ned(p, self.frame) for p in mission.waypoints]
         self.waypoints_geo = [self.frame.to_wgs84(n, e) if p.lat_deg is None else (p.lat_deg, p.lon_deg)
                               for p, (n, e) in zip(mission.waypoints, self.waypoints_ned)]
@@ -178,6 +204,8 @@ class MissionGuidance:
             if self.sigma > 0.0 and dt > 0.0:
                 self.y_int += dt * delta * y / ((y + self.sigma * self.y_int) ** 2 + delta ** 2)
             psi_d = leg.path_angle_rad + math.atan2(-y - self.sigma * self.y_int, delta)
+            if self.crab_compensation:
+                psi_d -= crab_angle_rad(nav)
         else:  # xtrack_pid
             g = self.mission.guidance
             y_dot = 0.0 if (self._xte_prev is None or dt <= 0.0) else (y - self._xte_prev) / dt

@@ -152,6 +152,7 @@ class Autopilot:
         rtl = self.modes["RTL"]
         rtl.speed_mps = cruise
         rtl.lookahead_m = default_lookahead_m(self.vessel, mission)
+        rtl.crab_compensation = mission.guidance.crab_compensation
         rtl.arrive_m = max(mission.acceptance_radius_m, mission.loiter_radius_m)
         self.modes["HEADING_HOLD"].speed_mps = min(self.vessel.failsafe.gnss.slow_speed_mps, cruise)
         problems = [str(p) for p in check_mission(mission, self.vessel)]

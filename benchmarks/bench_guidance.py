@@ -4,7 +4,8 @@ demo survey's cross-track error over seeds.
     python benchmarks/bench_guidance.py [--seeds 4]
 
 1. `straight_line.yaml` on the WAM-V with a 0.3 m/s current across the leg: mean true cross-track error over
-   the second half of the leg, ILOS (the mission's sigma) and plain LOS (sigma = 0), with white 10 Hz GNSS
+   the second half of the leg, ILOS (the mission's sigma) and LOS (sigma = 0), each with and without the
+   crab-angle compensation (plain LOS = sigma 0, no compensation, the textbook law), with white 10 Hz GNSS
    (measures the guidance law) and with the default realistic 1 Hz GNSS (what a user sees).
 2. A 20 deg heading step at cruise on each preset, on the full plant with the true state fed back (measures
    the controller): overshoot, time to settle within 1 deg, the lowest thruster command.
@@ -39,8 +40,12 @@ def ilos_rows(seeds) -> None:
     print("straight_line / wamv, current 0.3 m/s across: mean true XTE over the second half of the leg [m]")
     for label, kw in (("white, 10 Hz", dict(gps_noise="white", gps_rate_hz=10)),
                       ("realistic, 1 Hz (default)", dict(gps_noise="realistic"))):
-        for law, sigma in (("ilos", mission.guidance.sigma), ("los", 0.0)):
-            m = dataclasses.replace(mission, guidance=dataclasses.replace(mission.guidance, law=law, sigma=sigma))
+        for law, sigma, crab, name in (("ilos", mission.guidance.sigma, True, "ilos + crab"),
+                                       ("ilos", mission.guidance.sigma, False, "ilos"),
+                                       ("los", 0.0, True, "los + crab"),
+                                       ("los", 0.0, False, "plain los")):
+            m = dataclasses.replace(mission, guidance=dataclasses.replace(mission.guidance, law=law, sigma=sigma,
+                                                                          crab_compensation=crab))
             means = []
             for seed in seeds:
                 res = run_sim(vessel, m, SimOptions(seed=seed, env=env, **kw))
@@ -49,7 +54,7 @@ def ilos_rows(seeds) -> None:
                 a = np.array([leg.along_cross_m(n, e) for n, e in zip(res.trace["truth_n"], res.trace["truth_e"])])
                 half = (a[:, 0] > leg.length_m / 2) & (a[:, 0] < leg.length_m)
                 means.append(float(np.mean(a[half, 1])))
-            print(f"  {label:26s} {law:4s} sigma {sigma:3.1f}: " + " ".join(f"{x:+.3f}" for x in means))
+            print(f"  {label:26s} {name:11s} sigma {sigma:3.1f}: " + " ".join(f"{x:+.3f}" for x in means))
 
 
 def heading_step_rows() -> None:

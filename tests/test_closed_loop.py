@@ -4,6 +4,7 @@ import dataclasses
 import math
 
 import numpy as np
+import pytest
 
 from autopilot.allocation import Allocator
 from autopilot.config import CONFIG_DIR, load_mission, load_vessel
@@ -36,19 +37,34 @@ def test_demo_mission_foka_in_wind_waves_and_current():
     assert r["pos_err_rms_m"] < r["gps_err_rms_m"] / 2
 
 
-def test_ilos_removes_the_offset_a_cross_current_leaves_with_plain_los():
+@pytest.mark.parametrize("crab", [False, True], ids=["ilos-alone", "ilos-with-crab-compensation"])
+def test_ilos_removes_the_offset_a_cross_current_leaves_with_plain_los(crab):
     vessel, mission = load_vessel("wamv"), load_mission(MISSIONS / "straight_line.yaml")
     env = EnvironmentConfig(current_speed_mps=0.3, current_toward_deg=90)
     means = {}
-    for law, sigma in (("ilos", mission.guidance.sigma), ("los", 0.0)):
-        m = dataclasses.replace(mission, guidance=dataclasses.replace(mission.guidance, law=law, sigma=sigma))
+    # plain LOS is the textbook law: sigma = 0 and the heading (not the course) steered
+    for label, law, sigma, comp in (("ilos", "ilos", mission.guidance.sigma, crab), ("los", "los", 0.0, False)):
+        m = dataclasses.replace(mission, guidance=dataclasses.replace(mission.guidance, law=law, sigma=sigma,
+                                                                      crab_compensation=comp))
         res = run_sim(vessel, m, SimOptions(seed=1, env=env, gps_noise="white", gps_rate_hz=10))
         assert res.report["mission_complete"]
         leg, a = _leg_offsets(res)
         half = (a[:, 0] > leg.length_m / 2) & (a[:, 0] < leg.length_m)
-        means[law] = float(np.mean(a[half, 1]))
+        means[label] = float(np.mean(a[half, 1]))
     assert abs(means["ilos"]) <= 0.1
     assert means["los"] > 1.0          # plain LOS is pushed downstream (the current flows east = right)
+
+
+def test_crab_compensation_alone_removes_most_of_the_cross_current_offset():
+    """LOS without the integral, but steering the course over ground: the estimated drift sets the crab."""
+    vessel, mission = load_vessel("wamv"), load_mission(MISSIONS / "straight_line.yaml")
+    env = EnvironmentConfig(current_speed_mps=0.3, current_toward_deg=90)
+    m = dataclasses.replace(mission, guidance=dataclasses.replace(mission.guidance, law="los", sigma=0.0,
+                                                                  crab_compensation=True))
+    res = run_sim(vessel, m, SimOptions(seed=1, env=env, gps_noise="white", gps_rate_hz=10))
+    leg, a = _leg_offsets(res)
+    half = (a[:, 0] > leg.length_m / 2) & (a[:, 0] < leg.length_m)
+    assert abs(float(np.mean(a[half, 1]))) <= 0.3
 
 
 def test_hexagon_on_wamv_in_wind():

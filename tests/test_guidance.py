@@ -5,7 +5,7 @@ import math
 import pytest
 
 from autopilot.config import (AnchorConfig, GuidanceConfig, MissionConfig, PointConfig, load_vessel)
-from autopilot.guidance import Leg, MissionGuidance
+from autopilot.guidance import CRAB_MAX_RAD, Leg, MissionGuidance, crab_angle_rad
 from autopilot.types import NavState
 
 VESSEL = load_vessel("foka")
@@ -50,6 +50,34 @@ def test_los_formula():
     g.update(0.0, nav(0, 0))
     sp = g.update(0.1, nav(20, 2))
     assert sp.heading_rad == pytest.approx(math.atan2(-2, 4.0))
+
+
+def drifting(n, e, surge, sway, psi=0.0, t=0.0):
+    return NavState(time_s=t, north_m=n, east_m=e, heading_rad=psi, surge_mps=surge, sway_mps=sway,
+                    yaw_rate_rps=0.0)
+
+
+def test_crab_compensation_points_the_bow_into_the_drift():
+    # on the path of a north-going leg, drifting to starboard (east) at 0.2 m/s while making 1 m/s ahead:
+    # the course is 11.3 deg right of the heading, so the heading asked for is 11.3 deg left of the leg
+    g = MissionGuidance(mission([(0, 0), (100, 0)], law="los"), VESSEL)
+    g.update(0.0, drifting(0, 0, 1.0, 0.2))
+    sp = g.update(0.1, drifting(10, 0, 1.0, 0.2, t=0.1))
+    assert sp.heading_rad == pytest.approx(-math.atan2(0.2, 1.0))
+    plain = MissionGuidance(mission([(0, 0), (100, 0)], law="los", crab_compensation=False), VESSEL)
+    plain.update(0.0, drifting(0, 0, 1.0, 0.2))
+    assert plain.update(0.1, drifting(10, 0, 1.0, 0.2, t=0.1)).heading_rad == pytest.approx(0.0)
+
+
+def test_crab_angle_fades_out_at_low_speed_and_is_clamped():
+    assert crab_angle_rad(drifting(0, 0, 0.1, 0.2)) == 0.0          # too slow: the course is noise
+    assert crab_angle_rad(drifting(0, 0, -1.0, 0.2)) == 0.0         # going astern
+    half = crab_angle_rad(drifting(0, 0, 0.3, 0.1))                  # half-way through the fade
+    assert half == pytest.approx(0.5 * math.atan2(0.1, 0.3))
+    assert crab_angle_rad(drifting(0, 0, 1.0, 5.0)) == pytest.approx(CRAB_MAX_RAD)
+    assert crab_angle_rad(drifting(0, 0, 1.0, -5.0)) == pytest.approx(-CRAB_MAX_RAD)
+    invalid = dataclasses.replace(drifting(0, 0, 1.0, 0.5), valid=False)
+    assert crab_angle_rad(invalid) == 0.0
 
 
 def test_ilos_integral_follows_its_ode_and_removes_steady_offset():

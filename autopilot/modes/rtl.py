@@ -2,7 +2,8 @@
 
 The leg runs from where the boat is on entry to `home` (the position at arming); the desired heading is
 psi_d = chi + atan(-y / lookahead) with y the cross-track error (guidance's LOS law), the speed the mission's
-cruise speed, slowing linearly within two lookaheads of home to a third of it. `finished` once the boat is
+cruise speed, slowing linearly within two lookaheads of home to a third of it. With `crab_compensation` the LOS
+angle is the desired course over ground and the estimated crab angle is taken off it (see autopilot.guidance). `finished` once the boat is
 within `arrive_m` of home or has passed it along the leg.
 """
 from __future__ import annotations
@@ -11,7 +12,7 @@ import math
 from typing import Callable, Optional
 
 from autopilot.angles import wrap_pi
-from autopilot.guidance import Leg
+from autopilot.guidance import Leg, crab_angle_rad
 from autopilot.modes.base import NEUTRAL, Mode, ModeOutput
 from autopilot.types import GuidanceSetpoint
 
@@ -20,8 +21,9 @@ class RtlMode(Mode):
     name = "RTL"
 
     def __init__(self, home_fn: Callable[[], Optional[tuple]], speed_mps: float, lookahead_m: float,
-                 arrive_m: float):
+                 arrive_m: float, crab_compensation: bool = True):
         self.home_fn = home_fn
+        self.crab_compensation = crab_compensation
         self.speed_mps = speed_mps
         self.lookahead_m = lookahead_m
         self.arrive_m = arrive_m
@@ -44,6 +46,8 @@ class RtlMode(Mode):
             self._arrived = True
         if leg.length_m > 1e-3:
             psi = leg.path_angle_rad + math.atan2(-y, self.lookahead_m)
+            if self.crab_compensation:
+                psi -= crab_angle_rad(nav)
         else:
             psi = math.atan2(leg.e1 - nav.east_m, leg.n1 - nav.north_m)
         zone = 2.0 * self.lookahead_m
