@@ -141,6 +141,20 @@ def test_imu_and_mag_round_trip_with_frame_change():
     assert messages.magnetic_field_to_mag_sample(mm, TB).field_t == pytest.approx(m.field_t)
 
 
+def test_a_reused_sensor_message_carries_exactly_what_a_fresh_one_would():
+    tb = messages.TimeBase.from_seconds(1.7e9)
+    a = ImuSample(time_s=2.0, accel_mps2=(0.3, -0.2, -9.81), gyro_rps=(0.01, 0.02, 0.3))
+    b = ImuSample(time_s=2.02, accel_mps2=(-0.1, 0.4, -9.7), gyro_rps=(-0.02, 0.0, -0.1))
+    reused = messages.imu_sample_to_imu(a, "imu_link", tb, 0.002, 0.05)
+    assert messages.fill_imu(reused, b, tb) == messages.imu_sample_to_imu(b, "imu_link", tb, 0.002, 0.05)
+    ma, mb = MagSample(time_s=2.0, field_t=(2e-5, -1e-5, 4e-5)), MagSample(time_s=2.025, field_t=(1e-5, 3e-5, 4e-5))
+    reused_m = messages.mag_sample_to_magnetic_field(ma, "imu_link", tb, 3e-7)
+    assert (messages.fill_magnetic_field(reused_m, mb, tb)
+            == messages.mag_sample_to_magnetic_field(mb, "imu_link", tb, 3e-7))
+    assert messages.TimeBase.from_seconds(0).to_stamp(2.02) != reused.header.stamp     # the origin is applied
+    assert tb.from_stamp(reused.header.stamp) == pytest.approx(2.02, abs=1e-9)
+
+
 def test_imu_orientation_gives_compass_heading():
     from sensor_msgs.msg import Imu
     msg = Imu()

@@ -85,6 +85,9 @@ def test_topics_types_frames_covariances_and_qos(boat):
     assert imu.linear_acceleration.z == pytest.approx(9.81, abs=0.5)     # FLU: +g up when level
     assert imu.angular_velocity_covariance[0] > 0
     assert box["mag"].msgs[-1].header.frame_id == "imu_link"
+    for name in ("imu", "mag"):      # one message object is reused per publisher: each sample still its own
+        stamps = [m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in box[name].msgs]
+        assert all(b > a for a, b in zip(stamps, stamps[1:])), name
     odom = box["odom"].msgs[-1]
     assert (odom.header.frame_id, odom.child_frame_id) == ("odom", "base_link")
     assert odom.pose.covariance[0] > 0 and odom.pose.covariance[35] > 0

@@ -48,6 +48,12 @@ class TimeBase:
         total_ns = int(round(t_s * 1e9)) + self.origin_ns
         return TimeMsg(sec=total_ns // 1_000_000_000, nanosec=total_ns % 1_000_000_000)
 
+    def fill_stamp(self, stamp: TimeMsg, t_s: float) -> None:
+        """Write core time t_s into an existing stamp (no new message object: the 50 Hz publishers reuse theirs)."""
+        total_ns = int(round(t_s * 1e9)) + self.origin_ns
+        stamp.sec = total_ns // 1_000_000_000
+        stamp.nanosec = total_ns % 1_000_000_000
+
     def from_stamp(self, stamp) -> float:
         return (stamp.sec * 1_000_000_000 + stamp.nanosec - self.origin_ns) * 1e-9
 
@@ -138,16 +144,24 @@ def imu_sample_to_imu(s: ImuSample, frame_id: str, tb: TimeBase, gyro_std_rps: f
                       accel_std_mps2: float) -> Imu:
     """FRD gyro/accelerometer -> sensor_msgs/Imu in the FLU sensor frame, no orientation (covariance[0] = -1)."""
     msg = Imu()
-    msg.header.stamp = tb.to_stamp(s.time_s)
     msg.header.frame_id = frame_id
     msg.orientation.w = 1.0
     msg.orientation_covariance = [-1.0] + [0.0] * 8
-    gx, gy, gz = frames.frd_to_flu(s.gyro_rps)
-    ax, ay, az = frames.frd_to_flu(s.accel_mps2)
-    msg.angular_velocity.x, msg.angular_velocity.y, msg.angular_velocity.z = gx, gy, gz
-    msg.linear_acceleration.x, msg.linear_acceleration.y, msg.linear_acceleration.z = ax, ay, az
     msg.angular_velocity_covariance = _diag3(float(gyro_std_rps) ** 2)
     msg.linear_acceleration_covariance = _diag3(float(accel_std_mps2) ** 2)
+    return fill_imu(msg, s, tb)
+
+
+def fill_imu(msg: Imu, s: ImuSample, tb: TimeBase) -> Imu:
+    """Write the parts of `msg` that change with each sample (stamp, rates, accelerations; FRD -> FLU) and
+    return it. `msg` is one imu_sample_to_imu built: a node publishing every sample reuses one message object
+    (rclpy serialises at publish()) instead of building a new one with all its covariances each time."""
+    tb.fill_stamp(msg.header.stamp, s.time_s)
+    gx, gy, gz = frames.frd_to_flu(s.gyro_rps)
+    ax, ay, az = frames.frd_to_flu(s.accel_mps2)
+    av, la = msg.angular_velocity, msg.linear_acceleration
+    av.x, av.y, av.z = gx, gy, gz
+    la.x, la.y, la.z = ax, ay, az
     return msg
 
 
@@ -170,12 +184,18 @@ def imu_orientation_heading(msg: Imu) -> Optional[float]:
 
 
 def mag_sample_to_magnetic_field(s: MagSample, frame_id: str, tb: TimeBase, noise_t: float) -> MagneticField:
+    """FRD field [T] -> sensor_msgs/MagneticField in the FLU sensor frame, per-axis noise as its covariance."""
     msg = MagneticField()
-    msg.header.stamp = tb.to_stamp(s.time_s)
     msg.header.frame_id = frame_id
-    x, y, z = frames.frd_to_flu(s.field_t)
-    msg.magnetic_field.x, msg.magnetic_field.y, msg.magnetic_field.z = x, y, z
     msg.magnetic_field_covariance = _diag3(float(noise_t) ** 2)
+    return fill_magnetic_field(msg, s, tb)
+
+
+def fill_magnetic_field(msg: MagneticField, s: MagSample, tb: TimeBase) -> MagneticField:
+    """Stamp and field of `s` into a message mag_sample_to_magnetic_field built (see fill_imu)."""
+    tb.fill_stamp(msg.header.stamp, s.time_s)
+    f = msg.magnetic_field
+    f.x, f.y, f.z = frames.frd_to_flu(s.field_t)
     return msg
 
 

@@ -66,6 +66,8 @@ class ImuNode(Node):
         q = sensor_qos(ros.qos.sensor_depth)
         self.imu_pub = quiet_publisher(self, Imu, ros.topics.imu, q)
         self.mag_pub = quiet_publisher(self, MagneticField, ros.topics.mag, q)
+        self._imu_msg: Optional[Imu] = None          # reused for every sample (see messages.fill_imu)
+        self._mag_msg: Optional[MagneticField] = None
         self.published = 0
         self._source = source
         if source is not None:
@@ -77,11 +79,15 @@ class ImuNode(Node):
 
     def publish_batch(self, batch) -> None:
         for s in batch.imu:
-            self.imu_pub.publish(messages.imu_sample_to_imu(s, self.frame_id, self.tb, self.gyro_std,
-                                                            self.accel_std))
+            if self._imu_msg is None:
+                self._imu_msg = messages.imu_sample_to_imu(s, self.frame_id, self.tb, self.gyro_std,
+                                                           self.accel_std)
+            self.imu_pub.publish(messages.fill_imu(self._imu_msg, s, self.tb))
             self.published += 1
         for m in batch.mag:
-            self.mag_pub.publish(messages.mag_sample_to_magnetic_field(m, self.frame_id, self.tb, self.mag_noise))
+            if self._mag_msg is None:
+                self._mag_msg = messages.mag_sample_to_magnetic_field(m, self.frame_id, self.tb, self.mag_noise)
+            self.mag_pub.publish(messages.fill_magnetic_field(self._mag_msg, m, self.tb))
 
 
 __all__ = ["GnssNode", "ImuNode", "CEP_TO_SIGMA"]
