@@ -170,6 +170,7 @@ class NavigationEKF:
             self._q_density_unknown[i] *= tn.unknown_thrust_factor ** 2
         self._q_diag_idx = np.diag_indices(N_STATES)
         self._Q = np.zeros((N_STATES, N_STATES))
+        self._q_key: Optional[tuple] = None     # (dt, thrust known) that self._Q was last filled for
 
         # sensor constants
         self._declination_rad = math.radians(sens.mag.declination_deg)
@@ -186,8 +187,11 @@ class NavigationEKF:
 
         # thrust: commanded per thruster, lagged by the thrusters' time constants
         self._n_thrusters = len(vessel.thrusters)
-        self._thrust_cmd = np.zeros(self._n_thrusters)
-        self._thrust_eff = np.zeros(self._n_thrusters)
+        # plain float lists: a couple of thrusters, updated every cycle (numpy's per-call cost would dominate)
+        self._thrust_cmd = [0.0] * self._n_thrusters
+        self._thrust_eff = [0.0] * self._n_thrusters
+        self._lag_dt_s: Optional[float] = None
+        self._lag_a: list = []
         self._thrust_known = False
 
         self.attitude = AttitudeFilter(tn.attitude_time_constant_s, tn.trim_time_constant_s)
@@ -249,7 +253,8 @@ class NavigationEKF:
                     self._predict_to(t_m)
                 ev[1](t_m - self.time_s, ev[2], ev[3])
             self._predict_to(t_s)
-            healthy = np.isfinite(self.kf.x).all() and np.isfinite(self.kf.P).all()
+            # a NaN or an infinity anywhere makes the sum non-finite (two numpy calls instead of four)
+            healthy = math.isfinite(float(self.kf.x.sum())) and math.isfinite(float(self.kf.P.sum()))
         except (ValueError, np.linalg.LinAlgError):      # scipy/numpy refusing non-finite or singular matrices
             healthy = False
         if not healthy:
@@ -391,8 +396,8 @@ class NavigationEKF:
             self._thrust_known = False            # a broken command says nothing about the real thrust
             return
         if not self._thrust_known:
-            self._thrust_eff[:] = thrust.thrust_n     # first known command: no history to lag from
-        self._thrust_cmd[:] = thrust.thrust_n
+            self._thrust_eff = [float(f) for f in thrust.thrust_n]    # first known command: no history to lag
+        self._thrust_cmd = [float(f) for f in thrust.thrust_n]
         self._thrust_known = True
 
     def _predict_to(self, t_s: float) -> None:
@@ -402,17 +407,21 @@ class NavigationEKF:
         kf = self.kf
         n_steps = max(1, int(math.ceil(dt_total / self.model.MAX_STEP_S - 1e-9)))
         dt = dt_total / n_steps
-        q = self._q_density if self._thrust_known else self._q_density_unknown
-        self._Q[self._q_diag_idx] = q * dt
+        known = self._thrust_known
+        if self._q_key != (dt, known):              # the loop's steps are nearly always the same dt
+            q = self._q_density if known else self._q_density_unknown
+            self._Q[self._q_diag_idx] = q * dt
+            self._q_key = (dt, known)
         kf.Q = self._Q
         kf.dt_s = dt
-        kf.known_thrust = self._thrust_known
-        tau = self.model.thruster_tau_s
+        kf.known_thrust = known
+        if known and self._lag_dt_s != dt:
+            self._lag_a = [math.exp(-dt / max(tau, 1e-3)) for tau in self.model.thruster_tau_s]
+            self._lag_dt_s = dt
         for _ in range(n_steps):
-            if self._thrust_known:
-                a = np.exp(-dt / np.maximum(tau, 1e-3))
-                self._thrust_eff *= a
-                self._thrust_eff += (1.0 - a) * self._thrust_cmd
+            if known:
+                self._thrust_eff = [a * eff + (1.0 - a) * cmd
+                                    for a, eff, cmd in zip(self._lag_a, self._thrust_eff, self._thrust_cmd)]
                 kf.surge_n, kf.yaw_nm = self.model.forces(self._thrust_eff)
             kf.predict()
         self._decay_output_offset(dt_total)

@@ -53,8 +53,8 @@ class VesselProcessModel:
         self.x_u, self.x_uu = h.x_u, h.x_uu
         self.y_v, self.y_vv = h.y_v, h.y_vv
         self.n_r, self.n_rr = h.n_r, h.n_rr
-        self.thruster_y_m = np.array([t.y_m for t in vessel.thrusters], dtype=float)
-        self.thruster_tau_s = np.array([t.time_constant_s for t in vessel.thrusters], dtype=float)
+        self.thruster_y_m = [float(t.y_m) for t in vessel.thrusters]
+        self.thruster_tau_s = [float(t.time_constant_s) for t in vessel.thrusters]
         self.u_dot = 0.0          # relative-velocity accelerations of the last propagate [m/s^2]
         self.v_dot = 0.0
 
@@ -110,9 +110,10 @@ class VesselProcessModel:
         x[IX_V, 0] = v + v_dot * dt_s
         x[IX_R, 0] = r + r_dot * dt_s
 
-    def forces(self, thrust_n: np.ndarray) -> tuple[float, float]:
-        """(surge force X [N], yaw moment N [N*m]) of per-thruster thrust along +x body; N = -sum y_i T_i."""
-        return float(thrust_n.sum()), float(-(self.thruster_y_m @ thrust_n))
+    def forces(self, thrust_n) -> tuple[float, float]:
+        """(surge force X [N], yaw moment N [N*m]) of per-thruster thrust along +x body [N] (a sequence in the
+        vessel's thruster order); N = -sum y_i T_i."""
+        return float(sum(thrust_n)), -float(sum(y * f for y, f in zip(self.thruster_y_m, thrust_n)))
 
 
 def ground_velocity_ned(x: np.ndarray) -> tuple[float, float]:
