@@ -24,6 +24,51 @@ from autopilot.ros.autopilot_node import AutopilotNode
 from autopilot.ros.backends import make_backend
 
 
+# The executor wakes for its timers and messages; with nothing to do it returns this often to check for a stop
+# request. Each idle wake-up costs rclpy's executor a few hundred microseconds of Python, so it is long; a stop
+# request wakes it at once through a guard condition (StopOnSignal).
+IDLE_SPIN_S = 1.0
+
+
+class StopOnSignal:
+    """SIGINT and SIGTERM set `stop` and call the waker at once.
+
+    Python runs a signal handler only when the main thread is back in Python, not while it sits in the executor's
+    wait; the C-level handler writes the signal number to the wakeup fd immediately, so a small thread reading it
+    does the waking (the Python handler, when it runs later, only sets `stop` again)."""
+
+    def __init__(self, stop: threading.Event):
+        import socket
+        self.stop = stop
+        self.waker = None
+        self._r, self._w = socket.socketpair()
+        self._w.setblocking(False)
+        signal.set_wakeup_fd(self._w.fileno(), warn_on_full_buffer=False)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._on_signal)
+        threading.Thread(target=self._watch, name="signal-wake", daemon=True).start()
+
+    def _on_signal(self, signum, frame) -> None:
+        self.stop.set()
+
+    def _watch(self) -> None:
+        while True:
+            try:
+                if not self._r.recv(64):
+                    return
+            except OSError:
+                return
+            self.stop.set()
+            waker = self.waker
+            if waker is not None:
+                waker()
+
+    def close(self) -> None:
+        signal.set_wakeup_fd(-1)
+        self._w.close()
+        self._r.close()
+
+
 class BoatProcess:
     def __init__(self, cfg, vessel, mission, context: Optional[Context] = None, config_file: str = "",
                  seed: int = 1, backend_factory=None, services=None):
@@ -65,11 +110,19 @@ class BoatProcess:
             n.publish_batch(batch)
 
     def spin(self, stop_event: Optional[threading.Event] = None) -> None:
-        """Spin until the context shuts down or `stop_event` is set."""
+        """Spin until the context shuts down or `stop_event` is set. Call `wake()` after setting the event from
+        another thread: the executor otherwise notices only at its next event or after IDLE_SPIN_S."""
+        self._wake_guard = self.autopilot.create_guard_condition(lambda: None)
         while (self.context is None and rclpy.ok()) or (self.context is not None and self.context.ok()):
             if stop_event is not None and stop_event.is_set():
                 break
-            self.executor.spin_once(timeout_sec=0.1)
+            self.executor.spin_once(timeout_sec=IDLE_SPIN_S)
+
+    def wake(self) -> None:
+        """Make a spin_once waiting in `spin()` return now (thread-safe)."""
+        guard = getattr(self, "_wake_guard", None)
+        if guard is not None:
+            guard.trigger()
 
     def stop(self) -> None:
         """Neutral thrust first, then tear the nodes down."""
@@ -104,11 +157,7 @@ def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1) -> int:
     opts = _no_signal_handlers()
     rclpy.init(**({"signal_handler_options": opts} if opts is not None else {}))
     stop = threading.Event()
-
-    def on_signal(signum, frame):
-        stop.set()
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
+    signals = StopOnSignal(stop)
     proc = None
     services = None
     try:
@@ -136,6 +185,7 @@ def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1) -> int:
         services.ready(status)   # the backend's sensors opened in BoatProcess: READY=1 for systemd
         gc.collect()
         gc.freeze()         # start-up objects live for the whole run: keep the collector from rescanning them
+        signals.waker = proc.wake
         proc.spin(stop)
         return 0
     except (KeyboardInterrupt, ExternalShutdownException):
@@ -147,6 +197,7 @@ def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1) -> int:
             services.close()
         if rclpy.ok():
             rclpy.shutdown()
+        signals.close()
 
 
 def _no_signal_handlers():
