@@ -170,7 +170,7 @@ class NavigationEKF:
             self._q_density_unknown[i] *= tn.unknown_thrust_factor ** 2
         self._q_diag_idx = np.diag_indices(N_STATES)
         self._Q = np.zeros((N_STATES, N_STATES))
-        self._q_key: Optional[tuple] = None     # (dt, thrust known) that self._Q was last filled for
+        self._step_key: Optional[tuple] = None  # (dt, thrust known) that self._Q and self._lag_a were made for
 
         # sensor constants
         self._declination_rad = math.radians(sens.mag.declination_deg)
@@ -190,8 +190,7 @@ class NavigationEKF:
         # plain float lists: a couple of thrusters, updated every cycle (numpy's per-call cost would dominate)
         self._thrust_cmd = [0.0] * self._n_thrusters
         self._thrust_eff = [0.0] * self._n_thrusters
-        self._lag_dt_s: Optional[float] = None
-        self._lag_a: list = []
+        self._lag_a: list = []                  # per-thruster lag factor exp(-dt / tau) of one predict step
         self._thrust_known = False
 
         self.attitude = AttitudeFilter(tn.attitude_time_constant_s, tn.trim_time_constant_s)
@@ -408,16 +407,14 @@ class NavigationEKF:
         n_steps = max(1, int(math.ceil(dt_total / self.model.MAX_STEP_S - 1e-9)))
         dt = dt_total / n_steps
         known = self._thrust_known
-        if self._q_key != (dt, known):              # the loop's steps are nearly always the same dt
+        if self._step_key != (dt, known):           # the loop's steps are nearly always the same dt
             q = self._q_density if known else self._q_density_unknown
             self._Q[self._q_diag_idx] = q * dt
-            self._q_key = (dt, known)
+            self._lag_a = [math.exp(-dt / max(tau, 1e-3)) for tau in self.model.thruster_tau_s]
+            self._step_key = (dt, known)
         kf.Q = self._Q
         kf.dt_s = dt
         kf.known_thrust = known
-        if known and self._lag_dt_s != dt:
-            self._lag_a = [math.exp(-dt / max(tau, 1e-3)) for tau in self.model.thruster_tau_s]
-            self._lag_dt_s = dt
         for _ in range(n_steps):
             if known:
                 self._thrust_eff = [a * eff + (1.0 - a) * cmd

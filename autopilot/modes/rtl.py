@@ -3,8 +3,8 @@
 The leg runs from where the boat is on entry to `home` (the position at arming); the desired heading is
 psi_d = chi + atan(-y / lookahead) with y the cross-track error (guidance's LOS law), the speed the mission's
 cruise speed, slowing linearly within two lookaheads of home to a third of it. With `crab_compensation` the LOS
-angle is the desired course over ground and the estimated crab angle is taken off it (see autopilot.guidance). `finished` once the boat is
-within `arrive_m` of home or has passed it along the leg.
+angle is the desired course over ground and the estimated crab angle is taken off it (see autopilot.guidance).
+`finished` once the boat is within `arrive_m` of home or has passed it along the leg.
 """
 from __future__ import annotations
 

@@ -44,15 +44,16 @@ class TimeBase:
     def from_seconds(cls, origin_s: float) -> "TimeBase":
         return cls(int(round(origin_s * 1e9)))
 
+    def _sec_nanosec(self, t_s: float) -> tuple[int, int]:
+        return divmod(int(round(t_s * 1e9)) + self.origin_ns, 1_000_000_000)
+
     def to_stamp(self, t_s: float) -> TimeMsg:
-        total_ns = int(round(t_s * 1e9)) + self.origin_ns
-        return TimeMsg(sec=total_ns // 1_000_000_000, nanosec=total_ns % 1_000_000_000)
+        sec, nanosec = self._sec_nanosec(t_s)
+        return TimeMsg(sec=sec, nanosec=nanosec)
 
     def fill_stamp(self, stamp: TimeMsg, t_s: float) -> None:
         """Write core time t_s into an existing stamp (no new message object: the 50 Hz publishers reuse theirs)."""
-        total_ns = int(round(t_s * 1e9)) + self.origin_ns
-        stamp.sec = total_ns // 1_000_000_000
-        stamp.nanosec = total_ns % 1_000_000_000
+        stamp.sec, stamp.nanosec = self._sec_nanosec(t_s)
 
     def from_stamp(self, stamp) -> float:
         return (stamp.sec * 1_000_000_000 + stamp.nanosec - self.origin_ns) * 1e-9

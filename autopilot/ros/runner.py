@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import socket
 import sys
 import threading
 from typing import Optional
@@ -38,7 +39,6 @@ class StopOnSignal:
     does the waking (the Python handler, when it runs later, only sets `stop` again)."""
 
     def __init__(self, stop: threading.Event):
-        import socket
         self.stop = stop
         self.waker = None
         self._r, self._w = socket.socketpair()
@@ -73,6 +73,7 @@ class BoatProcess:
     def __init__(self, cfg, vessel, mission, context: Optional[Context] = None, config_file: str = "",
                  seed: int = 1, backend_factory=None, services=None):
         self.cfg = cfg
+        self._wake_guard = None          # created by spin(); wake() triggers it
         self.context = context
         use_sim_time = cfg.backend == "gazebo"
         self.sensor_nodes = []
@@ -112,7 +113,8 @@ class BoatProcess:
     def spin(self, stop_event: Optional[threading.Event] = None) -> None:
         """Spin until the context shuts down or `stop_event` is set. Call `wake()` after setting the event from
         another thread: the executor otherwise notices only at its next event or after IDLE_SPIN_S."""
-        self._wake_guard = self.autopilot.create_guard_condition(lambda: None)
+        if self._wake_guard is None:
+            self._wake_guard = self.autopilot.create_guard_condition(lambda: None)
         while (self.context is None and rclpy.ok()) or (self.context is not None and self.context.ok()):
             if stop_event is not None and stop_event.is_set():
                 break
@@ -120,9 +122,8 @@ class BoatProcess:
 
     def wake(self) -> None:
         """Make a spin_once waiting in `spin()` return now (thread-safe)."""
-        guard = getattr(self, "_wake_guard", None)
-        if guard is not None:
-            guard.trigger()
+        if self._wake_guard is not None:
+            self._wake_guard.trigger()
 
     def stop(self) -> None:
         """Neutral thrust first, then tear the nodes down."""
