@@ -57,6 +57,21 @@ def _fault(text):
         raise argparse.ArgumentTypeError(str(e))
 
 
+def _mismatch(text):
+    from hil.plant_spec import parse_mismatch
+    try:
+        return parse_mismatch(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
+
+
+def _force(text):
+    newtons, toward = _pair(text, "--force NEWTONS,TOWARD_DEG")
+    if newtons < 0 or not math.isfinite(newtons) or not math.isfinite(toward):
+        raise argparse.ArgumentTypeError("--force: newtons must be finite and >= 0")
+    return newtons, toward
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("sim", help="fly a mission in the built-in simulator",
                               description="Fly MISSION in the built-in vessel simulator with the real autopilot "
@@ -86,6 +101,18 @@ def register(subparsers) -> None:
                    help="inject a fault into the emulated devices (repeatable): gps-loss, gps-glitch (50 m, or "
                         "=SIZE_M: gps-glitch@60:1=20), imu-loss, mag-loss, esc-disconnect, link-loss, "
                         "low-battery; e.g. gps-loss@60:60")
+    p.add_argument("--plant-vessel", metavar="NAME|FILE",
+                   help="the true boat the simulator flies (default: the --vessel file the autopilot uses)")
+    p.add_argument("--mismatch", type=_mismatch, default={}, metavar="KEY=FACTOR,...",
+                   help="scale the plant's coefficients, e.g. x_u=0.4,x_uu=0.4,iz=2.3,n_r=0.5,thrust=0.8,"
+                        "added_mass=1.5; random=0.5 draws every factor log-uniformly within x/÷1.5 from the seed")
+    p.add_argument("--plant-extra", default="", metavar="KEY=VALUE,...",
+                   help="what the vessel file's model leaves out: y_r, n_v (sway-yaw damping), y_rdot (added "
+                        "mass), x_g_m (CG forward of the reference point), trim_roll_deg, trim_pitch_deg, "
+                        "wave_motion=1 (roll/pitch from the waves), thrust_scale=1:0.9 (per thruster), "
+                        "or realistic (a set scaled to the hull)")
+    p.add_argument("--force", type=_force, default=(0.0, 0.0), metavar="NEWTONS,TOWARD_DEG",
+                   help="a constant external force on the plant (towed line, wind on a superstructure)")
     p.add_argument("--plot", metavar="FILE.png")
     p.add_argument("--report", metavar="FILE.json")
     p.add_argument("--log", metavar="DIR",
@@ -106,12 +133,20 @@ def run(args) -> int:
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    try:
+        plant_spec = _plant_spec(vessel, args)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     env = EnvironmentConfig(wind_speed_mps=args.wind[0], wind_from_deg=args.wind[1],
                             current_speed_mps=args.current[0], current_toward_deg=args.current[1],
                             wave_hs_m=args.waves[0], wave_tp_s=args.waves[1], wave_from_deg=args.waves[2])
     opts = SimOptions(seed=args.seed, env=env, gps_noise=args.gps_noise, gps_rate_hz=args.gps_rate_hz,
                       duration_s=args.duration, realtime=args.realtime, devices=args.devices,
-                      faults=tuple(args.fault), initial_mode=args.mode)
+                      faults=tuple(args.fault), initial_mode=args.mode, plant_spec=plant_spec)
     if args.transport == "ros":
         if args.fault:
             print("error: --fault needs the in-process simulator (--transport inproc)", file=sys.stderr)
@@ -140,6 +175,28 @@ def run(args) -> int:
     if sim_log is not None:
         print(f"log:    {sim_log.log.run_dir / 'state.csv'}")
     return 0
+
+
+def _plant_spec(vessel, args):
+    """The true boat from --plant-vessel, --mismatch, --plant-extra and --force (None: the vessel file as is)."""
+    import dataclasses
+
+    from hil.plant_spec import PlantExtras, PlantSpec, parse_plant_extras, realistic_extras
+    plant_vessel = getattr(args, "plant_vessel", None)
+    mismatch = getattr(args, "mismatch", None) or {}
+    extra_text = getattr(args, "plant_extra", "") or ""
+    force = getattr(args, "force", (0.0, 0.0)) or (0.0, 0.0)
+    if not (plant_vessel or mismatch or extra_text or force[0]):
+        return None
+    base = load_vessel(plant_vessel) if plant_vessel else vessel
+    if extra_text.strip() == "realistic":
+        extras = realistic_extras(base)
+    else:
+        extras = parse_plant_extras(extra_text, len(base.thrusters)) if extra_text else PlantExtras()
+    if force[0]:
+        extras = dataclasses.replace(extras, force_n=force[0], force_toward_deg=force[1])
+    return PlantSpec.resolve(vessel, args.seed, plant_vessel=base if plant_vessel else None,
+                             mismatch=mismatch, extras=extras)
 
 
 class _SimRunLog:
@@ -208,6 +265,21 @@ def _jsonable(value):
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
+def _plant_lines(plant) -> list:
+    if not plant:
+        return []
+    if "custom" in plant:
+        return [f"  plant: custom model {plant['custom']}"]
+    if plant["source"] == plant["vessel"] and not plant["mismatch"] and not plant["extras"]:
+        return []
+    parts = [f"  plant: {plant['vessel']} ({plant['source']})"]
+    if plant["mismatch"]:
+        parts.append("mismatch " + ",".join(f"{k}={v:g}" for k, v in plant["mismatch"].items()))
+    if plant["extras"]:
+        parts.append("extras " + ",".join(f"{k}={v}" for k, v in plant["extras"].items()))
+    return [", ".join(parts)]
+
+
 def format_summary(r: dict, env) -> str:
     done = "COMPLETE" if r["mission_complete"] else "NOT complete"
     lines = [
@@ -217,6 +289,7 @@ def format_summary(r: dict, env) -> str:
         f"{env.current_speed_mps:g} m/s toward {env.current_toward_deg:g} deg, waves Hs {env.wave_hs_m:g} m "
         f"Tp {env.wave_tp_s:g} s from {env.wave_from_deg:g} deg",
         f"  GNSS: {r['gps_noise']} noise at {r['gps_rate_hz']:g} Hz",
+        *_plant_lines(r.get("plant")),
         f"  cross-track error (true position): rms {r['xte_rms_m']:.2f} m, max {r['xte_max_m']:.2f} m",
         f"  position estimate error: rms {r['pos_err_rms_m']:.2f} m, mae {r['pos_err_mae_m']:.2f} m "
         f"(raw GNSS: rms {r['gps_err_rms_m']:.2f} m, mae {r['gps_err_mae_m']:.2f} m)",

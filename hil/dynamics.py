@@ -3,9 +3,14 @@
     eta_dot = R(psi) nu                      eta = (north, east, psi) in NED, nu = (u, v, r) in body FRD
     M nu_r_dot + C(nu_r) nu_r + D(nu_r) nu_r = tau          nu_r = nu - nu_c (velocity through the water)
 
-M = M_RB + M_A = diag(m - X_udot, m - Y_vdot, Iz - N_rdot) (CG at the body origin);
-C = C_RB + C_A in skew form, so C(nu) nu = (-m22 v r, m11 u r, (m22 - m11) u v) (Munk moment included);
-D(nu) = -diag(X_u + X_u|u| |u|, Y_v + Y_v|v| |v|, N_r + N_r|r| |r|).
+M = M_RB + M_A = [[m11, 0, 0], [0, m22, m23], [0, m23, m33]] with m11 = m - X_udot, m22 = m - Y_vdot,
+m33 = Iz + m x_g^2 - N_rdot and m23 = m x_g - Y_rdot (Y_rdot = N_vdot assumed): x_g is the centre of gravity
+forward of the body origin (the reference point the state and the thrusters are given at); a vessel file's
+diagonal model is x_g = Y_rdot = 0.
+C = C_RB + C_A in skew form, so C(nu) nu = (-(m22 v + m23 r) r, m11 u r, (m22 - m11) u v + m23 u r) (Munk
+moment included);
+D(nu) = -[[X_u + X_u|u| |u|, 0, 0], [0, Y_v + Y_v|v| |v|, Y_r], [0, N_v, N_r + N_r|r| |r|]]: the off-diagonal
+Y_r and N_v are the sway-yaw coupling real hulls have and a vessel file's diagonal model leaves out.
 
 Current: for an irrotational current uniform in NED, with the velocity-independent parametrisation of C_RB,
 M_RB nu_dot + C_RB nu = M_RB nu_r_dot + C_RB nu_r (Fossen 2011, Property 8.1), so the whole model is written
@@ -19,7 +24,7 @@ damped by them.
 
 tau holds everything that is not hydrodynamic (thrust, wind, waves); it is held constant over one step, which
 suits forces that change over tenths of seconds with steps of 10 ms. Plain floats and `math`: for a
-3x3 diagonal-mass model that is several times faster than numpy.
+3x3 model with a 2x2 sway-yaw block that is several times faster than numpy.
 """
 from __future__ import annotations
 
@@ -30,24 +35,36 @@ State = Tuple[float, float, float, float, float, float]   # (north_m, east_m, ps
 
 
 class HullDynamics:
-    """Precomputed constants of one hull and the RK4 step of its model."""
+    """Precomputed constants of one hull and the RK4 step of its model.
+
+    The coupling arguments (x_g_m, y_rdot, y_r, n_v) default to zero: the diagonal model of a vessel file.
+    """
 
     def __init__(self, mass_kg: float, iz_kgm2: float, x_udot: float, y_vdot: float, n_rdot: float,
-                 x_u: float, y_v: float, n_r: float, x_uu: float, y_vv: float, n_rr: float):
+                 x_u: float, y_v: float, n_r: float, x_uu: float, y_vv: float, n_rr: float,
+                 x_g_m: float = 0.0, y_rdot: float = 0.0, y_r: float = 0.0, n_v: float = 0.0):
         self.m11 = mass_kg - x_udot
         self.m22 = mass_kg - y_vdot
-        self.m33 = iz_kgm2 - n_rdot
+        self.m33 = iz_kgm2 + mass_kg * x_g_m * x_g_m - n_rdot
+        self.m23 = mass_kg * x_g_m - y_rdot
         if min(self.m11, self.m22, self.m33) <= 0:
             raise ValueError("hull: mass plus added mass must be positive on every axis")
-        # Damping as positive numbers: D(nu) nu = (d_u + d_uu |u|) u etc.
+        det = self.m22 * self.m33 - self.m23 * self.m23
+        if det <= 0:
+            raise ValueError("hull: the sway-yaw mass matrix must be positive definite (m23^2 < m22 m33)")
+        # inverse of the sway-yaw block [[m22, m23], [m23, m33]]
+        self._i22, self._i23, self._i33 = self.m33 / det, -self.m23 / det, self.m22 / det
+        # Damping as positive numbers: D(nu) nu = (d_u + d_uu |u|) u etc.; d_vr r in sway, d_rv v in yaw
         self.d_u, self.d_v, self.d_r = -x_u, -y_v, -n_r
         self.d_uu, self.d_vv, self.d_rr = -x_uu, -y_vv, -n_rr
+        self.d_vr, self.d_rv = -y_r, -n_v
 
     @classmethod
-    def for_vessel(cls, vessel) -> "HullDynamics":
+    def for_vessel(cls, vessel, x_g_m: float = 0.0, y_rdot: float = 0.0, y_r: float = 0.0,
+                   n_v: float = 0.0) -> "HullDynamics":
         h = vessel.hull
         return cls(h.mass_kg, h.iz_kgm2, h.x_udot, h.y_vdot, h.n_rdot, h.x_u, h.y_v, h.n_r,
-                   h.x_uu, h.y_vv, h.n_rr)
+                   h.x_uu, h.y_vv, h.n_rr, x_g_m=x_g_m, y_rdot=y_rdot, y_r=y_r, n_v=n_v)
 
     def rk4_step(self, state: State, dt_s: float, x_n: float, y_n: float, n_nm: float,
                  current_north_mps: float, current_east_mps: float,
@@ -58,8 +75,10 @@ class HullDynamics:
         averaged over the hull), held over the step: the hydrodynamic terms C and D act on the state's relative
         velocity minus it, while the kinematics carry the state's relative velocity plus the current.
         """
-        m11, m22, m33 = self.m11, self.m22, self.m33
+        m11, m22, m23 = self.m11, self.m22, self.m23
+        i22, i23, i33 = self._i22, self._i23, self._i33
         du, dv, dr, duu, dvv, drr = self.d_u, self.d_v, self.d_r, self.d_uu, self.d_vv, self.d_rr
+        dvr, drv = self.d_vr, self.d_rv
         munk = m22 - m11
         cn, ce = current_north_mps, current_east_mps
         wu, wv, wr = water_u_mps, water_v_mps, water_r_rps
@@ -68,12 +87,14 @@ class HullDynamics:
         def f(psi, u, v, r):
             c, s = cos(psi), sin(psi)
             a, b, q = u - wu, v - wv, r - wr
+            fy = y_n - m11 * a * q - (dv + dvv * abs(b)) * b - dvr * q
+            fn = n_nm - munk * a * b - m23 * a * q - (dr + drr * abs(q)) * q - drv * b
             return (c * u - s * v + cn,
                     s * u + c * v + ce,
                     r,
-                    (x_n + m22 * b * q - (du + duu * abs(a)) * a) / m11,
-                    (y_n - m11 * a * q - (dv + dvv * abs(b)) * b) / m22,
-                    (n_nm - munk * a * b - (dr + drr * abs(q)) * q) / m33)
+                    (x_n + (m22 * b + m23 * q) * q - (du + duu * abs(a)) * a) / m11,
+                    i22 * fy + i23 * fn,
+                    i23 * fy + i33 * fn)
 
         n0, e0, p0, u0, v0, r0 = state
         h = 0.5 * dt_s

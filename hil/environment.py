@@ -197,6 +197,11 @@ def _sinc(x):
     return np.sinc(np.asarray(x) / math.pi)
 
 
+def _sinc1(x: float) -> float:
+    """sin(x)/x of one float, 1 at 0 (the scalar form, for per-step use)."""
+    return math.sin(x) / x if abs(x) > 1e-9 else 1.0
+
+
 def _moment_arm(kappa, length_m: float):
     """(1/L) * integral over [-L/2, L/2] of x sin(kappa x) dx [m]; tends to kappa L^2/12 as kappa -> 0."""
     kappa = np.asarray(kappa, dtype=float)
@@ -316,6 +321,27 @@ class WaveField:
             wv += pv * c
             wr += pr * s
         return fx, fy, fn, wu, wv, wr
+
+    def slope_attitude(self, t_s: float, north_m: float, east_m: float, heading_rad: float
+                       ) -> Tuple[float, float, float, float]:
+        """(roll [rad], pitch [rad], roll rate [rad/s], pitch rate [rad/s]) of a hull lying on the sea surface:
+        pitch (bow up +) is the surface slope along the bow, roll (starboard down +) minus the slope toward
+        starboard. Each component's slope is k A sin(theta) along its direction, reduced by the same waterplane
+        averaging (sinc) as the forces: a hull long against the waves does not follow them."""
+        c, s = math.cos(heading_rad), math.sin(heading_rad)
+        gn = ge = rn = re = 0.0
+        length, beam = self._length_m, self._beam_m
+        for (w, ph, kn, ke), a in zip(self._static, self.amplitude_m.tolist()):
+            kx, ky = kn * c + ke * s, -kn * s + ke * c
+            avg = a * _sinc1(0.5 * kx * length) * _sinc1(0.5 * ky * beam)
+            theta = w * t_s + ph - kn * north_m - ke * east_m
+            st, ct = math.sin(theta), math.cos(theta)
+            gn += avg * kn * st
+            ge += avg * ke * st
+            rn += avg * kn * w * ct
+            re += avg * ke * w * ct
+        pitch, roll = c * gn + s * ge, -(-s * gn + c * ge)
+        return math.atan(roll), math.atan(pitch), -(-s * rn + c * re), c * rn + s * re
 
     def force_body(self, t_s: float, north_m: float, east_m: float, heading_rad: float
                    ) -> Tuple[float, float, float]:

@@ -7,12 +7,17 @@ demand through a first-order lag (time_constant_s), discretised exactly per step
 mean over the step. Surge force = sum T_i, yaw moment N = sum (x_i * 0 - y_i * T_i): forward thrust on a
 starboard thruster (y > 0) turns the boat to port (N < 0). Any finite demand is accepted (saturation belongs to
 the thrust maps).
+
+`PlantModel` is the seam the runner sees: anything with `truth` and `step_to(t_s, thrust_n)` can be the boat
+(a published hull model, a CFD fit); `Plant` is the built-in one. It is built from the plant's own vessel
+description, which may differ from the autopilot's vessel file (hil.plant_spec: mismatch factors and the
+extras a diagonal model leaves out).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence, Tuple
+from typing import Optional, Protocol, Sequence, Tuple, runtime_checkable
 
 import numpy as np
 
@@ -20,6 +25,7 @@ from autopilot.angles import wrap_pi
 from autopilot.config import VesselConfig
 from hil.dynamics import HullDynamics
 from hil.environment import CurrentField, EnvironmentConfig, GustProcess, WaveField, WindLoad
+from hil.plant_spec import PlantExtras
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,10 @@ class Truth:
     surge_accel_mps2: float       # d/dt of surge_mps and sway_mps (body components), mean over the last step
     sway_accel_mps2: float        # [m/s^2]; the inertial acceleration is (du/dt - r v, dv/dt + r u)
     thrust_n: tuple               # actual (lagged) thrust per thruster, vessel config order [N]
+    roll_rad: float = 0.0         # starboard down positive; reaches the IMU (the 3-DOF motion ignores it)
+    pitch_rad: float = 0.0        # bow up positive
+    roll_rate_rps: float = 0.0
+    pitch_rate_rps: float = 0.0
 
     @property
     def speed_mps(self) -> float:
@@ -48,6 +58,21 @@ class Truth:
         return c * self.surge_mps - s * self.sway_mps, s * self.surge_mps + c * self.sway_mps
 
 
+@runtime_checkable
+class PlantModel(Protocol):
+    """What the simulator needs of a boat. Implement these two members to fly the autopilot on your own hull.
+
+    `truth` is the current true state (a Truth). `step_to(t_s, thrust_n)` holds the per-thruster thrust demand
+    thrust_n [N, vessel config order, forward positive] from the plant's time up to t_s [s] (never earlier
+    than the last call) and returns the Truth at t_s (or the last internal time step at or before it).
+    """
+
+    @property
+    def truth(self) -> Truth: ...
+
+    def step_to(self, t_s: float, thrust_n: Sequence[float]) -> Truth: ...
+
+
 class Plant:
     """A vessel in its environment, integrated with fixed RK4 steps of dt_s.
 
@@ -57,10 +82,14 @@ class Plant:
     are held; the hydrodynamics are integrated by RK4 (hil.dynamics).
     The boat starts at the given position and heading, moving at `surge_mps` over ground with no sway or
     yaw rate. Deterministic: the same vessel, environment, seed and call sequence give the same trajectory.
+
+    `extras` adds what a vessel file's diagonal model leaves out (hil.plant_spec.PlantExtras); `thrust_scale`
+    (per thruster) makes a thruster push more or less than its demand, as a real one does against its table.
     """
 
     def __init__(self, vessel: VesselConfig, env: EnvironmentConfig, seed: int,
-                 north_m: float, east_m: float, heading_rad: float, dt_s: float = 0.01, surge_mps: float = 0.0):
+                 north_m: float, east_m: float, heading_rad: float, dt_s: float = 0.01, surge_mps: float = 0.0,
+                 extras: Optional[PlantExtras] = None, thrust_scale: Optional[Sequence[float]] = None):
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed: must be a non-negative integer, got {seed!r}")
         if not (isinstance(dt_s, (int, float)) and 0.0 < dt_s <= 0.01 + 1e-12):
@@ -70,7 +99,9 @@ class Plant:
             if not math.isfinite(value):
                 raise ValueError(f"{name}: must be finite, got {value!r}")
         self.vessel, self.env, self.seed, self.dt_s = vessel, env, int(seed), float(dt_s)
-        self._hull = HullDynamics.for_vessel(vessel)
+        ex = extras or PlantExtras()
+        self.extras = ex
+        self._hull = HullDynamics.for_vessel(vessel, x_g_m=ex.x_g_m, y_rdot=ex.y_rdot, y_r=ex.y_r, n_v=ex.n_v)
         self._wind = WindLoad.for_vessel(vessel)
         rng_waves, rng_gust, rng_current = (np.random.default_rng([self.seed, k]) for k in (1, 2, 3))
         self._waves = WaveField(env, vessel.hull.length_m, vessel.hull.beam_m, self._hull.m11, self._hull.m22,
@@ -89,6 +120,13 @@ class Plant:
         self._lag_mean = tuple((t.time_constant_s / self.dt_s) * (1.0 - a) if t.time_constant_s > 0 else 0.0
                                for t, a in zip(thrusters, lag))   # mean over the step, same form
         self._thrust = [0.0] * self._n_thr
+        scale = tuple(thrust_scale) if thrust_scale else (1.0,) * self._n_thr
+        if len(scale) != self._n_thr or not all(math.isfinite(x) and x >= 0.0 for x in scale):
+            raise ValueError(f"thrust_scale: expected {self._n_thr} finite factors >= 0, got {scale!r}")
+        self._thrust_scale = scale
+        toward = math.radians(ex.force_toward_deg)
+        self._force_ne = (ex.force_n * math.cos(toward), ex.force_n * math.sin(toward))
+        self._trim = (math.radians(ex.trim_roll_deg), math.radians(ex.trim_pitch_deg))
 
         self._k = 0                                                # steps taken; time = k * dt
         cn, ce = self._current.velocity_ned(0.0)
@@ -117,7 +155,7 @@ class Plant:
         if len(thrust_demand_n) != self._n_thr:
             raise ValueError(f"thrust_demand_n: expected {self._n_thr} values (one per thruster), "
                              f"got {len(thrust_demand_n)}")
-        demand = [float(x) for x in thrust_demand_n]
+        demand = [float(x) * k for x, k in zip(thrust_demand_n, self._thrust_scale)]
         if not all(map(math.isfinite, demand)):
             raise ValueError(f"thrust_demand_n: values must be finite, got {tuple(thrust_demand_n)}")
         dt = self.dt_s
@@ -134,6 +172,8 @@ class Plant:
         thrust, lag_end, lag_mean, arm_y = self._thrust, self._lag_end, self._lag_mean, self._arm_y
         calm_air = self._calm_air
         wind_n, wind_e = self._wind_dir
+        force_n, force_e = self._force_ne
+        external = force_n != 0.0 or force_e != 0.0
         state = self._state
         k = self._k
         u_prev = v_prev = 0.0
@@ -154,6 +194,9 @@ class Plant:
             u_c, v_c = cn * c + ce * s, -cn * s + ce * c
             u_prev, v_prev = ur + u_c, vr + v_c                    # ground velocity at the start of the step
             x_n, y_n, n_nm = surge_n, 0.0, yaw_nm
+            if external:
+                x_n += c * force_n + s * force_e
+                y_n += -s * force_n + c * force_e
             if not calm_air:
                 speed = gust.step()
                 fx, fy, fz = wind.force_body(u_prev, v_prev, psi, speed * wind_n, speed * wind_e)
@@ -183,4 +226,9 @@ class Plant:
             du = dv = 0.0
         else:
             du, dv = (u - u_prev) / self.dt_s, (v - v_prev) / self.dt_s
-        return Truth(t, n, e, wrap_pi(psi), u, v, r, du, dv, tuple(self._thrust))
+        roll, pitch = self._trim
+        roll_rate = pitch_rate = 0.0
+        if self.extras.wave_motion and not self._waves.calm:
+            wr, wp, wrr, wpr = self._waves.slope_attitude(t, n, e, psi)
+            roll, pitch, roll_rate, pitch_rate = roll + wr, pitch + wp, wrr, wpr
+        return Truth(t, n, e, wrap_pi(psi), u, v, r, du, dv, tuple(self._thrust), roll, pitch, roll_rate, pitch_rate)

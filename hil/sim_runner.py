@@ -10,13 +10,19 @@ SimArmingError listing the refusals. It also plays the operator's station: a hea
 HEARTBEAT_PERIOD_S unless `operator_link` is off or a link-loss fault cuts it, and the pack voltage on every
 batch. Faults (hil/sim_faults.py) are switched in the byte-level devices; the report lists
 `failsafe_events` and, per fault, the largest distance of the true position from the planned path.
+
+The boat being flown is not the autopilot's vessel file unless nothing else is said: `SimOptions.plant_spec`
+(hil.plant_spec.PlantSpec: another vessel file, mismatch factors, the extras a diagonal model leaves out)
+describes the true hull, and `run_sim(..., plant=...)` takes any hil.plant.PlantModel (or a factory
+`plant(north_m, east_m, heading_rad)` that places one at the launch point). The sensors keep the autopilot's
+vessel file (its GNSS, IMU and magnetometer); the report's `plant` says which boat flew.
 """
 from __future__ import annotations
 
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Optional, Union
 
 import numpy as np
 
@@ -24,7 +30,8 @@ from autopilot.config import MissionConfig, VesselConfig
 from autopilot.guidance import mission_frame, point_to_ned
 from autopilot.vehicle import Autopilot
 from hil.environment import EnvironmentConfig
-from hil.plant import Plant
+from hil.plant import Plant, PlantModel
+from hil.plant_spec import PlantSpec
 from hil.sim_metrics import SimMetrics, distance_to_path_m
 
 ARM_RETRY_S = 0.2            # how often an unarmed run retries the pre-arm checks
@@ -50,6 +57,7 @@ class SimOptions:
     operator_link: bool = True            # send operator heartbeats (link-loss faults cut them)
     on_cycle: Optional[Callable] = None   # on_cycle(t_s, autopilot, truth) before each step: a scripted operator
     on_result: Optional[Callable] = None  # on_result(t_s, autopilot, batch, result, truth) after each step: a log
+    plant_spec: Optional[PlantSpec] = None  # the true boat (None: the autopilot's own vessel file, as it is)
 
 
 class SimArmingError(RuntimeError):
@@ -102,8 +110,22 @@ def _truth_at(t_s: float, k: int, trace: np.ndarray, truth_ne: tuple, dt: float)
     return a[0] + f * (b[0] - a[0]), a[1] + f * (b[1] - a[1])
 
 
-def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions) -> SimResult:
-    """Fly `mission` with `vessel` in the simulator and return the report and the trace."""
+def build_plant(vessel: VesselConfig, opts: SimOptions, north_m: float, east_m: float,
+                heading_rad: float) -> Plant:
+    """The built-in plant for a run: opts.plant_spec's hull (default: `vessel` itself) at the launch pose."""
+    spec = opts.plant_spec
+    if spec is None:
+        return Plant(vessel, opts.env, opts.seed, north_m, east_m, heading_rad)
+    return Plant(spec.vessel, opts.env, opts.seed, north_m, east_m, heading_rad, extras=spec.extras,
+                 thrust_scale=spec.thrust_scale())
+
+
+def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
+            plant: Union[PlantModel, Callable[[float, float, float], PlantModel], None] = None) -> SimResult:
+    """Fly `mission` with the autopilot configured by `vessel` and return the report and the trace.
+
+    The boat is `plant` (a PlantModel, or a factory called with the launch point and heading), else the
+    built-in plant described by opts.plant_spec (default: `vessel` itself)."""
     from hil.sim_devices import mag_is_undistorted, simulated_mag_calibration
 
     frame = mission_frame(mission)
@@ -122,7 +144,15 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions) -> S
     autopilot = Autopilot(vessel, mission, frame=frame, estimator=estimator, mag_calibration=mag_cal)
     waypoints_ned = autopilot.guidance.waypoints_ned
     n0, e0, psi0 = initial_pose(mission, frame, waypoints_ned)
-    plant = Plant(vessel, opts.env, opts.seed, n0, e0, psi0)
+    if plant is None:
+        plant = build_plant(vessel, opts, n0, e0, psi0)
+        plant_report = (opts.plant_spec or PlantSpec.resolve(vessel, opts.seed)).describe()
+    else:
+        if not isinstance(plant, PlantModel):
+            plant = plant(n0, e0, psi0)
+        if not isinstance(plant, PlantModel):
+            raise TypeError(f"plant: {type(plant).__name__} lacks PlantModel's truth and step_to")
+        plant_report = {"custom": type(plant).__name__}
     clock = [0.0]
     escs = None
     injector = None
@@ -261,6 +291,7 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions) -> S
         "gps_noise": opts.gps_noise,
         "gps_rate_hz": opts.gps_rate_hz or vessel.sensors.gnss.rate_hz,
         "devices": opts.devices,
+        "plant": plant_report,
         "armed_at_s": armed_at,
         "final_mode": autopilot.mode.name,
         "armed_at_end": bool(autopilot.armed),
