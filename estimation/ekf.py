@@ -22,6 +22,12 @@ How a cycle is processed:
   grows by sog^2 (course means little when slow).
 - A heading and the gyro mean of the same cycle are fused in one 2-D update, GNSS position and velocity
   in one 4-D update (each part gated on its own): two filterpy updates per cycle at most, usually one.
+- The vessel model is never taken as right (estimation.model_consistency): two model-error states (surge and
+  yaw acceleration the model does not explain) are estimated; the process noise of the velocity and
+  model-error states grows while GNSS velocity innovations say the model mispredicts; and a fix failing the
+  position gate after the innovation grew gradually (model drift, not a receiver jump) is accepted with the
+  covariance widened at once, counted in `model_drift_accepts`, instead of being rejected until a
+  re-acquisition that the glitch failsafe would see.
 - Samples with non-finite values are dropped and counted; a thrust of None (or non-finite) means "thrust
   unknown": surge and yaw rate then follow GNSS and the gyro (see ekf_model). Should the filter ever hold
   non-finite numbers it starts again from scratch (counted), so the loop never sees NaN.
@@ -42,12 +48,13 @@ from filterpy.kalman import ExtendedKalmanFilter
 from autopilot.angles import wrap_pi
 from autopilot.config import VesselConfig
 from autopilot.types import NavState, SensorBatch, ThrustCommand
-from estimation.ekf_model import (IX_BIAS, IX_CE, IX_CN, IX_E, IX_N, IX_PSI, IX_R, IX_U, IX_V, N_STATES,
-                                  VesselProcessModel)
+from estimation.ekf_model import (IX_BIAS, IX_BR, IX_KD, IX_CE, IX_CN, IX_E, IX_N, IX_PSI, IX_R, IX_U, IX_V,
+                                  N_STATES, VesselProcessModel)
 from estimation.geodesy import LocalFrame
 from estimation.health import EstimatorHealth
 from estimation.heading import AttitudeFilter, tilt_compensated_heading_rad
 from estimation.mag_calibration import MagCalibration
+from estimation.model_consistency import DriftGate, InnovationMonitor
 
 CHI2_1DOF_999 = 10.828
 CHI2_2DOF_999 = 13.816
@@ -67,6 +74,14 @@ class EkfTuning:
     unknown_thrust_factor: float = 3.0   # velocity noise multiplier when thrust is unknown (None)
     gyro_bias_noise_rps: float = 2e-5    # bias random walk [rad/s/sqrt(s)]
     current_noise_mps: float = 0.001     # current random walk [m/s/sqrt(s)]
+    drag_error_noise_per_s: float = 0.01  # random walk of the surge-drag error k_d [1/sqrt(s)] while the
+    #                                       innovations show model error (model_consistency); else k_d holds
+    yaw_bias_noise_rps2: float = 0.01    # model-error yaw acceleration random walk [rad/s^2/sqrt(s)]
+    # model consistency (estimation.model_consistency)
+    surge_bias_from_velocity_only: bool = False  # GNSS positions do not move the drag-error state
+    adaptive_noise: bool = True          # scale velocity/model-error process noise by the innovation statistics
+    adaptive_max_scale: float = 100.0
+    drift_gate: bool = True              # accept a gradual run of gate failures as model drift
     # measurement noise floors
     heading_floor_rad: float = math.radians(1.0)    # calibration residual, tilt errors
     gyro_floor_rps: float = 0.002
@@ -96,6 +111,12 @@ class EkfTuning:
     init_speed_std_mps: float = 0.5
     init_yaw_rate_std_rps: float = 0.1
     init_current_std_mps: float = 0.3
+    init_drag_error_std: float = 0.01     # k_d: the drag is (1 + k_d) times the file's; the file is believed
+    relearn_drag_error_std: float = 0.5   # ... until the innovations show it is wrong: then this wide
+    relearn_current_std_mps: float = 0.2
+    model_error_evidence_z: float = 2.5   # standard errors of one-signed bow innovations that start learning
+    learned_drag_error_std: float = 0.05  # learning stops once k_d is known this well (and the evidence is gone)
+    init_yaw_bias_std_rps2: float = 0.1
     # published output
     output_smoothing_s: float = 1.0
     heading_smoothing_s: float = 0.5
@@ -154,6 +175,8 @@ class NavigationEKF:
         p0[IX_R] = tn.init_yaw_rate_std_rps ** 2
         p0[IX_BIAS] = max(sens.imu.gyro_bias_rps, 1e-4) ** 2
         p0[IX_CN] = p0[IX_CE] = tn.init_current_std_mps ** 2
+        p0[IX_KD] = tn.init_drag_error_std ** 2
+        p0[IX_BR] = tn.init_yaw_bias_std_rps2 ** 2
         self.kf.P = np.diag(p0)
         self._x0 = self.kf.x.copy()
         self._p0 = self.kf.P.copy()
@@ -165,12 +188,22 @@ class NavigationEKF:
         self._q_density[IX_R] = tn.yaw_accel_noise_rps2 ** 2
         self._q_density[IX_BIAS] = tn.gyro_bias_noise_rps ** 2
         self._q_density[IX_CN] = self._q_density[IX_CE] = tn.current_noise_mps ** 2
+        self._q_density[IX_KD] = 0.0                 # k_d moves only while learning (see _predict_to)
+        self._q_kd_learning = tn.drag_error_noise_per_s ** 2
+        self._q_density[IX_BR] = tn.yaw_bias_noise_rps2 ** 2
         self._q_density_unknown = self._q_density.copy()
         for i in (IX_U, IX_R):
             self._q_density_unknown[i] *= tn.unknown_thrust_factor ** 2
+        # the states whose process noise follows the model's consistency, and the model-error states
+        self._adaptive_mask = np.zeros(N_STATES)
+        self._adaptive_mask[[IX_U, IX_V, IX_R, IX_BR]] = 1.0
+        self.consistency = InnovationMonitor(max_scale=tn.adaptive_max_scale,
+                                             learn_above_z=tn.model_error_evidence_z)
+        self._drift_gate = DriftGate(jump_gate=tn.gps_gate)
+        self._learning_starts_seen = 0
         self._q_diag_idx = np.diag_indices(N_STATES)
         self._Q = np.zeros((N_STATES, N_STATES))
-        self._step_key: Optional[tuple] = None  # (dt, thrust known) that self._Q and self._lag_a were made for
+        self._step_key: Optional[tuple] = None  # (dt, thrust known, noise scale) of self._Q and self._lag_a
 
         # sensor constants
         self._declination_rad = math.radians(sens.mag.declination_deg)
@@ -229,7 +262,8 @@ class NavigationEKF:
         self._mag_nis = 1.0
         self.counters = dict(gps_accepted=0, gps_rejected=0, gps_invalid=0, gps_reacquisitions=0,
                              mag_accepted=0, mag_rejected=0, mag_reacquisitions=0, samples_too_old=0,
-                             stale_samples=0, bad_samples=0, filter_resets=0)
+                             stale_samples=0, bad_samples=0, filter_resets=0, model_drift_accepts=0,
+                             gps_vel_rejected=0)
         # published-output smoothing offset (north, east, heading)
         self._off_n = 0.0
         self._off_e = 0.0
@@ -269,6 +303,7 @@ class NavigationEKF:
         self.kf.P = p0.copy()
         self._has_position = self._has_heading = False
         self._off_n = self._off_e = self._off_psi = 0.0
+        self._drift_gate.reset()
         self.counters["filter_resets"] += 1
 
     def health(self, t_s: float) -> EstimatorHealth:
@@ -289,16 +324,20 @@ class NavigationEKF:
             current_north_mps=float(x[IX_CN, 0]), current_east_mps=float(x[IX_CE, 0]),
             since_gps_s=since_gps, since_imu_s=t_s - self._last_imu_s, since_mag_s=t_s - self._last_mag_s,
             gps_nis_avg=self._gps_nis, gps_vel_nis_avg=self._gps_vel_nis, mag_nis_avg=self._mag_nis,
-            covariance_trace=float(np.trace(P)), **self.counters)
+            covariance_trace=float(np.trace(P)), model_consistency=self.consistency.consistency,
+            model_worst_axis=self.consistency.worst_axis,
+            process_noise_scale=self.consistency.process_noise_scale,
+            surge_drag_error=float(x[IX_KD, 0]), yaw_model_error_rps2=float(x[IX_BR, 0]),
+            **self.counters)
 
     @property
     def state(self) -> np.ndarray:
-        """A copy of the filter's state vector (9,), order as in estimation.ekf_model."""
+        """A copy of the filter's state vector (N_STATES,), order as in estimation.ekf_model."""
         return self.kf.x[:, 0].copy()
 
     @property
     def covariance(self) -> np.ndarray:
-        """A copy of the filter's state covariance (9, 9)."""
+        """A copy of the filter's state covariance (N_STATES, N_STATES)."""
         return self.kf.P.copy()
 
     # ------------------------------------------------------------------------------------------ events
@@ -407,11 +446,28 @@ class NavigationEKF:
         n_steps = max(1, int(math.ceil(dt_total / self.model.MAX_STEP_S - 1e-9)))
         dt = dt_total / n_steps
         known = self._thrust_known
-        if self._step_key != (dt, known):           # the loop's steps are nearly always the same dt
+        mon = self.consistency
+        if mon.learning_starts != self._learning_starts_seen:
+            # the innovations say the drag model is wrong: let the drag error move again
+            self._learning_starts_seen = mon.learning_starts
+            P = self.kf.P
+            P[IX_KD, IX_KD] = max(P[IX_KD, IX_KD], self.tuning.relearn_drag_error_std ** 2)
+            # on a straight leg a drag error looks like a current along it: let the two split again
+            for i in (IX_CN, IX_CE):
+                P[i, i] = max(P[i, i], self.tuning.relearn_current_std_mps ** 2)
+        if mon.learning:
+            mon.settle(self.kf.P[IX_KD, IX_KD] < self.tuning.learned_drag_error_std ** 2)
+        scale = mon.process_noise_scale if self.tuning.adaptive_noise else 1.0
+        learning = mon.learning
+        if self._step_key != (dt, known, scale, learning):   # nearly always the same dt, scale 1, not learning
             q = self._q_density if known else self._q_density_unknown
+            if scale != 1.0 or learning:
+                q = q * (1.0 + (scale - 1.0) * self._adaptive_mask)
+                if learning:
+                    q[IX_KD] = self._q_kd_learning
             self._Q[self._q_diag_idx] = q * dt
             self._lag_a = [math.exp(-dt / max(tau, 1e-3)) for tau in self.model.thruster_tau_s]
-            self._step_key = (dt, known)
+            self._step_key = (dt, known, scale, learning)
         kf.Q = self._Q
         kf.dt_s = dt
         kf.known_thrust = known
@@ -435,6 +491,7 @@ class NavigationEKF:
         self._hx1[0, 0] = x[IX_R, 0] + x[IX_BIAS, 0]
         self._z1[0, 0] = rate_rps
         self._R1[0, 0] = self._gyro_var / n + self.tuning.gyro_floor_rps ** 2
+        self._yaw_statistics(rate_rps - self._hx1[0, 0], self._R1[0, 0])
         self._update(self._z1, H, self._hx1, self._R1, None)
         self._last_imu_s = self.time_s + dt_s
 
@@ -478,6 +535,7 @@ class NavigationEKF:
         Rm[0, 0] = R
         Rm[1, 1] = self._gyro_var / n_gyro + self.tuning.gyro_floor_rps ** 2
         Rm[0, 1] = Rm[1, 0] = 0.0
+        self._yaw_statistics(rate_rps - hx[1, 0], Rm[1, 1])
         self._update(z, H, hx, Rm, _residual_wrap_first)
         self._last_imu_s = self.time_s + dt_gyro_s
 
@@ -535,9 +593,9 @@ class NavigationEKF:
         use_pos = self._gps_position_rows(dt_s, t_m, north, east, var)
         use_vel = self._gps_velocity_rows(fix, 2)
         if use_pos and use_vel:
-            self._update(z, H, hx, R, None)
+            self._update(z, H, hx, R, None, position_rows=2)
         elif use_pos:
-            self._update(z[:2], H[:2], hx[:2], R[:2, :2], None)
+            self._update(z[:2], H[:2], hx[:2], R[:2, :2], None, position_rows=2)
         elif use_vel:
             self._update(z[2:], H[2:], hx[2:], R[2:, 2:], None)
         if use_pos:
@@ -570,8 +628,25 @@ class NavigationEKF:
         z[0, 0] = north
         z[1, 0] = east
         R[0, 0] = R[1, 1] = var
-        nis = self._nis2(z[:2], hx[:2], H[:2], R[:2, :2])
-        if nis > self.tuning.gps_gate:
+        nis, s_nn, s_ne, s_ee = self._nis2_s(z[:2], hx[:2], H[:2], R[:2, :2])
+        gated = nis > self.tuning.gps_gate
+        # along the bow: does the boat keep arriving behind (or ahead of) where the model puts it?
+        y_bow = c * (north - hx[0, 0]) + s * (east - hx[1, 0])
+        self.consistency.add_position_surge(y_bow / math.sqrt(c * c * s_nn + 2.0 * c * s * s_ne + s * s * s_ee))
+        if self.tuning.drift_gate:
+            verdict = self._drift_gate.classify(t_m, north - hx[0, 0], east - hx[1, 0], s_nn, s_ee, var, gated)
+        else:
+            verdict = "glitch" if gated else "ok"
+        if verdict == "drift":
+            # the model walked away from fixes that agree with each other: widen the position (and velocity)
+            # covariance to cover the innovation and take the fix now; not a GNSS re-acquisition
+            dn, de = north - hx[0, 0], east - hx[1, 0]
+            P = self.kf.P
+            P[IX_N, IX_N] += dn * dn
+            P[IX_E, IX_E] += de * de
+            self.counters["model_drift_accepts"] += 1
+            nis = self._nis2(z[:2], hx[:2], H[:2], R[:2, :2])
+        elif gated:
             if self._gps_reject_since_s is None:
                 self._gps_reject_since_s = t_m
                 self._gps_reject_run = 0
@@ -626,25 +701,49 @@ class NavigationEKF:
         if sog < self.tuning.gps_course_min_speed_mps:
             var += sog * sog
         R[a, a] = R[b, b] = var
-        nis = self._nis2(z[a:b + 1], hx[a:b + 1], H[a:b + 1], R[a:b + 1, a:b + 1])
+        Hv = H[a:b + 1]
+        S = Hv @ self.kf.P @ Hv.T + R[a:b + 1, a:b + 1]
+        yn, ye = z[a, 0] - hx[a, 0], z[b, 0] - hx[b, 0]
+        det = S[0, 0] * S[1, 1] - S[0, 1] * S[0, 1]
+        nis = (S[1, 1] * yn * yn - 2.0 * S[0, 1] * yn * ye + S[0, 0] * ye * ye) / det
+        if sog >= self.tuning.gps_course_min_speed_mps:
+            # along the body axes: which of surge and sway the model mispredicts
+            yu, yv = c * yn + s * ye, -s * yn + c * ye
+            s_uu = c * c * S[0, 0] + 2.0 * c * s * S[0, 1] + s * s * S[1, 1]
+            s_vv = s * s * S[0, 0] - 2.0 * c * s * S[0, 1] + c * c * S[1, 1]
+            self.consistency.add_velocity(yu / math.sqrt(s_uu), yv / math.sqrt(s_vv))
         if nis > self.tuning.gps_vel_gate:
+            self.counters["gps_vel_rejected"] += 1
             return False
         self._gps_vel_nis += 0.05 * (nis - self._gps_vel_nis)
         return True
 
     # ------------------------------------------------------------------------------------------ helpers
+    def _yaw_statistics(self, y: float, r_var: float) -> None:
+        """The gyro innovation's NIS into the consistency monitor (weighted: ~50 gyro means per GNSS fix)."""
+        P = self.kf.P
+        s = P[IX_R, IX_R] + 2.0 * P[IX_R, IX_BIAS] + P[IX_BIAS, IX_BIAS] + r_var
+        self.consistency.add_yaw(y * y / s, weight=0.02)
+
     def _nis2(self, z, hx, H, R) -> float:
+        return self._nis2_s(z, hx, H, R)[0]
+
+    def _nis2_s(self, z, hx, H, R) -> tuple[float, float, float, float]:
+        """(NIS, S[0, 0], S[0, 1], S[1, 1]) of a 2-D measurement."""
         y0 = z[0, 0] - hx[0, 0]
         y1 = z[1, 0] - hx[1, 0]
         S = H @ self.kf.P @ H.T + R
         a, b, d = S[0, 0], S[0, 1], S[1, 1]
         det = a * d - b * b
-        return (d * y0 * y0 - 2.0 * b * y0 * y1 + a * y1 * y1) / det
+        return (d * y0 * y0 - 2.0 * b * y0 * y1 + a * y1 * y1) / det, a, b, d
 
-    def _update(self, z, H, hx, R, residual) -> None:
+    def _update(self, z, H, hx, R, residual, position_rows: int = 0) -> None:
         kf = self.kf
         x_before_n, x_before_e, x_before_psi = kf.x[IX_N, 0], kf.x[IX_E, 0], kf.x[IX_PSI, 0]
-        kf.update(z, _const(H), _const(hx), R, residual=residual or np.subtract)
+        if position_rows and self.tuning.surge_bias_from_velocity_only:
+            self._update_consider(z, H, hx, R, position_rows)
+        else:
+            kf.update(z, _const(H), _const(hx), R, residual=residual or np.subtract)
         P = kf.P
         kf.P = 0.5 * (P + P.T)
         x = kf.x
@@ -653,6 +752,19 @@ class NavigationEKF:
         self._off_n -= x[IX_N, 0] - x_before_n
         self._off_e -= x[IX_E, 0] - x_before_e
         self._off_psi = wrap_pi(self._off_psi - wrap_pi(x[IX_PSI, 0] - x_before_psi))
+
+    def _update_consider(self, z, H, hx, R, position_rows: int) -> None:
+        """Kalman update in which the first `position_rows` measurement rows (GNSS position) do not move the
+        surge model-error state: its gain from them is zeroed (a suboptimal gain, so the Joseph form)."""
+        kf = self.kf
+        P = kf.P
+        PHt = P @ H.T
+        S = H @ PHt + R
+        K = PHt @ np.linalg.inv(S)
+        K[IX_KD, :position_rows] = 0.0
+        kf.x = kf.x + K @ (z - hx)
+        I_KH = np.eye(N_STATES) - K @ H
+        kf.P = I_KH @ P @ I_KH.T + K @ R @ K.T
 
     def _decay_output_offset(self, dt_s: float) -> None:
         tn = self.tuning

@@ -42,6 +42,14 @@ class EstimatorHealth:
     bad_samples: int                  # samples with non-finite values (or an all-zero field), ignored
     filter_resets: int                # times the filter restarted after holding non-finite numbers
     covariance_trace: float           # trace of the full state covariance (mixed units; for trending)
+    gps_vel_rejected: int = 0         # GNSS velocities refused by their innovation gate
+    model_drift_accepts: int = 0      # fixes outside the gate taken as model drift (covariance widened)
+    model_consistency: float = 1.0    # GNSS velocity NIS per dof over ~10 fixes: ~1 the vessel model predicts
+    #                                   well, much more it mispredicts (estimation.model_consistency)
+    model_worst_axis: str = ""        # "surge", "sway" or "yaw": the axis with the largest normalised innovation
+    process_noise_scale: float = 1.0  # the adaptive factor on the velocity/model-error process noise (>= 1)
+    surge_drag_error: float = 0.0     # estimated k_d: the surge drag is (1 + k_d) times the vessel file's
+    yaw_model_error_rps2: float = 0.0     # the same in yaw [rad/s^2]
 
     def as_dict(self) -> dict:
         """Plain dict for JSON/CSV (infinities become None)."""
