@@ -1,0 +1,143 @@
+"""The navigation filter on a boat that is not its vessel file: drift-vs-glitch gating, model-error evidence
+and learning, and the health it reports. The plant here is scaled away from the file the filter uses."""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from autopilot.config import load_vessel
+from autopilot.types import GpsFix, ThrustCommand
+from estimation.ekf import EkfTuning, NavigationEKF
+from estimation.model_consistency import DriftGate, InnovationMonitor
+from hil.environment import EnvironmentConfig
+from hil.plant import Plant
+from hil.plant_spec import PlantSpec
+from hil.sensor_models import TypedSensorSuite
+from tests.test_ekf_plant import FRAME, SQUARE, _thrust
+
+VAR = 1.7 ** 2          # a 2 m CEP receiver's variance per axis [m^2]
+S = 3.0                 # a converged filter's innovation variance per axis [m^2]
+
+
+def test_a_gradual_run_of_failing_fixes_is_model_drift():
+    gate = DriftGate()
+    verdicts = []
+    for k in range(12):                     # the prediction walks away 0.8 m per fix
+        y = 0.8 * k
+        verdicts.append(gate.classify(float(k), y, 0.0, S, S, VAR, gated=y * y / S > 13.8))
+    failing = [v for v in verdicts if v != "ok"]
+    assert failing and set(failing) == {"drift"}
+
+
+def test_a_single_20_m_jump_is_a_glitch_and_the_next_good_fix_clears_it():
+    gate = DriftGate()
+    for k in range(5):
+        assert gate.classify(float(k), 0.5, -0.3, S, S, VAR, gated=False) == "ok"
+    assert gate.classify(5.0, 20.0, 0.0, S, S, VAR, gated=True) == "glitch"
+    assert gate.classify(6.0, 0.4, 0.1, S, S, VAR, gated=False) == "ok"
+
+
+def test_a_lasting_offset_that_began_with_a_jump_stays_a_glitch():
+    gate = DriftGate()
+    gate.classify(0.0, 0.0, 0.0, S, S, VAR, gated=False)
+    verdicts = [gate.classify(float(k), 20.0 + 0.1 * k, 0.0, S, S, VAR, gated=True) for k in range(1, 8)]
+    assert set(verdicts) == {"glitch"}
+
+
+def test_after_an_outage_there_is_nothing_to_compare_with():
+    gate = DriftGate(max_gap_s=3.5)
+    gate.classify(0.0, 0.0, 0.0, S, S, VAR, gated=False)
+    assert gate.classify(30.0, 8.0, 0.0, S, S, VAR, gated=True) == "glitch"
+
+
+def test_one_signed_innovations_start_learning_and_centred_ones_do_not():
+    rng = np.random.default_rng(1)
+    calm = InnovationMonitor()
+    for _ in range(300):
+        calm.add_velocity(*rng.normal(0.0, 1.0, 2))
+        calm.add_position_surge(rng.normal(0.0, 1.0))
+    assert calm.learning_starts == 0 and calm.process_noise_scale < 2.0 and 0.6 < calm.consistency < 1.6
+    biased = InnovationMonitor()
+    for _ in range(60):
+        biased.add_velocity(rng.normal(-1.0, 1.0), rng.normal(0.0, 1.0))
+        biased.add_position_surge(rng.normal(-1.0, 1.0))
+    assert biased.learning_starts >= 1 and biased.worst_axis == "surge"
+
+
+def _fly_mismatched(mismatch, tuning=None, seconds=120.0, jump_at=None, seed=1):
+    """The filter with FOKA's file; the plant FOKA scaled by `mismatch`; a truth-fed controller flies a
+    square at 0.8 m/s (this measures estimation, not control)."""
+    vessel = load_vessel("foka")
+    spec = PlantSpec.resolve(vessel, seed, mismatch=mismatch)
+    plant = Plant(spec.vessel, EnvironmentConfig(current_speed_mps=0.1, current_toward_deg=30), seed, 0.0, 0.0,
+                  0.0, surge_mps=0.8)
+    sensors = TypedSensorSuite(vessel, FRAME, seed, gps_noise="white", gps_rate_hz=1.0)
+    ekf = NavigationEKF(vessel, FRAME, tuning=tuning)
+    ends = np.cumsum([d for _, d in SQUARE])
+    thrust = (0.0,) * len(vessel.thrusters)
+    errs, gps_errs, moved_at_jump = [], [], None
+    prev = None
+    for k in range(1, int(seconds * 50) + 1):
+        t = k / 50
+        truth = plant.step_to(t, thrust)
+        batch = sensors.sample(truth)
+        jumped = False
+        if batch.gps:
+            gps_errs.extend(sensors.gps_truth_errors_m)
+            if jump_at is not None and t >= jump_at:
+                f = batch.gps[0]
+                n, e = FRAME.to_ned(f.lat_deg, f.lon_deg)
+                lat, lon = FRAME.to_wgs84(n + 20.0, e)
+                batch.gps[0] = GpsFix(**{**f.__dict__, "lat_deg": lat, "lon_deg": lon})
+                jump_at, jumped = None, True
+        nav = ekf.step(t, batch, ThrustCommand(thrust))
+        if jumped and prev is not None:
+            # how far the estimate moved beyond the boat's own motion over the cycle of the bad fix
+            moved_at_jump = math.hypot(nav.north_m - prev[0] - (truth.north_m - prev[2]),
+                                       nav.east_m - prev[1] - (truth.east_m - prev[3]))
+        prev = (nav.north_m, nav.east_m, truth.north_m, truth.east_m)
+        if t > 20.0:
+            errs.append(math.hypot(nav.north_m - truth.north_m, nav.east_m - truth.east_m))
+        leg = min(int(np.searchsorted(ends, t % ends[-1], side="right")), len(SQUARE) - 1)
+        thrust = _thrust(spec.vessel, truth, math.radians(SQUARE[leg][0]), 0.8)
+    return ekf, float(np.sqrt(np.mean(np.square(errs)))), float(np.sqrt(np.mean(np.square(gps_errs)))), moved_at_jump
+
+
+def test_a_hull_with_far_more_drag_than_its_file_is_tracked_without_a_reacquisition():
+    ekf, est_rms, gps_rms, _ = _fly_mismatched({"x_u": 2.5, "x_uu": 2.5, "iz": 0.43})
+    h = ekf.health(120.0)
+    assert h.gps_reacquisitions == 0                  # what the glitch failsafe reacts to
+    assert est_rms < 0.6 * gps_rms
+    assert h.surge_drag_error > 0.3                   # it learned the hull drags more than the file says
+
+
+def test_without_the_mechanisms_the_same_hull_loses_gnss():
+    """The regression this work fixes: the plain model-aided filter on that hull."""
+    plain = EkfTuning(adaptive_noise=False, drift_gate=False, model_error_evidence_z=1e9)
+    ekf, est_rms, gps_rms, _ = _fly_mismatched({"x_u": 2.5, "x_uu": 2.5, "iz": 0.43}, tuning=plain)
+    h = ekf.health(120.0)
+    assert h.gps_rejected > 5 or est_rms > gps_rms
+
+
+def test_a_single_20_m_jump_moves_the_estimate_by_less_than_half_a_metre_on_a_mismatched_hull():
+    ekf, _, _, moved = _fly_mismatched({"x_u": 2.5, "x_uu": 2.5}, seconds=90.0, jump_at=70.0)
+    h = ekf.health(90.0)
+    assert moved is not None and moved < 0.5
+    assert h.gps_rejected >= 1 and h.gps_reacquisitions == 0
+
+
+def test_a_matched_model_keeps_its_file_and_stays_consistent():
+    ekf, est_rms, gps_rms, _ = _fly_mismatched({})
+    h = ekf.health(120.0)
+    assert abs(h.surge_drag_error) < 0.1 and h.model_drift_accepts == 0
+    assert est_rms < 0.4 * gps_rms and h.model_consistency < 2.0
+
+
+def test_health_names_the_model_fields():
+    ekf = NavigationEKF(load_vessel("foka"), FRAME)
+    h = dataclasses.asdict(ekf.health(0.0))
+    for key in ("model_consistency", "model_worst_axis", "process_noise_scale", "surge_drag_error",
+                "yaw_model_error_rps2", "model_drift_accepts", "gps_vel_rejected"):
+        assert key in h
