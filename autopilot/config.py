@@ -212,6 +212,8 @@ class VesselConfig:
     sensors: SensorsConfig = param(default_factory=SensorsConfig)
     control: ControlConfig = param(default_factory=ControlConfig)
     failsafe: FailsafeConfig = param(default_factory=FailsafeConfig, doc="see autopilot/safety_config.py")
+    validated_against: str = param("", doc="the runs or trials this model was checked against (log directory, "
+                                           "date); empty: never validated, and `check` warns")
     source_file: str = param("", doc="set by the loader")
 
     def validate(self):

@@ -102,8 +102,13 @@ class HeadingController:
 
 class SpeedController:
     """Surge-speed PI with model feed-forward (Fossen):
-        tau_u = (m - X_udot)(u_d_dot - Kp e - Ki int(e)) - X_u u - X_u|u| u|u|,   e = u - u_d
-    (Fossen signs: X_u, X_u|u| <= 0, so the last two terms are the drag to overcome). The reference u_d is
+        tau_u = (m - X_udot)(u_d_dot - Kp e - Ki int(e)) - X_u u_d - X_u|u| u_d|u_d|,   e = u - u_d
+    (Fossen signs: X_u, X_u|u| <= 0, so the last two terms are the drag to overcome). The drag is fed forward
+    at the measured speed u_ff, but never beyond the reference's (u_ff = min(u, u_d) going ahead, max going
+    astern): drag compensation from a measured speed above the reference is positive feedback, and on a hull
+    with less drag than its file (WAM-V with X_u|u| x 0.4) it outgrew the PI and the speed swung between -2
+    and 3 m/s. Below the reference it compensates the drag the boat really meets (a boat slowing down in
+    LOITER glides instead of braking on reverse thrust). The reference u_d is
     the requested surge speed ramped at control.speed.accel_limit_mps2, starting from the measured speed on
     the first call, and u_d_dot is that ramp's rate. Requests beyond +-hull.max_speed_mps are clamped to it.
     The output is clamped to [min_surge_n, max_surge_n]; the integral term to the width of that range.
@@ -152,7 +157,10 @@ class SpeedController:
             udot_d = step / dt
         e = u - self.surge_ref_ramped_mps
         m = self.mass_kg
-        u_pd = m * (udot_d - self.kp * e) - self._xu * u - self._xuu * u * abs(u)
+        # drag fed forward at the measured speed, but never beyond the reference's (see the class docstring)
+        u_ref = self.surge_ref_ramped_mps
+        u_ff = min(u, u_ref) if u_ref >= 0.0 else max(u, u_ref)
+        u_pd = m * (udot_d - self.kp * e) - self._xu * u_ff - self._xuu * u_ff * abs(u_ff)
         lo, hi = self.min_surge_n, self.max_surge_n
         if dt > 0.0 and self.ki > 0.0:
             gain = -m * self.ki                           # N per (m of integrated error)

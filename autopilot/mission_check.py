@@ -94,6 +94,7 @@ def check_config(config_path, mission_path=None, max_leg_m: float = DEFAULT_MAX_
             report.add(Problem.from_error(e))
         if report.vessel is not None:
             _check_mag_calibration(report.vessel, report)
+            report.notes.extend(model_notes(report.vessel))
 
     if mission_path is None:
         report.notes.append("no mission checked (give --mission FILE, or name one in a boat config)")
@@ -216,3 +217,20 @@ def _check_mag_calibration(vessel: VesselConfig, report: CheckReport) -> None:
         read_calibration(path)
     except ConfigError as e:
         report.add(Problem(vfile, key, f"{e.file}: {e.key or '<top level>'}: {e.reason}"))
+
+
+def model_notes(vessel) -> List[str]:
+    """What `check` says about the vessel model: whether it was ever validated against data, and how far
+    its yaw coefficients may be off before the heading loop loses 45 deg of phase margin."""
+    from autopilot.control_margins import coefficient_margins, heading_phase_margin_deg
+    vfile = vessel.source_file or vessel.name
+    notes = []
+    if not vessel.validated_against:
+        notes.append(f"{vfile}: validated_against: empty: warning: this vessel model was never validated against "
+                     f"data from the boat; the estimator will learn a drag error and the controller has the "
+                     f"margins below, but fly a test run and record it")
+    pm = heading_phase_margin_deg(vessel)
+    margins = ", ".join(m.describe() for m in coefficient_margins(vessel))
+    notes.append(f"{vfile}: heading loop phase margin {'none' if pm is None else f'{pm:.0f} deg'} as filed; "
+                 f"stays >= 45 deg with the true boat's {margins}")
+    return notes

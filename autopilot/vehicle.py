@@ -52,6 +52,7 @@ from estimation.ekf_model import IX_E, IX_N
 from estimation.geodesy import LocalFrame
 
 ZERO_WRENCH = Wrench(0.0, 0.0)
+MODEL_WARN_NIS = 3.0       # GNSS velocity NIS per dof above which the vessel model is reported as mispredicting
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,8 @@ class Autopilot:
         self.failsafe = FailsafeManager(fs, low_voltage_v=vessel.battery.low_voltage_v,
                                         stop_decel_mps2=vessel.control.speed.accel_limit_mps2)
         self._mag_cal_problem = self._mag_calibration_problem(mag_calibration)
+        self._model_warned = False
+        self._drift_seen = 0
 
         self.manual = ManualMode(self.allocator.max_surge_n, self.allocator.min_surge_n, self.allocator.max_yaw_nm,
                                  fs.manual.timeout_s)
@@ -213,6 +216,9 @@ class Autopilot:
             self.home_ned = (nav.north_m, nav.east_m)
         self._emit(t_s, "arm", f"armed in {self.mode.name}" +
                    (f"; home {self.home_ned[0]:.1f} m N, {self.home_ned[1]:.1f} m E" if self.home_ned else ""))
+        if not self.vessel.validated_against:
+            self._emit(t_s, "warning", f"vessel model {self.vessel.name!r} was never validated against data "
+                                       f"(validated_against is empty): fly a test run before relying on it")
         if nav is not None:
             self.mode.enter(t_s, nav)
         self._enter_pending = False
@@ -402,7 +408,30 @@ class Autopilot:
 
     def _read_health(self, t_s: float):
         fn = getattr(self.estimator, "health", None)
-        return fn(t_s) if fn is not None else None
+        h = fn(t_s) if fn is not None else None
+        if h is not None:
+            self._watch_model(t_s, h)
+        return h
+
+    def _watch_model(self, t_s: float, h) -> None:
+        """Warn (events, not failsafes) when the estimator finds the vessel model wrong: once per episode of
+        inconsistent GNSS velocity innovations, naming the worst-predicted axis, and for every fix taken as
+        model drift rather than a GNSS glitch."""
+        c = getattr(h, "model_consistency", 1.0)
+        if not self._model_warned and c > MODEL_WARN_NIS:
+            self._model_warned = True
+            self._emit(t_s, "warning", f"the vessel model mispredicts the {h.model_worst_axis} (GNSS velocity NIS "
+                                       f"{c:.1f} per degree of freedom, 1 is consistent); the estimator widened "
+                                       f"its process noise x{h.process_noise_scale:.0f}; surge drag learned as "
+                                       f"{1.0 + h.surge_drag_error:.2f} x the file's")
+        elif self._model_warned and c < 0.5 * MODEL_WARN_NIS:
+            self._model_warned = False
+        drift = getattr(h, "model_drift_accepts", 0)
+        if drift > self._drift_seen:
+            self._drift_seen = drift
+            self._emit(t_s, "warning", f"a GNSS fix outside the gate was taken as model drift, not a glitch "
+                                       f"({drift} so far): the vessel model predicts the {h.model_worst_axis} "
+                                       f"poorly; surge drag learned as {1.0 + h.surge_drag_error:.2f} x the file's")
 
     def _cached_health(self, t_s: float):
         return self.health

@@ -81,6 +81,7 @@ class EkfTuning:
     surge_bias_from_velocity_only: bool = False  # GNSS positions do not move the drag-error state
     adaptive_noise: bool = True          # scale velocity/model-error process noise by the innovation statistics
     adaptive_max_scale: float = 100.0
+    gps_vel_reaccept_run: int = 2        # this many GNSS velocities in a row outside the gate: the model is wrong
     drift_gate: bool = True              # accept a gradual run of gate failures as model drift
     # measurement noise floors
     heading_floor_rad: float = math.radians(1.0)    # calibration residual, tilt errors
@@ -201,6 +202,7 @@ class NavigationEKF:
                                              learn_above_z=tn.model_error_evidence_z)
         self._drift_gate = DriftGate(jump_gate=tn.gps_gate)
         self._learning_starts_seen = 0
+        self._vel_reject_run = 0
         self._q_diag_idx = np.diag_indices(N_STATES)
         self._Q = np.zeros((N_STATES, N_STATES))
         self._step_key: Optional[tuple] = None  # (dt, thrust known, noise scale) of self._Q and self._lag_a
@@ -263,7 +265,7 @@ class NavigationEKF:
         self.counters = dict(gps_accepted=0, gps_rejected=0, gps_invalid=0, gps_reacquisitions=0,
                              mag_accepted=0, mag_rejected=0, mag_reacquisitions=0, samples_too_old=0,
                              stale_samples=0, bad_samples=0, filter_resets=0, model_drift_accepts=0,
-                             gps_vel_rejected=0)
+                             gps_vel_rejected=0, gps_vel_reaccepted=0)
         # published-output smoothing offset (north, east, heading)
         self._off_n = 0.0
         self._off_e = 0.0
@@ -713,8 +715,18 @@ class NavigationEKF:
             s_vv = s * s * S[0, 0] - 2.0 * c * s * S[0, 1] + c * c * S[1, 1]
             self.consistency.add_velocity(yu / math.sqrt(s_uu), yv / math.sqrt(s_vv))
         if nis > self.tuning.gps_vel_gate:
-            self.counters["gps_vel_rejected"] += 1
-            return False
+            self._vel_reject_run += 1
+            if self._vel_reject_run < self.tuning.gps_vel_reaccept_run or not self.tuning.drift_gate:
+                self.counters["gps_vel_rejected"] += 1
+                return False
+            # Velocities from the receiver's Doppler agree with each other and keep disagreeing with the
+            # prediction: the model is wrong, not the receiver. Widen the velocity covariance and take it.
+            P = self.kf.P
+            P[IX_U, IX_U] += yn * yn + ye * ye
+            P[IX_V, IX_V] += yn * yn + ye * ye
+            self.counters["gps_vel_reaccepted"] += 1
+            nis = self._nis2(z[a:b + 1], hx[a:b + 1], Hv, R[a:b + 1, a:b + 1])
+        self._vel_reject_run = 0
         self._gps_vel_nis += 0.05 * (nis - self._gps_vel_nis)
         return True
 

@@ -43,6 +43,7 @@ class EstimatorHealth:
     filter_resets: int                # times the filter restarted after holding non-finite numbers
     covariance_trace: float           # trace of the full state covariance (mixed units; for trending)
     gps_vel_rejected: int = 0         # GNSS velocities refused by their innovation gate
+    gps_vel_reaccepted: int = 0       # ... taken after all, with the velocity covariance widened (model drift)
     model_drift_accepts: int = 0      # fixes outside the gate taken as model drift (covariance widened)
     model_consistency: float = 1.0    # GNSS velocity NIS per dof over ~10 fixes: ~1 the vessel model predicts
     #                                   well, much more it mispredicts (estimation.model_consistency)

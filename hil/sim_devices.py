@@ -83,16 +83,30 @@ class ByteLevelSensors:
         self.gnss.close()
 
 
-def simulated_mag_calibration(vessel: VesselConfig):
+def simulated_mag_calibration(vessel: VesselConfig, trim_roll_rad: float = 0.0, trim_pitch_rad: float = 0.0):
     """The exact calibration of the simulator's magnetometer: its configured hard iron (offset) and the inverse
     of its soft iron (matrix), so m_corr = inv(S) (S b + h - h) = b. The simulator knows its distortion, so
-    it needs no `autopilot calibrate mag` run; the pre-arm check counts this as the calibration present."""
+    it needs no `autopilot calibrate mag` run; the pre-arm check counts this as the calibration present.
+
+    A hull floating with a trim (roll, pitch) is calibrated as it floats: level turns on the water see the
+    vertical field leak into the sensor's x and y by the same amount at every heading, and the 2-D fit takes
+    that leak into its offset. With a trim, this is that on-water calibration (method "2d")."""
+    import math
+
     import numpy as np
     from estimation.mag_calibration import MagCalibration
 
     m = vessel.sensors.mag
     soft = np.asarray(m.soft_iron, dtype=float).reshape(3, 3)
-    return MagCalibration(offset_t=tuple(m.hard_iron_t), matrix=tuple(map(tuple, np.linalg.inv(soft))), method="3d")
+    if trim_roll_rad == 0.0 and trim_pitch_rad == 0.0:
+        return MagCalibration(offset_t=tuple(m.hard_iron_t), matrix=tuple(map(tuple, np.linalg.inv(soft))),
+                              method="3d")
+    b_down = m.field_t * math.sin(math.radians(m.inclination_deg))
+    cp = math.cos(trim_pitch_rad)
+    leak = np.array([-math.sin(trim_pitch_rad) * b_down, math.sin(trim_roll_rad) * cp * b_down, 0.0])
+    offset = np.asarray(m.hard_iron_t, dtype=float) + soft @ leak
+    return MagCalibration(offset_t=tuple(offset.tolist()), matrix=tuple(map(tuple, np.linalg.inv(soft))),
+                          method="2d")
 
 
 def mag_is_undistorted(vessel: VesselConfig) -> bool:

@@ -133,9 +133,11 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         raise ValueError(f"devices {opts.devices!r}: use 'bytes' or 'typed'")
     if opts.faults and opts.devices != "bytes":
         raise ValueError("faults are injected into the emulated devices: use devices='bytes' (--devices bytes)")
-    mag_cal = simulated_mag_calibration(vessel)
+    extras = opts.plant_spec.extras if opts.plant_spec is not None else None
+    trim = (math.radians(extras.trim_roll_deg), math.radians(extras.trim_pitch_deg)) if extras else (0.0, 0.0)
+    mag_cal = simulated_mag_calibration(vessel, *trim)
     # applied where the boat applies it (the driver); skipped when it is the identity, to keep the fast path
-    driver_cal = None if mag_is_undistorted(vessel) else mag_cal
+    driver_cal = None if mag_is_undistorted(vessel) and trim == (0.0, 0.0) else mag_cal
     estimator = None
     if driver_cal is not None and opts.devices == "typed":
         from estimation.ekf import EkfTuning, NavigationEKF

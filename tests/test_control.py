@@ -402,3 +402,22 @@ def test_speed_reaches_cruise_without_overshoot_and_rejects_a_steady_drag(name):
     drag = 0.2 * (-v.hull.x_u * ref - v.hull.x_uu * ref * ref)
     slowed = surge_run(name, ref, current_drag_n=drag, duration_s=90.0)
     assert abs(slowed[-1][1] - ref) < 0.02
+
+
+def test_speed_loop_holds_a_hull_with_far_less_drag_than_its_file(wamv):
+    """The true hull drags 0.4x the file's: the loop must settle on the setpoint, not swing (it did, from -2 to
+    3 m/s, while the drag was fed forward at any measured speed, above the reference too)."""
+    import dataclasses
+    from hil.dynamics import HullDynamics
+    true_hull = HullDynamics.for_vessel(dataclasses.replace(wamv, hull=dataclasses.replace(
+        wamv.hull, x_uu=0.4 * wamv.hull.x_uu, x_u=0.4 * wamv.hull.x_u)))
+    sc = SpeedController(wamv, 500.0, -250.0)
+    state = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    speeds = []
+    for k in range(3000):                                  # 60 s at 50 Hz, speed measured exactly
+        tau = sc.update(0.02 * k, state[3], 1.5)
+        for _ in range(2):
+            state = true_hull.rk4_step(state, 0.01, tau, 0.0, 0.0, 0.0, 0.0)
+        speeds.append(state[3])
+    assert 1.2 < min(speeds[1000:]) and max(speeds) < 2.5        # an overshoot, no swing
+    assert abs(speeds[-1] - 1.5) < 0.1                           # the integral takes up the wrong drag

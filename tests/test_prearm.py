@@ -93,7 +93,10 @@ def test_arms_in_auto_when_every_check_passes_and_sets_home(tmp_path):
     assert ap.prearm_failures(1.0) == []
     res = ap.arm(1.0)
     assert res and res.armed and res.message == "armed" and ap.armed
-    assert ap.home_ned == (0.0, 0.0) and ap.events[-1].message.startswith("armed in AUTO; home")
+    armed = [e for e in ap.events if e.kind == "arm"]
+    assert ap.home_ned == (0.0, 0.0) and armed[-1].message.startswith("armed in AUTO; home")
+    # the presets were never validated against data from a boat: arming says so
+    assert ap.events[-1].kind == "warning" and "never validated" in ap.events[-1].message
     out = step(ap, 1.02, fix(1.02))
     assert out.armed and out.mode == "AUTO" and out.setpoint is not None
 

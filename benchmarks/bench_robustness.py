@@ -1,0 +1,211 @@
+"""Mismatch campaign: the autopilot flies boats that differ from its vessel file, and must not notice too much.
+
+    python benchmarks/bench_robustness.py [--presets foka,iacquabot,wamv] [--missions demo,hexagon,loiter]
+        [--seeds 1,2,3] [--random 20] [--factors 0.4,0.6,1.5,2.5] [--keys ...] [--extras] [--workers N]
+        [--devices bytes|typed] [--out rows.jsonl] [--ekf KEY=VALUE,...]
+
+For every preset and mission, the plant is the preset's own vessel file scaled by a mismatch (hil.plant_spec):
+each coefficient of --keys alone at each of --factors, plus --random combinations with every coefficient
+drawn log-uniformly within x/÷2 (`random=1`), each at every seed, beside the matched run (no mismatch) of the
+same seed. `--extras` adds to every plant what a diagonal model leaves out (hil.plant_spec.realistic_extras:
+sway-yaw coupling, CG off the reference point, trim and wave-driven roll/pitch at the IMU, one thruster 10 %
+weak). Conditions: the demo's weather (wind 3 m/s from 90, current 0.2 m/s toward 0, waves 0.2 m 3 s from 90),
+1 Hz GNSS with 2.0 m CEP white noise.
+
+Missions: `demo` (the lawnmower survey), `hexagon` (VRX's six legs), `loiter` (station keeping on the launch
+point for 300 s after arriving: the figure is the 95th percentile of the true distance from the point).
+
+Printed per preset and mission: runs, missions completed, false failsafes (every failsafe event: no fault is
+injected here), xte_rms on true position against the matched run of the same seed (median and worst ratio),
+the worst xte_max, the worst estimate error (RMS, true position) and the smallest raw GNSS error (RMS) of any
+run, the runs whose estimate was not better than raw GNSS, and for LOITER the worst 95th percentile. Then the
+worst runs by xte ratio. Runs go to worker processes (all cores by default). Nothing is asserted here.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from autopilot.config import CONFIG_DIR, load_mission, load_vessel  # noqa: E402
+from hil.environment import EnvironmentConfig  # noqa: E402
+from hil.plant_spec import PlantSpec, RANDOM_KEYS, realistic_extras  # noqa: E402
+from hil.sim_runner import SimOptions, run_sim  # noqa: E402
+
+DEMO_ENV = dict(wind_speed_mps=3.0, wind_from_deg=90.0, current_speed_mps=0.2, current_toward_deg=0.0,
+                wave_hs_m=0.2, wave_tp_s=3.0, wave_from_deg=90.0)
+STATION = """name: station
+anchor: {lat_deg: 51.11, lon_deg: 17.06}
+start: {point: {north_m: 0.0, east_m: 0.0}, heading_deg: 0}
+waypoints: [{north_m: 0.0, east_m: 0.0}]
+cruise_speed_mps: 0.8
+acceptance_radius_m: 2.0
+on_complete: loiter
+loiter_radius_m: 2.0
+"""
+LOITER_S = 300.0
+
+
+def _mission(kind: str):
+    if kind == "loiter":
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "station.yaml"
+            path.write_text(STATION)
+            return load_mission(path)
+    return load_mission(CONFIG_DIR / "missions" / f"{kind}.yaml")
+
+
+def run_one(task: dict) -> dict:
+    """One simulation; returns the row (never raises: an exception is a row with `error`)."""
+    row = dict(task)
+    if task.get("ekf"):
+        # trying another filter tuning: the autopilot builds its EkfTuning itself, so change its defaults
+        import functools
+
+        import estimation.ekf as ekf
+        if not hasattr(ekf, "_BenchDefaultTuning"):
+            ekf._BenchDefaultTuning = ekf.EkfTuning
+        ekf.EkfTuning = functools.partial(ekf._BenchDefaultTuning, **task["ekf"])
+    try:
+        vessel = load_vessel(task["preset"])
+        mission = _mission(task["mission"])
+        extras = realistic_extras(vessel) if task["extras"] else None
+        spec = PlantSpec.resolve(vessel, task["seed"], mismatch=task["mismatch"], extras=extras,
+                                 draw=task.get("draw", 0))
+        opts = SimOptions(seed=task["seed"], env=EnvironmentConfig(**DEMO_ENV), gps_noise="white",
+                          devices=task["devices"], plant_spec=spec,
+                          duration_s=(LOITER_S + 60.0) if task["mission"] == "loiter" else None)
+        res = run_sim(vessel, mission, opts)
+        r = res.report
+        row.update(complete=bool(r["mission_complete"]), xte_rms_m=r["xte_rms_m"], xte_max_m=r["xte_max_m"],
+                   pos_err_rms_m=r["pos_err_rms_m"], gps_err_rms_m=r["gps_err_rms_m"],
+                   failsafes=[f"{e['kind']}->{e['action']}" for e in r["failsafe_events"]],
+                   factors=spec.mismatch, wall_s=r["wall_time_s"])
+        if task["mission"] == "loiter":
+            entered = [e.time_s for e in res.events if e.kind == "mode" and "-> LOITER" in e.message]
+            tr = res.trace
+            if entered:
+                m = (tr["t"] >= entered[0]) & (tr["t"] < entered[0] + LOITER_S)
+                d = np.hypot(tr["truth_n"][m] - res.start_ned[0], tr["truth_e"][m] - res.start_ned[1])
+                row["loiter_p95_m"] = float(np.percentile(d, 95))
+            else:
+                row["loiter_p95_m"] = float("inf")
+            row["complete"] = bool(entered) and r["final_mode"] == "LOITER"
+    except Exception as e:      # a crash is a finding, reported as a row
+        row["error"] = f"{type(e).__name__}: {e}"
+    return row
+
+
+def tasks(args) -> list:
+    out = []
+    for preset in args.presets:
+        for mission in args.missions:
+            for seed in args.seeds:
+                base = dict(preset=preset, mission=mission, seed=seed, extras=args.extras, devices=args.devices,
+                            ekf=args.ekf)
+                out.append(dict(base, label="matched", mismatch={}))
+                for key in args.keys:
+                    for f in args.factors:
+                        out.append(dict(base, label=f"{key}x{f:g}", mismatch={key: f}))
+                for i in range(args.random):
+                    out.append(dict(base, label=f"random#{i + 1}", mismatch={"random": 1.0}, draw=i + 1))
+    return out
+
+
+def _false_failsafes(row) -> int:
+    return sum(1 for f in row.get("failsafes", []) if not f.endswith("->recovered"))
+
+
+def summarise(rows: list) -> None:
+    matched = {(r["preset"], r["mission"], r["seed"]): r for r in rows if r["label"] == "matched"}
+    print(f"{'preset':9s} {'mission':8s} {'runs':>5s} {'done':>5s} {'falseFS':>7s} {'xteRatio med/max':>17s} "
+          f"{'xteMax':>7s} {'estRMS max':>10s} {'gpsRMS min':>10s} {'est>=gps':>8s} {'loiterP95':>9s} {'errors':>6s}")
+    worst = []
+    for preset in dict.fromkeys(r["preset"] for r in rows):
+        for mission in dict.fromkeys(r["mission"] for r in rows):
+            group = [r for r in rows if r["preset"] == preset and r["mission"] == mission]
+            if not group:
+                continue
+            ok = [r for r in group if "error" not in r]
+            ratios = []
+            for r in ok:
+                m = matched.get((preset, mission, r["seed"]))
+                if mission != "loiter" and m and "error" not in m and m["xte_rms_m"] > 0:
+                    ratios.append(r["xte_rms_m"] / m["xte_rms_m"])
+                    worst.append((ratios[-1], r))
+            est = [r["pos_err_rms_m"] for r in ok]
+            gps = [r["gps_err_rms_m"] for r in ok]
+            loiter = [r["loiter_p95_m"] for r in ok if "loiter_p95_m" in r]
+            print(f"{preset:9s} {mission:8s} {len(group):5d} {sum(r.get('complete', False) for r in ok):5d} "
+                  f"{sum(_false_failsafes(r) for r in ok):7d} "
+                  f"{(f'{np.median(ratios):.2f}/{max(ratios):.2f}' if ratios else '-'):>17s} "
+                  f"{(max(r['xte_max_m'] for r in ok) if ok and mission != 'loiter' else float('nan')):7.2f} "
+                  f"{max(est) if est else float('nan'):10.2f} {min(gps) if gps else float('nan'):10.2f} "
+                  f"{sum(r['pos_err_rms_m'] >= r['gps_err_rms_m'] for r in ok):8d} "
+                  f"{(max(loiter) if loiter else float('nan')):9.2f} {len(group) - len(ok):6d}")
+    worst.sort(key=lambda x: -x[0])
+    if worst:
+        print("\nworst runs by xte_rms ratio to the matched run of the same seed:")
+        for ratio, r in worst[:8]:
+            print(f"  {ratio:5.2f}  {r['preset']:9s} {r['mission']:8s} seed {r['seed']} {r['label']:14s} "
+                  f"xte_rms {r['xte_rms_m']:.2f} m, est {r['pos_err_rms_m']:.2f} m, gps {r['gps_err_rms_m']:.2f} m, "
+                  f"failsafes {r['failsafes']}")
+    for r in rows:
+        if "error" in r:
+            print(f"  error: {r['preset']} {r['mission']} seed {r['seed']} {r['label']}: {r['error']}")
+        elif _false_failsafes(r) or not r.get("complete"):
+            print(f"  {'incomplete' if not r.get('complete') else 'failsafe'}: {r['preset']} {r['mission']} "
+                  f"seed {r['seed']} {r['label']}: {r.get('failsafes')}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--presets", default="foka,iacquabot,wamv", type=lambda s: s.split(","))
+    ap.add_argument("--missions", default="demo,hexagon,loiter", type=lambda s: s.split(","))
+    ap.add_argument("--seeds", default="1,2,3", type=lambda s: [int(x) for x in s.split(",")])
+    ap.add_argument("--factors", default="0.4,0.6,1.5,2.5", type=lambda s: [float(x) for x in s.split(",")])
+    ap.add_argument("--keys", default=",".join(RANDOM_KEYS), type=lambda s: s.split(","))
+    ap.add_argument("--random", type=int, default=20, help="random combinations within x/÷2 per seed")
+    ap.add_argument("--extras", action="store_true", help="add the realistic extras to every plant")
+    ap.add_argument("--devices", choices=("bytes", "typed"), default="bytes")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--out", help="write every run as a JSON line here")
+    ap.add_argument("--ekf", default={}, type=lambda s: {k: json.loads(v) for k, v in
+                                                         (p.split("=", 1) for p in s.split(",") if p)},
+                    metavar="KEY=VALUE,...", help="EkfTuning fields to try instead of the defaults")
+    args = ap.parse_args()
+    todo = tasks(args)
+    print(f"{len(todo)} runs on {args.workers} workers ({args.devices} devices"
+          f"{', realistic extras' if args.extras else ''})", file=sys.stderr)
+    t0 = time.perf_counter()
+    rows = []
+    out = open(args.out, "w") if args.out else None
+    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+        futures = [pool.submit(run_one, t) for t in todo]
+        for i, fut in enumerate(as_completed(futures), 1):
+            row = fut.result()
+            rows.append(row)
+            if out:
+                out.write(json.dumps(row, default=str) + "\n")
+                out.flush()
+            if i % 20 == 0 or i == len(todo):
+                print(f"  {i}/{len(todo)} runs, {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    if out:
+        out.close()
+    rows.sort(key=lambda r: (r["preset"], r["mission"], r["seed"], r["label"]))
+    print(f"mismatch campaign: {len(rows)} runs in {time.perf_counter() - t0:.0f} s wall on {args.workers} workers; "
+          f"demo weather, 1 Hz GNSS 2.0 m CEP white{', realistic extras' if args.extras else ''}")
+    summarise(rows)
+
+
+if __name__ == "__main__":
+    main()
