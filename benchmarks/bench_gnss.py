@@ -23,7 +23,7 @@ from drivers.nmea_stream import NmeaFramer
 from hil.gnss_device import GnssSimSource
 from hil.gnss_emitter import GnssTruth, L76KEmitter
 
-CAPTURE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "gpsd" / "quectel-l76k-nmea.log"
+CAPTURE = Path(__file__).resolve().parents[1] / "tests" / "data" / "gpsd" / "quectel-l76k-nmea.log"
 TRUTH = GnssTruth(lat_deg=51.1079, lon_deg=17.0385, alt_m=120.0, sog_mps=1.5, cog_rad=0.7)
 
 

@@ -21,7 +21,7 @@ import pytest
 from drivers.l76k import L76K
 from hil.serial_ports import PtyPair
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "gpsd"
+DATA = Path(__file__).resolve().parent / "data" / "gpsd"     # gpsd's regression captures, BSD-2-Clause
 LOGS = sorted(p.name for p in DATA.glob("*.log"))
 WEEK_ROLLOVER_DAYS = {"neo-m8n.log": 1024 * 7}
 NO_POSITION_PER_NMEA = {("mtk-3301.log", "2008-08-23T08:14:34.590Z")}

@@ -14,10 +14,10 @@ from drivers.thrust_map import (IDEAL_DEAD_BAND_US, T200_TABLE_PATH, ThrustMap, 
                                 make_thrust_map, make_thrust_maps)
 
 REPO = Path(__file__).resolve().parents[1]
-T200_SRC = REPO.parent / "shared" / "data" / "t200"
+T200_SRC = REPO / "tests" / "data" / "t200"          # Blue Robotics' published tables (see its README)
 KGF = 9.80665
 VOLTAGES = (10, 12, 14, 16, 18, 20)
-needs_shared = pytest.mark.usefixtures("shared_data")   # conftest: fails, never skips, without ../shared
+needs_reference_data = pytest.mark.usefixtures("reference_data")   # conftest: fails, never skips, if tests/data is gone
 
 
 def original(voltage):
@@ -41,7 +41,7 @@ def t200_map(t200, iacquabot, volts):
 
 
 # ------------------------------------------------------------------------------------ shipped table
-@needs_shared
+@needs_reference_data
 def test_shipped_table_is_what_the_generator_makes_from_the_originals(tmp_path):
     spec = importlib.util.spec_from_file_location("make_t200_table", REPO / "tools" / "make_t200_table.py")
     tool = importlib.util.module_from_spec(spec)
@@ -51,7 +51,7 @@ def test_shipped_table_is_what_the_generator_makes_from_the_originals(tmp_path):
     assert out.read_text() == T200_TABLE_PATH.read_text(), "drivers/data/t200_thrust_n.csv is stale: rerun the tool"
 
 
-@needs_shared
+@needs_reference_data
 def test_shipped_table_values_equal_the_originals_in_newtons():
     pulses, cols = load_t200_table()
     assert [v for v, _ in cols] == [float(v) for v in VOLTAGES]
@@ -70,7 +70,7 @@ def test_shipped_table_is_small_and_names_its_source():
     assert max(b - a for a, b in zip(pulses, pulses[1:])) <= 8
 
 
-@needs_shared
+@needs_reference_data
 @pytest.mark.parametrize("volts", VOLTAGES)
 def test_map_follows_the_full_original_curve_within_two_percent(t200, iacquabot, volts):
     src = original(volts)
@@ -85,7 +85,7 @@ def test_map_follows_the_full_original_curve_within_two_percent(t200, iacquabot,
 
 
 # ------------------------------------------------------------------------------------ T200 figures
-@needs_shared
+@needs_reference_data
 @pytest.mark.parametrize("volts,dead_zone", [(12, (1464, 1536)), (16, (1472, 1528))])
 def test_t200_dead_zone_edges_match_the_tables(t200, iacquabot, volts, dead_zone):
     m = t200_map(t200, iacquabot, volts)

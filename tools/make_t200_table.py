@@ -13,7 +13,7 @@ Rows kept (so the table stays small yet exact where it matters):
 The thrust values are the source's, unmodified; making the curve monotonic is the thrust map's job.
 
 Usage: python tools/make_t200_table.py [--src DIR] [--out FILE]
-(defaults: ../shared/data/t200 next to the repository, drivers/data/t200_thrust_n.csv).
+(defaults: tests/data/t200 in the repository, drivers/data/t200_thrust_n.csv).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_SRC = REPO.parent / "shared" / "data" / "t200"
+DEFAULT_SRC = REPO / "tests" / "data" / "t200"
 DEFAULT_OUT = REPO / "drivers" / "data" / "t200_thrust_n.csv"
 KGF_TO_N = 9.80665
 STEP_US = 8
