@@ -1,6 +1,6 @@
 """Failsafe figures from `autopilot sim` runs with injected faults, and LOITER station keeping.
 
-    python benchmarks/bench_failsafes.py [--seed 1]
+    python benchmarks/bench_failsafes.py [--seed 1] [--mismatch KEY=FACTOR,...]
 
 Fault runs: foka on the demo survey, current 0.2 m/s toward 90 deg, wind 3 m/s from 45 deg, white GNSS noise
 (the conditions of tests/test_faults.py). Printed per fault: the failsafe events (time, kind, action), the mode
@@ -8,7 +8,8 @@ at the end, and the largest distance of the true position from the planned path 
 report's `faults[].max_distance_from_path_m`).
 LOITER: ten minutes on a point in 0.3 m/s current and 5 m/s wind, white GNSS noise, true position: the share of
 the time inside the 2 m loiter radius, the 95th percentile and the largest distance.
-Nothing here is asserted (the tests do that); the figures are for the issue notes.
+`--mismatch` flies every run on a plant scaled away from the vessel file (hil.plant_spec), to show genuine
+faults are still caught when the model is wrong. Nothing here is asserted; the figures are for the issue notes.
 """
 from __future__ import annotations
 
@@ -21,10 +22,18 @@ import numpy as np
 from autopilot.config import CONFIG_DIR, load_mission, load_vessel
 from hil.environment import EnvironmentConfig
 from hil.sim_faults import parse_fault
+from hil.plant_spec import PlantSpec, parse_mismatch
 from hil.sim_runner import SimOptions, run_sim
 
+MISMATCH: dict = {}
+
+
+def _plant(seed: int):
+    """The plant for every run: the vessel file scaled by --mismatch (None: the file itself)."""
+    return PlantSpec.resolve(load_vessel("foka"), seed, mismatch=MISMATCH) if MISMATCH else None
+
 FAULT_ENV = EnvironmentConfig(current_speed_mps=0.2, current_toward_deg=90, wind_speed_mps=3.0, wind_from_deg=45)
-FAULTS = ("gps-loss@60:60", "gps-glitch@60:10", "imu-loss@60:20", "mag-loss@60:20", "link-loss@60",
+FAULTS = ("gps-loss@60:60", "gps-glitch@60:10", "gps-glitch@60:10=20", "imu-loss@60:20", "mag-loss@60:20", "link-loss@60",
           "esc-disconnect@60", "low-battery@60")
 STATION = """name: station
 anchor: {lat_deg: 51.11, lon_deg: 17.06}
@@ -42,6 +51,7 @@ def fault_rows(seed: int) -> None:
     print("fault runs: foka, demo survey, current 0.2 m/s toward 90, wind 3 m/s from 45, white GNSS")
     for spec in FAULTS:
         r = run_sim(vessel, mission, SimOptions(seed=seed, env=FAULT_ENV, gps_noise="white", duration_s=200.0,
+                                                plant_spec=_plant(seed),
                                                 faults=(parse_fault(spec),))).report
         events = ", ".join(f"{e['time_s']:.1f} s {e['kind']} -> {e['action']}" for e in r["failsafe_events"])
         worst = r["faults"][0]["max_distance_from_path_m"]
@@ -69,7 +79,7 @@ def geofence_row(seed: int) -> None:
         path.write_text(FENCED)
         mission = load_mission(path)
         res = run_sim(load_vessel("foka"), mission, SimOptions(
-            seed=seed, gps_noise="white", duration_s=150.0, initial_mode="MANUAL",
+            seed=seed, gps_noise="white", duration_s=150.0, initial_mode="MANUAL", plant_spec=_plant(seed),
             on_cycle=lambda t, ap, truth: ap.operator_command(t, 0.5, 0.0)))
     frame = mission_frame(mission)
     fence = Geofence(point_to_ned(p, frame) for p in mission.geofence)
@@ -92,6 +102,7 @@ def loiter_rows(seed: int) -> None:
             env = EnvironmentConfig(current_speed_mps=0.3, current_toward_deg=toward, wind_speed_mps=5.0,
                                     wind_from_deg=wind_from)
             res = run_sim(load_vessel("foka"), mission, SimOptions(seed=seed, env=env, gps_noise="white",
+                                                                  plant_spec=_plant(seed),
                                                                   duration_s=620.0))
             t0 = min(e.time_s for e in res.events if e.kind == "mode" and "-> LOITER" in e.message)
             tr = res.trace
@@ -104,7 +115,11 @@ def loiter_rows(seed: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--mismatch", type=parse_mismatch, default={}, metavar="KEY=FACTOR,...")
     args = ap.parse_args()
+    MISMATCH.update(args.mismatch)
+    if args.mismatch:
+        print(f"plant mismatch: {args.mismatch}")
     fault_rows(args.seed)
     geofence_row(args.seed)
     loiter_rows(args.seed)

@@ -204,3 +204,17 @@ def test_cli_reports_failsafe_events_and_distance_from_the_path(tmp_path, capsys
     assert [e["kind"] for e in r["failsafe_events"]][:1] == ["imu-loss"]
     assert [f["fault"] for f in r["faults"]] == ["imu-loss@20:5", "low-battery@30"]
     assert all(isinstance(f["max_distance_from_path_m"], float) for f in r["faults"])
+
+
+@pytest.mark.parametrize("size_m", [20.0, 50.0])
+def test_a_glitch_is_still_a_glitch_on_a_hull_that_is_not_its_file(size_m):
+    """The drift gate takes gradual disagreement as model drift; a receiver jump must still be rejected and, if
+    it outlasts the gate, still make the boat hold, with the model 2.5x off in drag."""
+    from hil.plant_spec import PlantSpec
+    spec = PlantSpec.resolve(load_vessel("foka"), 1, mismatch={"x_u": 2.5, "x_uu": 2.5, "iz": 0.43})
+    short = fly(f"gps-glitch@60:10={size_m:g}", duration=120.0, plant_spec=spec)
+    assert [m for _, m in modes(short)] == ["HOLD -> AUTO: simulation start"]            # AUTO throughout
+    tr, m = short.trace, window(short, 55.0, 90.0)
+    assert np.hypot(tr["est_n"][m] - tr["truth_n"][m], tr["est_e"][m] - tr["truth_e"][m]).max() < 3.0
+    long = fly(f"gps-glitch@60:30={size_m:g}", duration=100.0, plant_spec=spec)
+    assert [k[1:] for k in failsafes(long)][:2] == [("gps-glitch", "dead-reckon"), ("gps-glitch", "hold")]
