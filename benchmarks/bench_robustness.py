@@ -35,6 +35,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_failsafes import STATION  # noqa: E402  (the same station-keeping mission)
 
 from autopilot.config import CONFIG_DIR, load_mission, load_vessel  # noqa: E402
 from hil.environment import EnvironmentConfig  # noqa: E402
@@ -43,15 +46,6 @@ from hil.sim_runner import SimOptions, run_sim  # noqa: E402
 
 DEMO_ENV = dict(wind_speed_mps=3.0, wind_from_deg=90.0, current_speed_mps=0.2, current_toward_deg=0.0,
                 wave_hs_m=0.2, wave_tp_s=3.0, wave_from_deg=90.0)
-STATION = """name: station
-anchor: {lat_deg: 51.11, lon_deg: 17.06}
-start: {point: {north_m: 0.0, east_m: 0.0}, heading_deg: 0}
-waypoints: [{north_m: 0.0, east_m: 0.0}]
-cruise_speed_mps: 0.8
-acceptance_radius_m: 2.0
-on_complete: loiter
-loiter_radius_m: 2.0
-"""
 LOITER_S = 300.0
 
 

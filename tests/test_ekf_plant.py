@@ -34,6 +34,13 @@ def _thrust(vessel, truth, psi_d, u_d):
     return tuple(surge / len(ys) - yaw * math.copysign(1.0, y) / arm for y in ys)
 
 
+def jumped_fix(fix: GpsFix, north_m: float) -> GpsFix:
+    """The same fix moved north_m metres north: a receiver glitch."""
+    n, e = FRAME.to_ned(fix.lat_deg, fix.lon_deg)
+    lat, lon = FRAME.to_wgs84(n + north_m, e)
+    return GpsFix(**{**fix.__dict__, "lat_deg": lat, "lon_deg": lon})
+
+
 def fly(vessel_name, speed, legs, gps_rate_hz, env=None, seed=1, outage=None, jump_at=None, noise="white"):
     vessel = load_vessel(vessel_name)
     plant = Plant(vessel, env or EnvironmentConfig(), seed, 0.0, 0.0, math.radians(legs[0][0]), surge_mps=speed)
@@ -53,10 +60,7 @@ def fly(vessel_name, speed, legs, gps_rate_hz, env=None, seed=1, outage=None, ju
         elif batch.gps:
             gps_err.extend(sensors.gps_truth_errors_m)
             if jump_at is not None and t >= jump_at:
-                f = batch.gps[0]
-                n, e = FRAME.to_ned(f.lat_deg, f.lon_deg)
-                lat, lon = FRAME.to_wgs84(n + 20.0, e)
-                batch.gps[0] = GpsFix(**{**f.__dict__, "lat_deg": lat, "lon_deg": lon})
+                batch.gps[0] = jumped_fix(batch.gps[0], 20.0)
                 jump_at = None
         nav = ekf.step(t, batch, ThrustCommand(thrust))
         leg = min(int(np.searchsorted(ends, t, side="right")), len(legs) - 1)

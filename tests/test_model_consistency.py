@@ -8,14 +8,14 @@ import math
 import numpy as np
 
 from autopilot.config import load_vessel
-from autopilot.types import GpsFix, ThrustCommand
+from autopilot.types import ThrustCommand
 from estimation.ekf import EkfTuning, NavigationEKF
 from estimation.model_consistency import DriftGate, InnovationMonitor
 from hil.environment import EnvironmentConfig
 from hil.plant import Plant
 from hil.plant_spec import PlantSpec
 from hil.sensor_models import TypedSensorSuite
-from tests.test_ekf_plant import FRAME, SQUARE, _thrust
+from tests.test_ekf_plant import FRAME, SQUARE, _thrust, jumped_fix
 
 VAR = 1.7 ** 2          # a 2 m CEP receiver's variance per axis [m^2]
 S = 3.0                 # a converged filter's innovation variance per axis [m^2]
@@ -87,10 +87,7 @@ def _fly_mismatched(mismatch, tuning=None, seconds=120.0, jump_at=None, seed=1):
         if batch.gps:
             gps_errs.extend(sensors.gps_truth_errors_m)
             if jump_at is not None and t >= jump_at:
-                f = batch.gps[0]
-                n, e = FRAME.to_ned(f.lat_deg, f.lon_deg)
-                lat, lon = FRAME.to_wgs84(n + 20.0, e)
-                batch.gps[0] = GpsFix(**{**f.__dict__, "lat_deg": lat, "lon_deg": lon})
+                batch.gps[0] = jumped_fix(batch.gps[0], 20.0)
                 jump_at, jumped = None, True
         nav = ekf.step(t, batch, ThrustCommand(thrust))
         if jumped and prev is not None:
