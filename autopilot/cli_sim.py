@@ -164,6 +164,10 @@ def run(args) -> int:
         if sim_log is not None:
             sim_log.close()
     print(format_summary(result.report, env))
+    refused = result.report.get("armed_at_s") is None
+    if refused:
+        print("error: the boat never armed; pre-arm checks failing: "
+              + ("; ".join(result.report.get("never_armed_because") or []) or "none reported"), file=sys.stderr)
     if args.report:
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
         Path(args.report).write_text(json.dumps(_jsonable(result.report), indent=2) + "\n")
@@ -174,7 +178,7 @@ def run(args) -> int:
         print(f"plot:   {args.plot}")
     if sim_log is not None:
         print(f"log:    {sim_log.log.run_dir / 'state.csv'}")
-    return 0
+    return 1 if refused else 0
 
 
 def _plant_spec(vessel, args):
@@ -265,12 +269,12 @@ def _jsonable(value):
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-def _plant_lines(plant) -> list:
+def _plant_lines(plant, r_vessel: str) -> list:
     if not plant:
         return []
     if "custom" in plant:
         return [f"  plant: custom model {plant['custom']}"]
-    if plant["source"] == plant["vessel"] and not plant["mismatch"] and not plant["extras"]:
+    if plant["vessel"] == r_vessel and not plant["mismatch"] and not plant["extras"]:
         return []
     parts = [f"  plant: {plant['vessel']} ({plant['source']})"]
     if plant["mismatch"]:
@@ -289,7 +293,7 @@ def format_summary(r: dict, env) -> str:
         f"{env.current_speed_mps:g} m/s toward {env.current_toward_deg:g} deg, waves Hs {env.wave_hs_m:g} m "
         f"Tp {env.wave_tp_s:g} s from {env.wave_from_deg:g} deg",
         f"  GNSS: {r['gps_noise']} noise at {r['gps_rate_hz']:g} Hz",
-        *_plant_lines(r.get("plant")),
+        *_plant_lines(r.get("plant"), r["vessel"]),
         f"  cross-track error (true position): rms {r['xte_rms_m']:.2f} m, max {r['xte_max_m']:.2f} m",
         f"  position estimate error: rms {r['pos_err_rms_m']:.2f} m, mae {r['pos_err_mae_m']:.2f} m "
         f"(raw GNSS: rms {r['gps_err_rms_m']:.2f} m, mae {r['gps_err_mae_m']:.2f} m)",

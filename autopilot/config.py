@@ -307,20 +307,11 @@ class MissionConfig:
 
 # --------------------------------------------------------------------------------------------- loading
 def read_yaml(path) -> dict:
-    """Read a YAML mapping; any failure is a ConfigError naming the file."""
+    """Read a YAML mapping; any failure is a ConfigError naming the file (autopilot.safe_read: regular files
+    only, 1 MiB at most, duplicate keys refused, no content quoted)."""
+    from autopilot.safe_read import load_yaml_text, read_user_text
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(path, "", "file not found") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(path, "", f"cannot read file: {e}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(path, "", f"invalid YAML{where}: {getattr(e, 'problem', e)}") from None
+    data = load_yaml_text(read_user_text(path), path)
     if not isinstance(data, dict):
         raise ConfigError(path, "", "must be a YAML mapping at the top level")
     return data
@@ -334,9 +325,19 @@ def resolve_vessel_path(name_or_file: str) -> Path:
     return CONFIG_DIR / "vessels" / f"{name_or_file}.yaml"
 
 
+def _recognisably(cls, data: dict, path, what: str) -> None:
+    """Refuse, without naming any of its keys, a mapping that has none of `cls`'s required keys: it is some
+    other file (a secrets file, another program's config) and its key names are not ours to echo."""
+    required = [f.name for f in dataclasses.fields(cls)
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    if not set(map(str, data)) & set(required):
+        raise ConfigError(path, "", f"not a {what} (it has none of the keys {', '.join(required)})")
+
+
 def load_vessel(name_or_file: str) -> VesselConfig:
     path = resolve_vessel_path(name_or_file)
     data = read_yaml(path)
+    _recognisably(VesselConfig, data, path, "vessel file")
     data.pop("source_file", None)
     vessel = build(VesselConfig, data, str(path))
     return dataclasses.replace(vessel, source_file=str(path))
@@ -344,6 +345,7 @@ def load_vessel(name_or_file: str) -> VesselConfig:
 
 def load_mission(path) -> MissionConfig:
     data = read_yaml(path)
+    _recognisably(MissionConfig, data, path, "mission file")
     data.pop("source_file", None)
     mission = build(MissionConfig, data, str(path))
     return dataclasses.replace(mission, source_file=str(path))

@@ -100,8 +100,9 @@ def parse_qgc_wpl(text: str, file: str = "<text>", defaults: Optional[Mapping] =
     """Parse the text of a QGC WPL 110 file (see the module docstring for what is taken)."""
     lines = [(n, ln.strip()) for n, ln in enumerate(text.splitlines(), start=1) if ln.strip()]
     if not lines or lines[0][1] != QGC_HEADER:
-        got = lines[0][1][:40] if lines else "an empty file"
-        raise ConfigError(file, "line 1", f"expected the header {QGC_HEADER!r}, got {got!r}")
+        # never quote the line: the file may be anything a stranger named (its content is not ours to echo)
+        got = "a different first line" if lines else "an empty file"
+        raise ConfigError(file, "line 1", f"expected the header {QGC_HEADER!r}, got {got}")
     items = [_parse_item(file, n, ln) for n, ln in lines[1:]]
     for k, it in enumerate(items):
         if it.seq != k:
@@ -206,8 +207,8 @@ def _parse_item(file: str, line_no: int, line: str) -> _Item:
     try:
         seq, _current, frame, command = (int(float(x)) for x in f[:4])
         nums = [float(x) for x in f[4:11]]
-    except ValueError:
-        raise ConfigError(file, f"line {line_no}", "fields must be numbers") from None
+    except (ValueError, OverflowError):          # OverflowError: int(float("inf")) in SEQ/FRAME/COMMAND
+        raise ConfigError(file, f"line {line_no}", "fields must be finite numbers") from None
     if any(v != v or v in (float("inf"), float("-inf")) for v in nums):
         raise ConfigError(file, f"line {line_no}", "fields must be finite numbers")
     return _Item(line_no, seq, frame, command, tuple(nums[:4]), nums[4], nums[5])
@@ -228,9 +229,5 @@ def _waypoint(file: str, it: _Item, p: dict) -> PointConfig:
 
 
 def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(path, "", "file not found") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(path, "", f"cannot read file: {e}") from None
+    from autopilot.safe_read import read_user_text
+    return read_user_text(path)

@@ -306,16 +306,15 @@ def read_calibration(path) -> MagCalibration:
     Keys: method (2d|3d), offset_t (3 numbers, T), matrix (3x3), figures (mapping), and the informational
     written_by, time_utc, vessel.
     """
+    from autopilot.safe_read import load_yaml_text, read_user_text
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(path, "", "file not found") from None
-    except (OSError, yaml.YAMLError) as e:
-        raise ConfigError(path, "", f"cannot read: {e}") from None
+    data = load_yaml_text(read_user_text(path), path)
     if not isinstance(data, dict):
         raise ConfigError(path, "", "must be a YAML mapping")
     known = {"written_by", "time_utc", "vessel", "method", "offset_t", "matrix", "figures", "samples"}
+    if not {"offset_t", "matrix"} & set(map(str, data)):
+        # some other file: its keys are not ours to echo
+        raise ConfigError(path, "", "not a magnetometer calibration (it has neither offset_t nor matrix)")
     for k in data:
         if k not in known:
             raise ConfigError(path, str(k), f"unknown key (allowed here: {', '.join(sorted(known))})")

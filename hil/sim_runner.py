@@ -295,6 +295,7 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         "devices": opts.devices,
         "plant": plant_report,
         "armed_at_s": armed_at,
+        "never_armed_because": autopilot.prearm_failures(sim_time) if armed_at is None else [],
         "final_mode": autopilot.mode.name,
         "armed_at_end": bool(autopilot.armed),
         "failsafe_events": [{"time_s": round(ev.time_s, 3), "kind": ev.failsafe, "action": ev.action}

@@ -48,3 +48,15 @@ def test_bad_mission_file_names_file_key_and_reason(tmp_path, capsys):
                    "acceptance_radius_m: 2\n")
     assert main(["sim", str(bad)]) == 2
     assert f"{bad}: cruise_speed_mps: must be a number" in capsys.readouterr().err
+
+
+def test_sim_of_a_mission_check_refuses_exits_1_and_prints_why(tmp_path, capsys):
+    """It used to exit 0 with "never armed" (issue 11, item 9)."""
+    m = tmp_path / "too_fast.yaml"
+    m.write_text("name: too-fast\nanchor: {lat_deg: 51.11, lon_deg: 17.06}\n"
+                 "waypoints: [{north_m: 0, east_m: 0}, {north_m: 50, east_m: 0}]\n"
+                 "cruise_speed_mps: 5.0\nacceptance_radius_m: 2\n")
+    rc = main(["sim", str(m), "--vessel", "foka", "--duration", "20", "--devices", "typed"])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert "never armed" in err and "cruise_speed_mps: 5 m/s is faster than the vessel's hull.max_speed_mps" in err

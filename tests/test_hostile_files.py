@@ -1,0 +1,110 @@
+"""Files a stranger (or a careless user) names: devices, FIFOs, huge files, duplicate keys, numbers Python will
+not convert, other programs' secrets. Every one is a refusal naming the file and the reason: no traceback, no
+hang, no dead process, and none of the file's content in the message (issue 11, items 4, 6, 7, 8)."""
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from autopilot.config import ConfigError, load_mission, load_vessel
+from autopilot.mission_io import load_mission_file, read_mission_file
+from autopilot.safe_read import MAX_CONFIG_BYTES, read_user_text
+from estimation.mag_calibration import read_calibration
+
+REPO = Path(__file__).resolve().parents[1]
+LOADERS = [load_mission, load_vessel, load_mission_file, read_calibration]
+
+
+def _refused(loader, path, reason):
+    """Call loader(path) in a thread: it must raise ConfigError with `reason` within 5 s (never hang)."""
+    out = {}
+
+    def run():
+        try:
+            loader(str(path))
+            out["result"] = "loaded"
+        except ConfigError as e:
+            out["error"] = str(e)
+        except BaseException as e:            # anything else is the bug this test exists for
+            out["crash"] = repr(e)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(5.0)
+    assert not t.is_alive(), f"{loader.__name__}({path}) hangs"
+    assert "error" in out, out
+    assert reason in out["error"], out["error"]
+    return out["error"]
+
+
+@pytest.mark.parametrize("loader", LOADERS, ids=lambda f: f.__name__)
+def test_a_device_is_refused_before_it_is_read(loader):
+    _refused(loader, "/dev/zero", "not a regular file")
+
+
+@pytest.mark.parametrize("loader", LOADERS, ids=lambda f: f.__name__)
+def test_a_fifo_does_not_block(loader, tmp_path):
+    fifo = tmp_path / "mission.yaml"
+    os.mkfifo(fifo)
+    _refused(loader, fifo, "not a regular file")
+
+
+def test_a_symlink_to_a_device_is_refused(tmp_path):
+    link = tmp_path / "innocent.yaml"
+    link.symlink_to("/dev/zero")
+    _refused(load_mission, link, "not a regular file")
+
+
+def test_a_huge_file_is_refused_without_reading_it(tmp_path):
+    big = tmp_path / "big.yaml"
+    with big.open("wb") as f:
+        f.truncate(MAX_CONFIG_BYTES + 1)
+    _refused(load_mission, big, "larger than 1024 KiB")
+    assert read_user_text(REPO / "config/missions/demo.yaml").startswith("#")
+
+
+def test_a_duplicate_key_is_refused_with_both_lines(tmp_path):
+    text = (REPO / "config/vessels/foka.yaml").read_text().replace("  mass_kg: 15.0\n",
+                                                                  "  mass_kg: 15.0\n  mass_kg: 1500\n")
+    p = tmp_path / "liar.yaml"
+    p.write_text(text)
+    err = _refused(load_vessel, p, "given twice")
+    assert "mass_kg" in err and "lines" in err
+
+
+def test_a_5000_digit_integer_and_deep_nesting_are_refusals(tmp_path):
+    p = tmp_path / "digits.yaml"
+    p.write_text((REPO / "config/vessels/foka.yaml").read_text().replace("mass_kg: 15.0", "mass_kg: " + "9" * 5000))
+    _refused(load_vessel, p, "invalid YAML")
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("name: x\nwaypoints: " + "[" * 20000 + "]" * 20000 + "\n")
+    _refused(load_mission, deep, "invalid YAML")
+
+
+@pytest.mark.parametrize("value", ["inf", "1e400", "-inf", "nan"])
+def test_inf_in_a_qgc_integer_column_is_a_refusal(tmp_path, value):
+    p = tmp_path / "m.waypoints"
+    p.write_text("QGC WPL 110\n"
+                 "0\t1\t0\t16\t0\t0\t0\t0\t51.11\t17.06\t0\t1\n"
+                 f"1\t0\t3\t{value}\t0\t0\t0\t0\t51.111\t17.061\t0\t1\n")
+    _refused(read_mission_file, p, "line 3")
+
+
+def test_errors_never_quote_a_file_that_is_not_ours(tmp_path):
+    shadow = tmp_path / "shadow"
+    shadow.write_text("root:$6$saltsalt$hashhashhash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n")
+    secrets = tmp_path / "secrets.yaml"
+    secrets.write_text("aws_secret_access_key: AKIAEXAMPLESECRET\ndb_password: hunter2\n")
+    for path in (shadow, secrets):
+        for loader in LOADERS:
+            try:
+                loader(str(path))
+            except ConfigError as e:
+                msg = str(e)
+            else:
+                pytest.fail(f"{loader.__name__} loaded {path.name}")
+            for secret in ("root", "$6$", "daemon", "aws_secret_access_key", "AKIA", "db_password", "hunter2"):
+                assert secret not in msg.replace(str(tmp_path), ""), (loader.__name__, msg)
