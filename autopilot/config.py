@@ -68,6 +68,9 @@ class ThrustTableConfig:
             raise ValueError("pulse_us: must be strictly increasing")
         if any(b < a for a, b in zip(self.thrust_n, self.thrust_n[1:])):
             raise ValueError("thrust_n: must not decrease as the pulse grows")
+        if max(self.thrust_n) <= 0.0:
+            raise ValueError("thrust_n: no positive thrust anywhere in the table; the thrusters could never push "
+                             "the boat ahead")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,12 +99,35 @@ class ThrusterConfig:
             raise ValueError("max_forward_n: must be > 0 for an ideal thruster")
 
 
+# Loaded-pack voltage per cell below which the low-battery failsafe acts when low_voltage_v is left out.
+CELL_CUTOFF_V = {"li-ion": 3.3, "lipo": 3.5, "lifepo4": 2.9, "lead-acid": 1.9}
+
+
 @dataclass(frozen=True, kw_only=True)
 class BatteryConfig:
     voltage_v: float = param(unit="V", min=3.0, max=60.0, doc="nominal pack voltage used by the thrust maps")
     cells: int = param(4, min=1, max=14)
     chemistry: str = param("li-ion", choices=("li-ion", "lipo", "lifepo4", "lead-acid", "other"))
-    low_voltage_v: float = param(0.0, unit="V", min=0.0, max=60.0, doc="failsafe threshold; 0 disables")
+    low_voltage_v: Optional[float] = param(None, unit="V", min=0.0, max=60.0,
+                                           doc="failsafe threshold; 0 disables; left out: cells x the "
+                                               "chemistry's cut-off per cell (CELL_CUTOFF_V)")
+
+    @property
+    def low_voltage_threshold_v(self) -> float:
+        """The low-battery failsafe's threshold [V]: low_voltage_v, or cells x CELL_CUTOFF_V when left out."""
+        if self.low_voltage_v is not None:
+            return self.low_voltage_v
+        return self.cells * CELL_CUTOFF_V[self.chemistry]
+
+    def validate(self):
+        if self.low_voltage_v is None and self.chemistry not in CELL_CUTOFF_V:
+            raise ValueError("low_voltage_v: required for chemistry 'other' (or 0 to disable the low-battery "
+                             "failsafe on purpose)")
+        if self.low_voltage_threshold_v >= self.voltage_v:
+            how = ("" if self.low_voltage_v is not None else
+                   f" ({self.cells} cells x {CELL_CUTOFF_V[self.chemistry]:g} V for {self.chemistry}; check cells)")
+            raise ValueError(f"low_voltage_v: {self.low_voltage_threshold_v:g} V{how} is not below the pack's "
+                             f"nominal {self.voltage_v:g} V: the low-battery failsafe would fire at once")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -226,6 +252,12 @@ class VesselConfig:
             raise ValueError("thrusters: names must be unique")
         if max(abs(t.y_m) for t in self.thrusters) < 1e-3:
             raise ValueError("thrusters: differential drive needs thrusters off the centre line (y_m)")
+        wired = {}
+        for t in self.thrusters:
+            if t.gpio >= 0 and t.gpio in wired:
+                raise ValueError(f"thrusters: {wired[t.gpio]!r} and {t.name!r} are both on gpio {t.gpio}; "
+                                 f"each ESC needs its own pin")
+            wired.setdefault(t.gpio, t.name)
 
 
 # --------------------------------------------------------------------------------------------- mission

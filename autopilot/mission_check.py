@@ -225,6 +225,11 @@ def model_notes(vessel) -> List[str]:
     from autopilot.control_margins import coefficient_margins, heading_phase_margin_deg
     vfile = vessel.source_file or vessel.name
     notes = []
+    b = vessel.battery
+    if b.low_voltage_v is None:
+        notes.append(f"{vfile}: battery.low_voltage_v: not set: the low-battery failsafe acts below "
+                     f"{b.low_voltage_threshold_v:g} V ({b.cells} cells x {b.low_voltage_threshold_v / b.cells:g} V "
+                     f"for {b.chemistry}); set it (or 0 to disable) to choose")
     if not vessel.validated_against:
         notes.append(f"{vfile}: validated_against: empty: warning: this vessel model was never validated against "
                      f"data from the boat; the estimator will learn a drag error and the controller has the "

@@ -120,7 +120,7 @@ class Autopilot:
         self._waiting_reported = ""
         self._after_brake = "hold"
         self._next_check = -math.inf
-        self.failsafe = FailsafeManager(fs, low_voltage_v=vessel.battery.low_voltage_v,
+        self.failsafe = FailsafeManager(fs, low_voltage_v=vessel.battery.low_voltage_threshold_v,
                                         stop_decel_mps2=vessel.control.speed.accel_limit_mps2)
         self._mag_cal_problem = self._mag_calibration_problem(mag_calibration)
         self._model_warned = False

@@ -88,7 +88,7 @@ class FaultInjector:
         self.sensors = sensors
         self.escs = escs
         self.nominal_v = vessel.battery.voltage_v
-        low = vessel.battery.low_voltage_v
+        low = vessel.battery.low_voltage_threshold_v
         self.low_v = (low - 0.5) if low > 0.0 else 0.75 * self.nominal_v
         self._on = [False] * len(self.faults)
         self.link_up = True

@@ -108,3 +108,39 @@ def test_errors_never_quote_a_file_that_is_not_ours(tmp_path):
                 pytest.fail(f"{loader.__name__} loaded {path.name}")
             for secret in ("root", "$6$", "daemon", "aws_secret_access_key", "AKIA", "db_password", "hunter2"):
                 assert secret not in msg.replace(str(tmp_path), ""), (loader.__name__, msg)
+
+
+def _foka_with(tmp_path, old, new):
+    text = (REPO / "config/vessels/foka.yaml").read_text()
+    assert old in text
+    p = tmp_path / "foka_variant.yaml"
+    p.write_text(text.replace(old, new))
+    return p
+
+
+@pytest.mark.parametrize("old, new, reason", [
+    ("gpio: 12,", "gpio: 13,", "both on gpio 13"),
+    ("thrust_n: [-29.5, -26.0, -21.5, -17.0, -12.5, -8.3, -4.6, -1.2, 0.0, 0.0, 1.5, 5.8, 11.0, 16.5, 22.5, 28.5, "
+     "34.0, 39.0]", "thrust_n: [" + ", ".join(["0.0"] * 18) + "]", "no positive thrust"),
+    ("low_voltage_v: 17.5", "low_voltage_v: 25.0", "not below the pack's nominal 21 V"),
+    ("low_voltage_v: 17.5", "chemistry: other", "required for chemistry 'other'"),
+], ids=["two-escs-one-pin", "all-zero-table", "cutoff-above-nominal", "other-without-cutoff"])
+def test_configs_that_lie_are_refused_by_check_and_sim_alike(tmp_path, old, new, reason, capsys):
+    from autopilot.cli import main
+    p = _foka_with(tmp_path, old, new)
+    if "chemistry: other" in new:
+        p.write_text(p.read_text().replace("  chemistry: li-ion\n", ""))
+    assert main(["check", str(p)]) == 1
+    assert reason in capsys.readouterr().out
+    assert main(["sim", str(REPO / "config/missions/straight_line.yaml"), "--vessel", str(p), "--devices", "typed",
+                 "--duration", "5"]) == 2
+    assert reason in capsys.readouterr().err
+
+
+def test_a_left_out_low_voltage_gets_a_default_from_the_pack_and_check_says_so(tmp_path, capsys):
+    from autopilot.cli import main
+    p = _foka_with(tmp_path, "  low_voltage_v: 17.5\n", "")
+    v = load_vessel(str(p))
+    assert v.battery.low_voltage_v is None and v.battery.low_voltage_threshold_v == pytest.approx(5 * 3.3)
+    assert main(["check", str(p)]) == 0
+    assert "acts below 16.5 V (5 cells x 3.3 V for li-ion)" in capsys.readouterr().out
