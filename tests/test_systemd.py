@@ -197,3 +197,26 @@ def test_scripts_are_strict_and_lint_clean(script):
     if shutil.which("shellcheck"):
         r = subprocess.run(["shellcheck", str(script)], capture_output=True, text=True, timeout=60)
         assert r.returncode == 0, r.stdout
+
+
+SECURITY_LIMIT = 2.5       # systemd-analyze security's exposure level for the unit; 4.0 before hardening
+
+
+def test_the_unit_stays_hardened(tmp_path):
+    """`systemd-analyze security` scores the unit (lower is safer): it must not get worse than SECURITY_LIMIT,
+    and it must keep /dev open (the serial port, I2C and GPIO devices) and the syscall filter non-fatal."""
+    exe = shutil.which("systemd-analyze")
+    if exe is None:
+        pytest.skip("systemd-analyze is not installed (Debian/Ubuntu: the systemd package)")
+    unit = tmp_path / "autopilot.service"
+    unit.write_text((REPO / "systemd" / "autopilot.service").read_text())
+    r = subprocess.run([exe, "security", "--offline=true", "--no-pager", str(unit)], capture_output=True,
+                       text=True, timeout=60)
+    m = re.search(r"Overall exposure level for autopilot.service: ([0-9.]+)", r.stdout + r.stderr)
+    assert m, r.stdout + r.stderr
+    assert float(m.group(1)) <= SECURITY_LIMIT, r.stdout
+    keys = parse_unit(unit.read_text())["Service"]
+    for closes_dev in ("PrivateDevices", "DevicePolicy", "DeviceAllow", "ProtectClock"):
+        assert closes_dev not in keys
+    assert keys["SystemCallErrorNumber"] == ["EPERM"] and "127.0.0.0/8" not in keys["IPAddressAllow"][0]
+    assert "localhost" in keys["IPAddressAllow"][0] and "multicast" in keys["IPAddressAllow"][0]
