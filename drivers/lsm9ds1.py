@@ -9,6 +9,10 @@
                      for a bus fault. Before any good sample it returns (None, None). The magnetometer is a
                      device of its own: when only it fails, accel/gyro samples stay fresh, the field sample is
                      the stale repeat and only the magnetometer is re-configured (`mag_healthy` is False).
+A chip that answers but does not measure (data registers all zero, frozen, at full scale, or an accelerometer far
+from 1 g) is judged by drivers/sensor_plausibility.OutputWatch: its samples are delivered as stale repeats of the
+last good one (the estimator ignores them, so the IMU-silent failsafe acts as for a chip that left the bus),
+counted in `stats.implausible`, the reason in `stats.last_error`, and the chip is re-initialised.
 `Lsm9ds1Source` wraps a driver as an autopilot.interfaces.SensorSource (poll(t_s) -> SensorBatch).
 
 Frames. The chip's accel/gyro axes are left-handed and its magnetometer X points against the accelerometer's X
@@ -33,6 +37,7 @@ import numpy as np
 
 from autopilot.types import ImuSample, MagSample, SensorBatch
 from drivers.i2c_adapter import SMBusI2C, import_without_blinka
+from drivers.sensor_plausibility import OutputWatch
 from estimation.heading import rotation_rpy
 
 adafruit_lsm9ds1 = import_without_blinka("adafruit_lsm9ds1")
@@ -70,6 +75,13 @@ def chip_odr(requested_hz: float, table) -> Tuple[float, int]:
     return table[-1]
 
 
+_GYRO_DIGIT_DPS = {245: 0.00875, 500: 0.0175, 2000: 0.07}    # LSM9DS1 datasheet, table 3
+
+
+class _Implausible(Exception):
+    """A magnetometer read that answered with output that cannot be a measurement."""
+
+
 @dataclass
 class ImuStats:
     reads: int = 0                 # read() calls that returned a fresh accel/gyro sample
@@ -78,6 +90,7 @@ class ImuStats:
     stale: int = 0                 # samples returned as stale repeats
     mag_errors: int = 0            # failed magnetometer reads (the accelerometer/gyro carried on)
     mag_reinits: int = 0           # successful magnetometer re-configurations after an error
+    implausible: int = 0           # reads that answered with output that cannot be a measurement
     last_error: str = ""
 
 
@@ -87,7 +100,7 @@ class Lsm9ds1Driver:
     def __init__(self, imu_cfg, mag_cfg, *, i2c=None, mag_calibration=None,
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
                  gyro_bias_samples: int = 100, still_gyro_std_rps: float = 0.02,
-                 reinit_interval_s: float = 0.5):
+                 reinit_interval_s: float = 0.5, watch_output: bool = True):
         self.imu_cfg, self.mag_cfg = imu_cfg, mag_cfg
         self.bus_number = imu_cfg.bus
         self.i2c = i2c
@@ -114,6 +127,12 @@ class Lsm9ds1Driver:
         self._next_mag_reinit_t = -math.inf
         self._healthy = False
         self.mag_healthy = False
+        g = 9.80665
+        gyro_fs_rps = math.radians(32767 * _GYRO_DIGIT_DPS[imu_cfg.gyro_range_dps])
+        self._imu_watch = OutputWatch(full_scale=(0.995 * imu_cfg.accel_range_g * g,) * 3 + (0.995 * gyro_fs_rps,) * 3,
+                                      magnitude_range=(0.5 * g, 1.5 * g))
+        self._mag_watch = OutputWatch(frozen_min_s=0.2)
+        self.watch_output = watch_output          # False only for a noiseless emulator (whose output is frozen)
 
     # --------------------------------------------------------------------------------------- start-up
     def where(self, address: int) -> str:
@@ -207,16 +226,24 @@ class Lsm9ds1Driver:
         except OSError as e:
             self.stats.errors += 1
             return self._fault(t_s, f"I2C error: {e}")
+        bad = self._imu_watch.check(t_s, (ax, ay, az, gx, gy, gz)) if self.watch_output else None
+        if bad is not None:
+            self.stats.implausible += 1
+            return self._fault(t_s, f"accelerometer/gyro {bad}")
         mag_due = self._mag_due(t_s)
         mag_failed = False
         if mag_due:
             # the magnetometer is a device of its own on the bus: its failure must not cost the gyro
             try:
                 mx, my, mz = s.magnetic
-            except OSError as e:
+                bad = self._mag_watch.check(t_s, (mx, my, mz)) if self.watch_output else None
+                if bad is not None:
+                    self.stats.implausible += 1
+                    raise _Implausible(f"magnetometer {bad}")
+            except (OSError, _Implausible) as e:
                 self.stats.errors += 1
                 self.stats.mag_errors += 1
-                self.stats.last_error = f"magnetometer I2C error: {e}"
+                self.stats.last_error = str(e) if isinstance(e, _Implausible) else f"magnetometer I2C error: {e}"
                 self.mag_healthy = False
                 mag_failed = True
                 self._try_reinit_mag()

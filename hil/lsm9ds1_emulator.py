@@ -181,6 +181,8 @@ class Lsm9ds1Emulator:
         self.truth = None
         self._motion = None
         self.present = True
+        self.data_fault: Optional[str] = None     # None, "zero" or "frozen": what the data registers read
+        self._frozen: dict = {}
         self.pending_errors = 0
         self.pending_error_address: Optional[int] = None
         self.errors_raised = 0
@@ -211,6 +213,14 @@ class Lsm9ds1Emulator:
         self.pending_errors = int(count)
         self.pending_error_address = address
 
+    def set_data_fault(self, fault: Optional[str]) -> None:
+        """A chip that answers but whose output registers read all zero ("zero") or stay at the values they had
+        when the fault began ("frozen"); None: normal. The control registers and WHO_AM_I keep working."""
+        if fault not in (None, "zero", "frozen"):
+            raise ValueError(f"data fault must be None, 'zero' or 'frozen', got {fault!r}")
+        self.data_fault = fault
+        self._frozen = {}
+
     def set_present(self, present: bool) -> None:
         """Connect or disconnect the chip: a missing chip NACKs its addresses (OSError EREMOTEIO)."""
         self.present = bool(present)
@@ -234,11 +244,22 @@ class Lsm9ds1Emulator:
             out = regs[reg:reg + count]
         else:
             out = bytes(regs[(reg + i * step) & 0x7F] for i in range(count))
+        if self.data_fault is not None:
+            out = self._faulty_data(address, bytearray(out), reg, step)
         if address == self.xg_address:
             self._clear_xg_status(reg, count, step)
         elif any(0x28 <= (reg + i * step) & 0x7F <= 0x2D for i in range(count)):
             self._mag[_STATUS_REG_M] &= ~0x0F & 0xFF
         return bytes(out)
+
+    def _faulty_data(self, address: int, out: bytearray, reg: int, step: int) -> bytearray:
+        data = (range(_OUT_X_L_G, _OUT_X_L_G + 6), range(_OUT_X_L_XL, _OUT_X_L_XL + 6)) \
+            if address == self.xg_address else (range(_OUT_X_L_M, _OUT_X_L_M + 6),)
+        for i in range(len(out)):
+            r = (reg + i * step) & 0x7F
+            if any(r in block for block in data):
+                out[i] = 0 if self.data_fault == "zero" else self._frozen.setdefault((address, r), out[i])
+        return out
 
     def write_registers(self, address: int, register: int, data: bytes) -> None:
         self._transaction(address)

@@ -6,6 +6,8 @@ what they would see on the boat:
   gps-loss        the L76K reports no position (GGA quality 0, RMC status V): the receiver lost its satellites
   gps-glitch      the position the L76K sends jumps GLITCH_M (50 m) north of the truth (multipath, a bad fix)
   imu-loss        the LSM9DS1 leaves the I2C bus (both devices NACK)
+  imu-zero        the LSM9DS1 answers, but every data register (accel, gyro, magnetometer) reads zero
+  imu-frozen      the LSM9DS1 answers, but its data registers stay at the values they had when the fault began
   mag-loss        the magnetometer's I2C address NACKs (the accelerometer/gyro keeps answering)
   esc-disconnect  the pigpio connection goes away: every call raises and the ESC signals stop (pigpiod died)
   link-loss       the operator's station stops sending heartbeats
@@ -20,7 +22,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-KINDS = ("gps-loss", "gps-glitch", "imu-loss", "mag-loss", "esc-disconnect", "link-loss", "low-battery")
+KINDS = ("gps-loss", "gps-glitch", "imu-loss", "imu-zero", "imu-frozen", "mag-loss", "esc-disconnect", "link-loss", "low-battery")
 GLITCH_M = 50.0                       # size of the gps-glitch position jump [m]
 GLITCH_DIRECTION_RAD = 0.0            # toward true north
 
@@ -124,6 +126,8 @@ class FaultInjector:
             s.gnss_offset_ne = (d * math.cos(GLITCH_DIRECTION_RAD), d * math.sin(GLITCH_DIRECTION_RAD))
         elif kind == "imu-loss":
             s.imu_emulator.set_present(not on)
+        elif kind in ("imu-zero", "imu-frozen"):
+            s.imu_emulator.set_data_fault(kind[4:] if on else None)
         elif kind == "mag-loss":
             s.imu_emulator.inject_errors(10 ** 12 if on else 0, address=s.imu_emulator.mag_address)
         elif kind == "esc-disconnect":

@@ -139,7 +139,8 @@ def test_magnetometer_calibration_is_applied_to_the_body_field():
     emu = Lsm9ds1Emulator(imu_cfg, mag_cfg, noise=False)
     emu.update(0.0, Motion())
     cal = MagCalibration(offset_t=tuple(hard), matrix=tuple(map(tuple, np.linalg.inv(soft))))
-    source = Lsm9ds1Source.open_emulated(imu_cfg, mag_cfg, emu, mag_calibration=cal, gyro_bias_samples=5)
+    source = Lsm9ds1Source.open_emulated(imu_cfg, mag_cfg, emu, mag_calibration=cal, gyro_bias_samples=5,
+                                         watch_output=False)         # a noiseless chip is a frozen one
     for k, heading_deg in enumerate((0.0, 90.0, -135.0)):
         motion = Motion(heading_rad=math.radians(heading_deg))
         emu.update(100.0 + k, motion)
@@ -154,7 +155,7 @@ def test_i2c_error_burst_is_survived_counted_and_flagged_stale_then_device_reini
     emu = Lsm9ds1Emulator(imu_cfg, mag_cfg, noise=False)
     clock = {"t": 0.0}
     emu.update(0.0, Motion(heading_rad=1.0, yaw_rate_rps=0.0))
-    driver = Lsm9ds1Driver(imu_cfg, mag_cfg, i2c=SMBusI2C(1, bus=emu.smbus()), clock=lambda: clock["t"],
+    driver = Lsm9ds1Driver(imu_cfg, mag_cfg, i2c=SMBusI2C(1, bus=emu.smbus()), clock=lambda: clock["t"], watch_output=False,
                            sleep=emu.advance, gyro_bias_samples=5, reinit_interval_s=0.05)
     driver.start()
     moving = Motion(heading_rad=1.0, yaw_rate_rps=0.25, surge_mps=1.0)
@@ -194,7 +195,7 @@ def test_a_failing_magnetometer_costs_neither_the_gyro_nor_the_accelerometer():
     emu = Lsm9ds1Emulator(imu_cfg, mag_cfg, noise=False)
     clock = {"t": 0.0}
     emu.update(0.0, Motion(heading_rad=0.5))
-    driver = Lsm9ds1Driver(imu_cfg, mag_cfg, i2c=SMBusI2C(1, bus=emu.smbus()), clock=lambda: clock["t"],
+    driver = Lsm9ds1Driver(imu_cfg, mag_cfg, i2c=SMBusI2C(1, bus=emu.smbus()), clock=lambda: clock["t"], watch_output=False,
                            sleep=emu.advance, gyro_bias_samples=5, reinit_interval_s=0.05)
     driver.start()
     turning = Motion(heading_rad=0.5, yaw_rate_rps=0.2)
@@ -231,7 +232,7 @@ def test_chip_unplugged_keeps_returning_stale_samples_with_backoff_and_recovers(
     emu = Lsm9ds1Emulator(imu_cfg, mag_cfg, noise=False)
     clock = {"t": 0.0}
     emu.update(0.0, Motion())
-    driver = Lsm9ds1Driver(imu_cfg, mag_cfg, i2c=SMBusI2C(1, bus=emu.smbus()), clock=lambda: clock["t"],
+    driver = Lsm9ds1Driver(imu_cfg, mag_cfg, i2c=SMBusI2C(1, bus=emu.smbus()), clock=lambda: clock["t"], watch_output=False,
                            sleep=emu.advance, gyro_bias_samples=3, reinit_interval_s=0.5)
     driver.start()
     driver.read(0.1)
