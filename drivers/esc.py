@@ -246,7 +246,8 @@ class EscOutput:
                 self._timed_out = False
                 dt = 0.0                        # the slew restarts from neutral, not across the gap
             self._last_t = t_s
-            hold = self._shutdown or self._deadman_tripped or (self.deadman is not None and not self.deadman.alive)
+            hold = self._shutdown or self._deadman_tripped or (
+                self.deadman is not None and not (self.deadman.alive and getattr(self.deadman, "vouching", True)))
             for i, (c, p) in enumerate(zip(self.channels, values)):
                 if hold or t_s - self._arm_start < c.arming_time_s:
                     target = float(c.neutral_out_us)
@@ -268,11 +269,13 @@ class EscOutput:
 
     @property
     def connected(self) -> bool:
-        """False when the outputs cannot be vouched for: pigpiod unreachable, or the deadman tripped or gone."""
+        """False when the outputs cannot be vouched for: pigpiod unreachable, or the deadman tripped, gone or
+        unable to reach pigpiod itself (it could not stop the thrusters)."""
         if not self._io_ok or not getattr(self.pi, "connected", True):
             return False
-        if self.deadman is not None and (not self.deadman.alive or self._deadman_tripped):
-            return False
+        if self.deadman is not None:
+            if not self.deadman.alive or self._deadman_tripped or not getattr(self.deadman, "vouching", True):
+                return False
         return True
 
     def output_us(self) -> list:

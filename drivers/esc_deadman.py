@@ -5,7 +5,7 @@ running. The guardian (`python -m drivers.esc_deadman`) is spawned by the autopi
 (`DeadmanLink.spawn`) with its own pigpiod connection and one end of a Unix SOCK_SEQPACKET socket pair:
 
   autopilot --"H" heartbeat per ESC write--> guardian --set_servo_pulsewidth(neutral)--> pigpiod
-  autopilot <--"R" ready / "T" tripped-----
+  autopilot <--"R" ready / "T" tripped / "V1" "V0" can or cannot vouch for neutral-----
 
   - the autopilot dies (crash, SIGKILL, OOM): the kernel closes its socket, the guardian's recv returns EOF at
     once -> neutral, exit;
@@ -20,6 +20,13 @@ the instant it happens (a script could only notice a missed heartbeat), the guar
 tested against the fake pigpiod with the real pigpio client, and it also covers a hang. If both processes die
 together (the whole unit is killed), systemd's ExecStopPost (`python -m drivers.esc_neutral`) sets neutral.
 If the guardian dies, the autopilot sees its socket close: ESC output reports not connected and holds neutral.
+
+The guardian's own pigpiod connection is checked every `check_s` (0.25 s): when pigpiod restarted, the old
+connection is dead and a neutral sent through it would go nowhere (it did: "Broken pipe", yet "outputs set to
+neutral", with the thrusters left at 1900 us). The guardian reconnects, and tells the autopilot "V0" while it
+cannot vouch for neutral and "V1" once it can again; the ESC output counts as disconnected meanwhile (pre-arm
+refuses, the ESC-disconnected failsafe disarms, the outputs are held at neutral). Neutral is reported set only
+after reading every pulse back from pigpiod.
 """
 from __future__ import annotations
 
@@ -33,7 +40,8 @@ import sys
 import time
 from typing import Callable, Optional, Sequence
 
-HEARTBEAT, READY, TRIPPED, QUIT, ERROR = b"H", b"R", b"T", b"Q", b"E"
+HEARTBEAT, READY, TRIPPED, QUIT, ERROR, VOUCH = b"H", b"R", b"T", b"Q", b"E", b"V"
+CHECK_S = 0.25                  # how often the guardian checks its pigpiod connection [s]
 
 
 class DeadmanError(RuntimeError):
@@ -48,6 +56,7 @@ class DeadmanLink:
         self.sock.setblocking(False)
         self.process = process
         self.alive = True
+        self.vouching = True            # the guardian's last word: it can put the outputs to neutral
         self.heartbeats = 0
 
     @classmethod
@@ -104,6 +113,8 @@ class DeadmanLink:
                 break
             if msg.startswith(TRIPPED):
                 trips += 1
+            elif msg.startswith(VOUCH):
+                self.vouching = msg[1:2] == b"1"
         return trips
 
     def close(self) -> None:
@@ -122,11 +133,17 @@ class DeadmanLink:
                 self.process.terminate()
 
 
-def guard(sock: socket.socket, set_neutral: Callable[[], None], timeout_s: float,
-          clock: Callable[[], float] = time.monotonic) -> str:
-    """The guardian's loop. Returns why it ended: 'eof' (autopilot gone), 'quit', or 'signal'."""
+def guard(sock: socket.socket, set_neutral: Callable[[], object], timeout_s: float,
+          clock: Callable[[], float] = time.monotonic, check: Optional[Callable[[], bool]] = None,
+          check_s: float = CHECK_S) -> str:
+    """The guardian's loop. Returns why it ended: 'eof' (autopilot gone), 'quit', or 'signal'.
+
+    `check()` (every check_s) says whether the guardian can still reach pigpiod (reconnecting if not); each
+    change is reported to the autopilot as "V1"/"V0"."""
     tripped = False
     stop = {"signal": False}
+    vouching = True
+    next_check = clock() + check_s
 
     def on_signal(signum, frame):
         stop["signal"] = True
@@ -135,13 +152,27 @@ def guard(sock: socket.socket, set_neutral: Callable[[], None], timeout_s: float
         signal.signal(sig, on_signal)
     last_heartbeat = clock()
     while not stop["signal"]:
+        now = clock()
+        if check is not None and now >= next_check:
+            next_check = now + check_s
+            ok = bool(check())
+            if ok != vouching:
+                vouching = ok
+                try:
+                    sock.send(VOUCH + (b"1" if ok else b"0"))
+                except OSError:
+                    pass
         wait = max(0.0, last_heartbeat + timeout_s - clock())
+        if check is not None:
+            wait = min(wait, max(0.0, next_check - clock()))
         try:
             ready, _, _ = select.select([sock], [], [], wait)
         except InterruptedError:
             continue
         if stop["signal"]:
             break
+        if not ready and clock() < last_heartbeat + timeout_s:
+            continue                              # woke for the connection check, not a missed heartbeat
         if not ready:
             set_neutral()
             if not tripped:
@@ -183,25 +214,87 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if len(gpios) != len(neutrals):
         sock.send(ERROR + b"--gpio and --neutral-us differ in length")
         return 2
-    from drivers.esc import EscError, connect_pigpio
+    from drivers.esc import EscError
     try:
-        pi = connect_pigpio(args.host, args.port)
+        out = _GuardedOutputs(args.host, args.port, gpios, neutrals)
     except EscError as e:
         sock.send(ERROR + str(e).encode())
         return 2
-
-    def set_neutral() -> None:
-        for gpio, pulse in zip(gpios, neutrals):
-            try:
-                pi.set_servo_pulsewidth(gpio, pulse)
-            except Exception as e:    # noqa: BLE001 - keep trying the other channels
-                print(f"esc_deadman: neutral on GPIO{gpio} failed: {e}", file=sys.stderr, flush=True)
-
     sock.send(READY)
-    reason = guard(sock, set_neutral, args.timeout_s)
-    print(f"esc_deadman: outputs set to neutral ({reason})", file=sys.stderr, flush=True)
-    pi.stop()
-    return 0
+    reason = guard(sock, out.set_neutral, args.timeout_s, check=out.reachable)
+    if out.last_neutral_ok:
+        print(f"esc_deadman: outputs set to neutral ({reason})", file=sys.stderr, flush=True)
+    else:
+        print(f"esc_deadman: COULD NOT set the outputs to neutral ({reason}): {out.last_error}", file=sys.stderr,
+              flush=True)
+    out.close()
+    return 0 if out.last_neutral_ok else 1
+
+
+class _GuardedOutputs:
+    """The guardian's own pigpiod connection: checked, re-made when pigpiod restarted, neutral verified."""
+
+    def __init__(self, host: str, port: int, gpios, neutrals):
+        from drivers.esc import connect_pigpio
+        self._connect = lambda: connect_pigpio(host, port)
+        self.gpios, self.neutrals = list(gpios), list(neutrals)
+        self.pi = self._connect()                 # EscError at start-up: the guardian cannot start
+        self.last_neutral_ok = False
+        self.last_error = ""
+
+    def _reconnect(self) -> bool:
+        from drivers.esc import EscError
+        old, self.pi = self.pi, None
+        if old is not None:
+            try:
+                old.stop()
+            except Exception:     # noqa: BLE001 - a dead connection may fail to close
+                pass
+        try:
+            self.pi = self._connect()
+            print("esc_deadman: reconnected to pigpiod", file=sys.stderr, flush=True)
+            return True
+        except EscError as e:
+            self.last_error = str(e)
+            return False
+
+    def reachable(self) -> bool:
+        """True if pigpiod answers on our connection (reconnecting once if it does not)."""
+        if self.pi is not None:
+            try:
+                self.pi.get_current_tick()
+                if getattr(self.pi, "connected", True):
+                    return True
+            except Exception as e:    # noqa: BLE001 - any failure means the connection is gone
+                self.last_error = f"{type(e).__name__}: {e}"
+        return self._reconnect()
+
+    def set_neutral(self) -> bool:
+        """Neutral on every ESC, read back; one reconnect and retry if that fails. True only when verified."""
+        for _ in range(2):
+            if self.pi is None and not self._reconnect():
+                continue
+            try:
+                for gpio, pulse in zip(self.gpios, self.neutrals):
+                    self.pi.set_servo_pulsewidth(gpio, pulse)
+                wrong = [g for g, p in zip(self.gpios, self.neutrals) if self.pi.get_servo_pulsewidth(g) != p]
+                if not wrong:
+                    self.last_neutral_ok = True
+                    return True
+                self.last_error = f"GPIO {wrong} did not read back neutral"
+            except Exception as e:    # noqa: BLE001 - a dead connection: reconnect and retry
+                self.last_error = f"{type(e).__name__}: {e}"
+                print(f"esc_deadman: neutral failed: {self.last_error}", file=sys.stderr, flush=True)
+                self._reconnect()
+        self.last_neutral_ok = False
+        return False
+
+    def close(self) -> None:
+        if self.pi is not None:
+            try:
+                self.pi.stop()
+            except Exception:         # noqa: BLE001
+                pass
 
 
 if __name__ == "__main__":

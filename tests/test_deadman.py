@@ -31,7 +31,9 @@ CHILD = textwrap.dedent("""
     port = int(sys.argv[1])
     chans = [EscChannel("left", 13, arming_time_s=0.2), EscChannel("right", 12, arming_time_s=0.2)]
     link = DeadmanLink.spawn(chans, host="127.0.0.1", port=port, timeout_s=0.3)
-    esc = EscOutput(chans, pigpio.pi("127.0.0.1", port), deadman=link)
+    from drivers.esc import connect_pigpio
+    esc = EscOutput(chans, pigpio.pi("127.0.0.1", port), deadman=link,
+                    pi_factory=lambda: connect_pigpio("127.0.0.1", port))   # reconnects as the autopilot does
     print("guardian", link.process.pid, flush=True)
     t0 = time.monotonic()
     said = False
@@ -173,3 +175,74 @@ def test_guardian_without_pigpiod_fails_to_start_with_the_reason():
     s.close()
     with pytest.raises(DeadmanError, match="pigpiod is not running"):
         DeadmanLink.spawn([EscChannel("left", 13)], host="127.0.0.1", port=port)
+
+
+def _restart(daemon):
+    """pigpiod restarted: the old daemon's connections die, a new one (fresh state) listens on the same port."""
+    port = daemon.port
+    daemon.stop()
+    return FakePigpiod(port=port).start()
+
+
+def test_after_a_pigpiod_restart_the_guardian_reconnects_and_still_brings_the_thrusters_to_neutral(daemon):
+    """It used to keep its dead connection: "Broken pipe", yet "outputs set to neutral", thrusters at 1900."""
+    child, guardian_pid = start_child(daemon.port)
+    new = None
+    try:
+        new = _restart(daemon)
+        deadline = time.monotonic() + 5.0           # the autopilot side reconnects and drives full thrust again
+        while not (new.state.pulse_us(13) == new.state.pulse_us(12) == 1900) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert new.state.pulse_us(13) == new.state.pulse_us(12) == 1900
+        time.sleep(0.6)                             # a couple of the guardian's connection checks
+        assert new.connections >= 2                 # the guardian holds a connection to the new daemon too
+        t_kill = time.monotonic()
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=5)
+        times = neutral_after(new, t_kill)
+        assert all(times), "the guardian did not reach the restarted pigpiod"
+        assert max(times) - t_kill < 0.5
+        assert new.state.pulse_us(13) == new.state.pulse_us(12) == 1500
+        assert gone(guardian_pid)
+    finally:
+        if child.poll() is None:
+            child.kill()
+        if new is not None:
+            new.stop()
+
+
+def test_the_esc_output_is_not_connected_while_the_guardian_cannot_reach_pigpiod(daemon):
+    chans = [EscChannel("left", 13, arming_time_s=0.0), EscChannel("right", 12, arming_time_s=0.0)]
+    link = DeadmanLink.spawn(chans, host="127.0.0.1", port=daemon.port, timeout_s=0.5)
+    from drivers.esc import connect_pigpio
+    port = daemon.port
+    esc = EscOutput(chans, pigpio.pi("127.0.0.1", port), deadman=link,
+                    pi_factory=lambda: connect_pigpio("127.0.0.1", port))
+    try:
+        t = 0.0
+        for _ in range(10):
+            t += 0.02
+            esc.write(t, PulseCommand((1700, 1700)))
+            time.sleep(0.02)
+        assert esc.connected and link.vouching
+        daemon.stop()                               # pigpiod gone: nobody can stop the thrusters now
+        deadline = time.monotonic() + 3.0
+        while link.vouching and time.monotonic() < deadline:
+            t += 0.02
+            esc.write(t, PulseCommand((1700, 1700)))
+            time.sleep(0.02)
+        assert not link.vouching and not esc.connected
+        back = FakePigpiod(port=port).start()       # pigpiod is back: the guardian vouches again
+        try:
+            deadline = time.monotonic() + 3.0
+            while not link.vouching and time.monotonic() < deadline:
+                t += 0.02
+                esc.write(t, PulseCommand((1700, 1700)))
+                time.sleep(0.02)
+            assert link.vouching
+        finally:
+            esc.close()
+            back.stop()
+    finally:
+        if link.process.poll() is None:
+            link.process.kill()

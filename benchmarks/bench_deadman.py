@@ -1,0 +1,70 @@
+"""The deadman's figure: SIGKILL of a process driving full thrust (1900 us) to both ESCs at neutral, before and
+after a pigpiod restart.
+
+    python benchmarks/bench_deadman.py [--kills 20]
+
+The driving process is tests/test_deadman.py's stand-in (EscOutput with the guardian, the real pigpio client,
+reconnecting as the autopilot does); pigpiod is the fake daemon in this process (hil/fake_pigpiod.py). Each kill:
+start the process, wait for 1900/1900, SIGKILL it, time the first neutral pulse on both GPIOs in the daemon's
+record (CLOCK_MONOTONIC). "After a restart": the daemon is stopped and a fresh one started on the same port
+while the process drives, it reconnects and drives 1900 again, and only then is it killed.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hil.fake_pigpiod import FakePigpiod  # noqa: E402
+from tests.test_deadman import neutral_after, start_child  # noqa: E402
+
+
+def one_kill(restart: bool) -> float:
+    daemon = FakePigpiod().start()
+    child = None
+    try:
+        child, _ = start_child(daemon.port)
+        if restart:
+            port = daemon.port
+            daemon.stop()
+            daemon = FakePigpiod(port=port).start()
+            deadline = time.monotonic() + 10.0
+            while not (daemon.state.pulse_us(13) == daemon.state.pulse_us(12) == 1900):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the driving process did not reconnect")
+                time.sleep(0.01)
+            time.sleep(0.5)                     # full thrust for a while on the new daemon
+        t_kill = time.monotonic()
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=5)
+        times = neutral_after(daemon, t_kill, wait_s=3.0)
+        return float("inf") if not all(times) else 1e3 * (max(times) - t_kill)
+    finally:
+        if child is not None and child.poll() is None:
+            child.kill()
+        daemon.stop()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kills", type=int, default=20)
+    args = ap.parse_args()
+    for restart in (False, True):
+        ms = [one_kill(restart) for _ in range(args.kills)]
+        done = [m for m in ms if m != float("inf")]
+        label = "after a pigpiod restart" if restart else "pigpiod as started    "
+        if done:
+            print(f"{label}: {len(done)}/{len(ms)} kills reached neutral; SIGKILL to neutral min "
+                  f"{min(done):.1f} ms, median {statistics.median(done):.1f} ms, max {max(done):.1f} ms")
+        else:
+            print(f"{label}: 0/{len(ms)} kills reached neutral")
+
+
+if __name__ == "__main__":
+    main()
