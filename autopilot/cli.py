@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import signal
+import os
 import sys
 
 # (module, what it adds). Add a line here to add a sub-command.
@@ -37,10 +37,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    if hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)   # `autopilot ... | head` ends quietly
+    # SIGPIPE stays ignored (Python's default): with SIG_DFL a write to a socket whose peer died (pigpiod
+    # restarting under `autopilot run`) would kill the process instead of raising an error the ESC output
+    # handles. `autopilot ... | head` closing our stdout ends quietly here instead.
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")      # nothing more reaches the closed pipe, not even at exit
+        except OSError:
+            pass
+        return 0
 
 
 if __name__ == "__main__":

@@ -60,3 +60,12 @@ def test_sim_of_a_mission_check_refuses_exits_1_and_prints_why(tmp_path, capsys)
     err = capsys.readouterr().err
     assert rc == 1
     assert "never armed" in err and "cruise_speed_mps: 5 m/s is faster than the vessel's hull.max_speed_mps" in err
+
+
+def test_the_cli_leaves_sigpipe_ignored(repo_root):
+    """With SIGPIPE at its default, a write to a socket whose peer died (pigpiod restarting under `autopilot
+    run`) killed the process instead of raising the error the ESC output handles (and killed this test run)."""
+    import signal
+    before = signal.getsignal(signal.SIGPIPE)
+    main(["check", str(repo_root / "config/vessels/foka.yaml")])
+    assert signal.getsignal(signal.SIGPIPE) == before == signal.SIG_IGN
