@@ -218,28 +218,25 @@ def test_the_esc_output_is_not_connected_while_the_guardian_cannot_reach_pigpiod
     port = daemon.port
     esc = EscOutput(chans, pigpio.pi("127.0.0.1", port), deadman=link,
                     pi_factory=lambda: connect_pigpio("127.0.0.1", port))
-    try:
-        t = 0.0
-        for _ in range(10):
-            t += 0.02
-            esc.write(t, PulseCommand((1700, 1700)))
+    clock = {"t": 0.0}
+
+    def drive_until(done, wait_s=3.0):
+        """Full-ish thrust at 50 Hz until done() or wait_s; returns done()."""
+        deadline = time.monotonic() + wait_s
+        while not done() and time.monotonic() < deadline:
+            clock["t"] += 0.02
+            esc.write(clock["t"], PulseCommand((1700, 1700)))
             time.sleep(0.02)
+        return done()
+
+    try:
+        drive_until(lambda: False, wait_s=0.2)
         assert esc.connected and link.vouching
         daemon.stop()                               # pigpiod gone: nobody can stop the thrusters now
-        deadline = time.monotonic() + 3.0
-        while link.vouching and time.monotonic() < deadline:
-            t += 0.02
-            esc.write(t, PulseCommand((1700, 1700)))
-            time.sleep(0.02)
-        assert not link.vouching and not esc.connected
+        assert drive_until(lambda: not link.vouching) and not esc.connected
         back = FakePigpiod(port=port).start()       # pigpiod is back: the guardian vouches again
         try:
-            deadline = time.monotonic() + 3.0
-            while not link.vouching and time.monotonic() < deadline:
-                t += 0.02
-                esc.write(t, PulseCommand((1700, 1700)))
-                time.sleep(0.02)
-            assert link.vouching
+            assert drive_until(lambda: link.vouching)
         finally:
             esc.close()
             back.stop()
