@@ -208,7 +208,7 @@ def _parse_item(file: str, line_no: int, line: str) -> _Item:
         seq, _current, frame, command = (int(float(x)) for x in f[:4])
         nums = [float(x) for x in f[4:11]]
     except (ValueError, OverflowError):          # OverflowError: int(float("inf")) in SEQ/FRAME/COMMAND
-        raise ConfigError(file, f"line {line_no}", "fields must be finite numbers") from None
+        raise ConfigError(file, f"line {line_no}", "fields must be numbers") from None
     if any(v != v or v in (float("inf"), float("-inf")) for v in nums):
         raise ConfigError(file, f"line {line_no}", "fields must be finite numbers")
     return _Item(line_no, seq, frame, command, tuple(nums[:4]), nums[4], nums[5])
