@@ -644,8 +644,8 @@ class NavigationEKF:
             # covariance to cover the innovation and take the fix now; not a GNSS re-acquisition
             dn, de = north - hx[0, 0], east - hx[1, 0]
             P = self.kf.P
-            P[IX_N, IX_N] += dn * dn
-            P[IX_E, IX_E] += de * de
+            P[IX_N, IX_N] += max(0.0, dn * dn - s_nn)      # just enough to cover the innovation
+            P[IX_E, IX_E] += max(0.0, de * de - s_ee)
             self.counters["model_drift_accepts"] += 1
             nis = self._nis2(z[:2], hx[:2], H[:2], R[:2, :2])
         elif gated:
