@@ -26,11 +26,12 @@ bauds (the module forgets a baud change on power loss unless it was saved with `
 """
 from __future__ import annotations
 
+
 import logging
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Callable, List, Optional, Protocol, Sequence, Union
 
 from autopilot.types import GpsFix
@@ -89,6 +90,7 @@ class LinkCounters:
     read_errors: int = 0        # exceptions from the port (device gone, I/O error)
     baud_detections: int = 0
     dropped_fixes: int = 0      # fixes lost because nobody polled and the queue was full
+    frozen_fixes: int = 0       # fixes marked invalid: the position repeated to the last digit while moving
     rx_bytes: int = 0           # bytes read from the port
     internal_errors: int = 0    # decoding bugs caught by the last guard (should stay 0)
 
@@ -397,6 +399,7 @@ class L76K:
 
     def _queue(self, fixes: List[GpsFix]) -> None:
         for f in fixes:
+            f = self._unfreeze(f)
             if len(self._fixes) >= self._queue_len:
                 self._fixes.popleft()
                 self.link.dropped_fixes += 1
@@ -404,6 +407,25 @@ class L76K:
             self._last_fix = f
             if f.valid:
                 self._last_valid_fix = f
+
+    FROZEN_FIXES = 3            # identical positions in a row, at speed, before the position counts as frozen
+    FROZEN_MIN_SOG_MPS = 0.5
+
+    def _unfreeze(self, f: GpsFix) -> GpsFix:
+        """A valid fix whose position repeats the previous ones to the last digit while the receiver reports the
+        boat moving is a receiver stuck on an old solution: marked invalid (no position) and counted."""
+        if not f.valid:
+            return f
+        key = (f.lat_deg, f.lon_deg)
+        moving = f.sog_mps is not None and f.sog_mps >= self.FROZEN_MIN_SOG_MPS
+        if key == getattr(self, "_frozen_key", None) and moving:
+            self._frozen_run += 1
+        else:
+            self._frozen_key, self._frozen_run = key, 1
+        if self._frozen_run >= self.FROZEN_FIXES:
+            self.link.frozen_fixes += 1
+            return replace(f, valid=False)
+        return f
 
     def _needs_relock(self) -> bool:
         """Auto mode: bytes keep arriving but no good sentence for longer than a search window."""
