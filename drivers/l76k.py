@@ -91,6 +91,7 @@ class LinkCounters:
     baud_detections: int = 0
     dropped_fixes: int = 0      # fixes lost because nobody polled and the queue was full
     frozen_fixes: int = 0       # fixes marked invalid: the position repeated to the last digit while moving
+    backward_fixes: int = 0     # fixes marked invalid: their UTC lies before the last valid fix's
     rx_bytes: int = 0           # bytes read from the port
     internal_errors: int = 0    # decoding bugs caught by the last guard (should stay 0)
 
@@ -408,14 +409,28 @@ class L76K:
             if f.valid:
                 self._last_valid_fix = f
 
+    BACKWARD_FIXES_TO_RESET = 3  # valid fixes in a row from before the last one: take it as a clock reset
     FROZEN_FIXES = 3            # identical positions in a row, at speed, before the position counts as frozen
     FROZEN_MIN_SOG_MPS = 0.5
 
     def _unfreeze(self, f: GpsFix) -> GpsFix:
         """A valid fix whose position repeats the previous ones to the last digit while the receiver reports the
-        boat moving is a receiver stuck on an old solution: marked invalid (no position) and counted."""
+        boat moving is a receiver stuck on an old solution: marked invalid (no position) and counted. So is a
+        valid fix whose UTC (date and time) lies before the last valid one's: a corrupted or replayed sentence
+        (a checksum passes one corruption in 256)."""
         if not f.valid:
             return f
+        last_utc = getattr(self, "_last_valid_utc", None)
+        if f.utc and last_utc and len(f.utc) == len(last_utc) and f.utc < last_utc:
+            self._backward_run = getattr(self, "_backward_run", 0) + 1
+            if self._backward_run < self.BACKWARD_FIXES_TO_RESET:
+                self.link.backward_fixes += 1
+                return replace(f, valid=False)
+            # several in a row, consistent with each other: the receiver's clock was reset (or the earlier
+            # time was the wrong one); follow the new timeline rather than refuse GNSS for good
+        self._backward_run = 0
+        if f.utc:
+            self._last_valid_utc = f.utc
         key = (f.lat_deg, f.lon_deg)
         moving = f.sog_mps is not None and f.sog_mps >= self.FROZEN_MIN_SOG_MPS
         if key == getattr(self, "_frozen_key", None) and moving:

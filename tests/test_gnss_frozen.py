@@ -67,3 +67,19 @@ def test_a_boat_at_rest_may_report_the_same_position():
     still = [_epoch(k, "5106.6060", "01703.6000", "0.0") for k in range(8)]
     fixes, drv = _fixes(still)
     assert len(fixes) == 8 and all(f.valid for f in fixes) and drv.stats()["frozen_fixes"] == 0
+
+
+def test_a_fix_from_the_past_is_not_a_position():
+    """A sentence whose time went backwards (corrupted with a checksum that still passes, or replayed)."""
+    epochs = [_epoch(k, f"5106.{600 + 3 * k:04d}", "01703.6000", "1.6") for k in (1, 2, 3)]
+    epochs.insert(2, _epoch(0, "5107.0000", "01703.6000", "1.6"))     # 12:00:00 after 12:00:02
+    fixes, drv = _fixes(epochs)
+    assert [f.valid for f in fixes] == [True, True, False, True]
+    assert drv.stats()["backward_fixes"] == 1
+
+
+def test_a_receiver_clock_reset_is_followed_after_three_fixes_not_refused_for_good():
+    first = [_epoch(30 + k, f"5106.{600 + 3 * k:04d}", "01703.6000", "1.6") for k in range(2)]
+    reset = [_epoch(k, f"5106.{700 + 3 * k:04d}", "01703.6000", "1.6") for k in range(5)]
+    fixes, drv = _fixes(first + reset)
+    assert [f.valid for f in fixes] == [True, True, False, False, True, True, True]
