@@ -99,7 +99,10 @@ def _convert(tp, value, meta, file, key):
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(file, key, f"must be a number{_in_unit(meta)}, got {value!r}")
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:                     # an integer beyond any float (fuzzing found it)
+            raise ConfigError(file, key, "must be a finite number, got an integer far out of range") from None
         if value != value or value in (float("inf"), float("-inf")):
             raise ConfigError(file, key, f"must be a finite number, got {value}")
         _check_number(value, meta, file, key)

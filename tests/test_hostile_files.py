@@ -144,3 +144,12 @@ def test_a_left_out_low_voltage_gets_a_default_from_the_pack_and_check_says_so(t
     assert v.battery.low_voltage_v is None and v.battery.low_voltage_threshold_v == pytest.approx(5 * 3.3)
     assert main(["check", str(p)]) == 0
     assert "acts below 16.5 V (5 cells x 3.3 V for li-ion)" in capsys.readouterr().out
+
+
+def test_an_integer_beyond_any_float_is_a_refusal(tmp_path):
+    """Found by bench_fuzz_inputs.py: int too large to convert to float (OverflowError) in a float field."""
+    p = tmp_path / "m.yaml"
+    p.write_text((REPO / "config/missions/straight_line.yaml").read_text().replace(
+        "cruise_speed_mps: 1.5", "cruise_speed_mps: 1" + "0" * 400))
+    assert "1" + "0" * 400 in p.read_text()
+    _refused(load_mission, p, "far out of range")
