@@ -36,6 +36,8 @@ class GpsFix:
     pos_std_m: float = 1.7        # 1-sigma horizontal position error per axis [m]
     utc: Optional[str] = None     # ISO 8601 UTC time of the epoch, when the receiver gave one
     valid: bool = True
+    refused: str = ""             # why the driver marked a receiver's position invalid as implausible ("jump",
+                                  # "backward", "frozen", "calendar"); "" when valid or the receiver had none
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,9 @@
 Bytes go through `NmeaFramer` (checksums, CASIC binary frames) and `EpochAssembler` (GGA + RMC per epoch,
 see drivers/l76k_epoch.py for the fields, validity and the HDOP -> pos_std_m rule). A fix's `time_s` is the
 driver's `clock()` when its epoch's first sentence was read (the fix is delivered once the epoch is
-complete); pass the runner's clock so fixes share its time.
+complete); pass the runner's clock so fixes share its time. Every valid fix then passes
+`drivers/gnss_plausibility.FixPlausibility` (time going backwards, a frozen position, a jump no boat can
+make, a date far from the system clock): a fix that cannot be true is delivered with `valid=False`.
 
 Two ways to run:
 - threaded (`start()`): a daemon thread blocks on the port (read timeout 50 ms), fills a bounded queue,
@@ -31,12 +33,13 @@ import logging
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Callable, List, Optional, Protocol, Sequence, Union
 
 from autopilot.types import GpsFix
 from drivers import l76k_commands as cmd
 from drivers.l76k_commands import GnssSetupError
+from drivers.gnss_plausibility import DEFAULT_MAX_SPEED_MPS, MAX_TIME_SKEW_S, FixPlausibility
 from drivers.l76k_epoch import EpochAssembler
 from drivers.nmea_stream import NmeaFramer
 
@@ -90,8 +93,6 @@ class LinkCounters:
     read_errors: int = 0        # exceptions from the port (device gone, I/O error)
     baud_detections: int = 0
     dropped_fixes: int = 0      # fixes lost because nobody polled and the queue was full
-    frozen_fixes: int = 0       # fixes marked invalid: the position repeated to the last digit while moving
-    backward_fixes: int = 0     # fixes marked invalid: their UTC lies before the last valid fix's
     rx_bytes: int = 0           # bytes read from the port
     internal_errors: int = 0    # decoding bugs caught by the last guard (should stay 0)
 
@@ -107,7 +108,9 @@ class L76K:
                  clock: Callable[[], float] = time.monotonic,
                  wall: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
                  reopen_backoff_s: Sequence[float] = (0.2, 5.0), idle_flush_s: float = 0.25,
-                 detect_window_s: float = 1.5, verify_window_s: float = 3.0, queue_len: int = 256):
+                 detect_window_s: float = 1.5, verify_window_s: float = 3.0, queue_len: int = 256,
+                 max_speed_mps: float = DEFAULT_MAX_SPEED_MPS, calendar: Optional[Callable[[], float]] = None,
+                 max_time_skew_s: Optional[float] = MAX_TIME_SKEW_S):
         """
         port: a device path (opened with pyserial) or an opener `f(baud) -> serial-like port`.
         baud: the module's baud, or "auto" to search `l76k_commands.BAUD_SEARCH_ORDER`.
@@ -115,6 +118,9 @@ class L76K:
         wall, sleep: real time for I/O waits (detection windows, back-off), injectable for tests.
         idle_flush_s: an incomplete epoch is emitted once the line has been quiet this long [s].
         detect_window_s: how long to listen at each baud while searching [s] (> one fix interval).
+        max_speed_mps, calendar, max_time_skew_s: the plausibility checks' fastest boat [m/s], system clock [s since
+        the Unix epoch] (None: no date check) and UTC-ahead-of-clock limit [s] (None for a recording replayed
+        faster than real time); see drivers/gnss_plausibility.py. `from_config` passes time.time.
         """
         if baud != "auto" and baud not in cmd.BAUD_CODES:
             raise GnssSetupError(f"baud {baud!r}: use 'auto' or one of {sorted(cmd.BAUD_CODES)}")
@@ -133,6 +139,8 @@ class L76K:
         self.framer = NmeaFramer()
         self.assembler = EpochAssembler(cep_m=cep_m)
         self.link = LinkCounters()
+        self.plausibility = FixPlausibility(max_speed_mps=max_speed_mps, calendar=calendar,
+                                            max_time_skew_s=max_time_skew_s)
         self.last_error: Optional[str] = None
         self._port: Optional[SerialLike] = None
         self._fixes: deque = deque()
@@ -155,6 +163,7 @@ class L76K:
         """Driver for a `GnssConfig` (port, baud, cep_m, stale_timeout_s). Refuses a rate the baud cannot carry."""
         cmd.check_link(cfg.rate_hz, cfg.baud)
         kwargs.setdefault("baud", cfg.baud)
+        kwargs.setdefault("calendar", time.time)
         return cls(kwargs.pop("port", cfg.port), cep_m=cfg.cep_m, stale_timeout_s=cfg.stale_timeout_s, **kwargs)
 
     # -- lifecycle -------------------------------------------------------------------------------------
@@ -229,6 +238,7 @@ class L76K:
         d.update(self.framer.counters.as_dict())
         d.update(self.assembler.counters.__dict__)
         d.update(self.link.as_dict())
+        d.update(self.plausibility.counters.as_dict())
         d.update(baud=self.baud, connected=self.connected, last_error=self.last_error)
         return d
 
@@ -400,7 +410,7 @@ class L76K:
 
     def _queue(self, fixes: List[GpsFix]) -> None:
         for f in fixes:
-            f = self._unfreeze(f)
+            f = self.plausibility.check(f)
             if len(self._fixes) >= self._queue_len:
                 self._fixes.popleft()
                 self.link.dropped_fixes += 1
@@ -408,39 +418,6 @@ class L76K:
             self._last_fix = f
             if f.valid:
                 self._last_valid_fix = f
-
-    BACKWARD_FIXES_TO_RESET = 3  # valid fixes in a row from before the last one: take it as a clock reset
-    FROZEN_FIXES = 3            # identical positions in a row, at speed, before the position counts as frozen
-    FROZEN_MIN_SOG_MPS = 0.5
-
-    def _unfreeze(self, f: GpsFix) -> GpsFix:
-        """A valid fix whose position repeats the previous ones to the last digit while the receiver reports the
-        boat moving is a receiver stuck on an old solution: marked invalid (no position) and counted. So is a
-        valid fix whose UTC (date and time) lies before the last valid one's: a corrupted or replayed sentence
-        (a checksum passes one corruption in 256)."""
-        if not f.valid:
-            return f
-        last_utc = getattr(self, "_last_valid_utc", None)
-        if f.utc and last_utc and len(f.utc) == len(last_utc) and f.utc < last_utc:
-            self._backward_run = getattr(self, "_backward_run", 0) + 1
-            if self._backward_run < self.BACKWARD_FIXES_TO_RESET:
-                self.link.backward_fixes += 1
-                return replace(f, valid=False)
-            # several in a row, consistent with each other: the receiver's clock was reset (or the earlier
-            # time was the wrong one); follow the new timeline rather than refuse GNSS for good
-        self._backward_run = 0
-        if f.utc:
-            self._last_valid_utc = f.utc
-        key = (f.lat_deg, f.lon_deg)
-        moving = f.sog_mps is not None and f.sog_mps >= self.FROZEN_MIN_SOG_MPS
-        if key == getattr(self, "_frozen_key", None) and moving:
-            self._frozen_run += 1
-        else:
-            self._frozen_key, self._frozen_run = key, 1
-        if self._frozen_run >= self.FROZEN_FIXES:
-            self.link.frozen_fixes += 1
-            return replace(f, valid=False)
-        return f
 
     def _needs_relock(self) -> bool:
         """Auto mode: bytes keep arriving but no good sentence for longer than a search window."""

@@ -11,7 +11,8 @@ RMC was destroyed cannot be told from the next epoch's.
 A fix is emitted as soon as its epoch holds both GGA and RMC, otherwise when the next epoch starts or
 `flush()` is called (the driver flushes once the line has been idle for a moment), so a receiver set to
 send only one of them still gets its fixes, a little later. Sentences of an epoch already emitted are
-ignored. A fix is `valid=False` (no position) when GGA quality is 0, RMC or GLL status is V, or the mode
+ignored, unless the epoch already had one of that type: then it is the next epoch arriving with a colliding
+(corrupted) time, and it gets its own fix. A fix is `valid=False` (no position) when GGA quality is 0, RMC or GLL status is V, or the mode
 indicator says N; it still carries the decoded time and coordinates for diagnostics.
 
 Guarding against a corrupted sentence that slipped through the 8-bit checksum: every field used is checked
@@ -132,6 +133,7 @@ class _Epoch:
     t_first_s: float
     t_last_s: float
     talker: Dict[str, str] = field(default_factory=dict)   # sentence type -> talker used
+    text: Dict[str, str] = field(default_factory=dict)     # sentence type -> the sentence used
     pos: Dict[str, Optional[_Position]] = field(default_factory=dict)
     valid: Dict[str, bool] = field(default_factory=dict)
     quality: Optional[int] = None
@@ -154,6 +156,7 @@ class EpochCounters:
     conflicts: int = 0          # epochs dropped because their position sentences disagreed
     parse_errors: int = 0       # checksummed sentences whose fields were not in NMEA form
     ignored: int = 0            # other sentence types / talkers, or late sentences of an emitted epoch
+    time_collisions: int = 0    # epochs that arrived with the time of one already emitted (a corrupted time)
 
 
 class EpochAssembler:
@@ -170,7 +173,7 @@ class EpochAssembler:
         self.cep_m = cep_m
         self.counters = EpochCounters()
         self._epoch: Optional[_Epoch] = None
-        self._emitted = deque(maxlen=8)             # keys of recently emitted epochs
+        self._emitted = deque(maxlen=8)             # (key, {sentence type: sentence}) of recently emitted epochs
         self._date: Optional[_dt.date] = None        # last date seen, with the key it belongs to
         self._date_key_ms = 0
         self._gap = False                            # a loss since the open epoch's last timed sentence
@@ -202,13 +205,13 @@ class EpochAssembler:
         try:
             # The framer verified the checksum: hand pynmea2 the sentence without it, so it is not redone.
             msg = pynmea2.parse(sentence[:-3] if sentence[-3] == "*" else sentence, check=False)
-            return self._dispatch(kind, talker, msg, t_rx_s)
+            return self._dispatch(kind, talker, msg, t_rx_s, sentence)
         except Exception:   # noqa: BLE001 - any field content (bad date, huge number, ...) is a bad sentence
             self.counters.parse_errors += 1
             return []
 
     # -- per sentence --------------------------------------------------------------------------------
-    def _dispatch(self, kind: str, talker: str, msg, t: float) -> List[GpsFix]:
+    def _dispatch(self, kind: str, talker: str, msg, t: float, sentence: str) -> List[GpsFix]:
         if kind == "VTG":
             return self._vtg(msg, t)
         if kind == "GSA":
@@ -217,9 +220,16 @@ class EpochAssembler:
         out: List[GpsFix] = []
         if kind == "ZDA":
             self._note_date(_dt.date(_int(msg.year), _int(msg.month), _int(msg.day)), key)
-        if key in self._emitted:
-            self.counters.ignored += 1
-            return out
+        done = next((text for k, text in self._emitted if k == key), None)
+        if done is not None:
+            used = done.get(kind)
+            if used is None or used[1:3] != talker or used == sentence:
+                self.counters.ignored += 1       # a late sentence of an emitted epoch, a twin, or a doubled line
+                return out
+            # a different GGA (RMC, GLL) from the same talker with the time of an emitted epoch is the next
+            # epoch, whose time (or the previous one's) was corrupted: an epoch of its own, not dropped
+            self.counters.time_collisions += 1
+            self._emitted = deque(((k, d) for k, d in self._emitted if k != key), maxlen=self._emitted.maxlen)
         ep = self._epoch
         if ep is not None and ep.key_ms != key:
             out += self.flush()
@@ -237,6 +247,7 @@ class EpochAssembler:
             return out
         getattr(self, "_" + kind.lower())(msg, ep)
         ep.talker[kind] = talker
+        ep.text[kind] = sentence
         if self._complete(ep):
             self._epoch = None
             out += self._finish(ep)
@@ -356,7 +367,7 @@ class EpochAssembler:
             return []
 
     def _make_fix(self, ep: _Epoch) -> List[GpsFix]:
-        self._emitted.append(ep.key_ms)
+        self._emitted.append((ep.key_ms, dict(ep.text)))
         present = [k for k in _POSITION_TYPES if k in ep.talker]
         if not present:                              # only ZDA / VTG: no fix to give
             return []

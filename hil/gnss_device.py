@@ -202,8 +202,9 @@ class GnssSimSource:
                                    rate_hz=1.0 if beyond_l76k_rate else cfg.rate_hz, t0_s=t0_s)
         if beyond_l76k_rate:
             self.device.interval_s = 1.0 / cfg.rate_hz
+        # the boat's system clock: set (by NTP or from GNSS) to the simulated UTC
         self.driver = L76K(port, baud=cfg.baud, cep_m=cfg.cep_m, stale_timeout_s=cfg.stale_timeout_s,
-                           clock=lambda: self._t)
+                           clock=lambda: self._t, calendar=lambda: self.emitter.utc_ms(self._t) / 1000.0)
         self.driver.open()
         self._sent = 0
 
