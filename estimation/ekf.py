@@ -574,7 +574,8 @@ class NavigationEKF:
     def _on_gps(self, dt_s: float, n: int, fix) -> None:
         """A GNSS fix dt_s after the filter time: position (gated) and speed/course (gated), fused in one update."""
         if not fix.valid:
-            self.counters["gps_invalid"] += 1
+            # a position the driver found implausible is a glitch, like one the gate refuses; none is a loss
+            self.counters["gps_rejected" if fix.refused else "gps_invalid"] += 1
             return
         t_m = self.time_s + dt_s
         north, east = self.frame.to_ned(fix.lat_deg, fix.lon_deg)
@@ -634,11 +635,12 @@ class NavigationEKF:
         gated = nis > self.tuning.gps_gate
         # along the bow: does the boat keep arriving behind (or ahead of) where the model puts it?
         y_bow = c * (north - hx[0, 0]) + s * (east - hx[1, 0])
-        self.consistency.add_position_surge(y_bow / math.sqrt(c * c * s_nn + 2.0 * c * s * s_ne + s * s * s_ee))
         if self.tuning.drift_gate:
             verdict = self._drift_gate.classify(t_m, north - hx[0, 0], east - hx[1, 0], s_nn, s_ee, var, gated)
         else:
             verdict = "glitch" if gated else "ok"
+        if verdict in ("ok", "drift"):      # a lone outlier or a glitch is no evidence about the model
+            self.consistency.add_position_surge(y_bow / math.sqrt(c * c * s_nn + 2.0 * c * s * s_ne + s * s * s_ee))
         if verdict == "drift":
             # the model walked away from fixes that agree with each other: widen the position (and velocity)
             # covariance to cover the innovation and take the fix now; not a GNSS re-acquisition
@@ -708,12 +710,6 @@ class NavigationEKF:
         yn, ye = z[a, 0] - hx[a, 0], z[b, 0] - hx[b, 0]
         det = S[0, 0] * S[1, 1] - S[0, 1] * S[0, 1]
         nis = (S[1, 1] * yn * yn - 2.0 * S[0, 1] * yn * ye + S[0, 0] * ye * ye) / det
-        if sog >= self.tuning.gps_course_min_speed_mps:
-            # along the body axes: which of surge and sway the model mispredicts
-            yu, yv = c * yn + s * ye, -s * yn + c * ye
-            s_uu = c * c * S[0, 0] + 2.0 * c * s * S[0, 1] + s * s * S[1, 1]
-            s_vv = s * s * S[0, 0] - 2.0 * c * s * S[0, 1] + c * c * S[1, 1]
-            self.consistency.add_velocity(yu / math.sqrt(s_uu), yv / math.sqrt(s_vv))
         if nis > self.tuning.gps_vel_gate:
             self._vel_reject_run += 1
             if self._vel_reject_run < self.tuning.gps_vel_reaccept_run or not self.tuning.drift_gate:
@@ -728,6 +724,13 @@ class NavigationEKF:
             nis = self._nis2(z[a:b + 1], hx[a:b + 1], Hv, R[a:b + 1, a:b + 1])
         self._vel_reject_run = 0
         self._gps_vel_nis += 0.05 * (nis - self._gps_vel_nis)
+        if sog >= self.tuning.gps_course_min_speed_mps:
+            # along the body axes: which of surge and sway the model mispredicts. Only velocities the filter
+            # takes count as evidence: a lone outlier (a forged or corrupted speed) must not start learning.
+            yu, yv = c * yn + s * ye, -s * yn + c * ye
+            s_uu = c * c * S[0, 0] + 2.0 * c * s * S[0, 1] + s * s * S[1, 1]
+            s_vv = s * s * S[0, 0] - 2.0 * c * s * S[0, 1] + c * c * S[1, 1]
+            self.consistency.add_velocity(yu / math.sqrt(s_uu), yv / math.sqrt(s_vv))
         return True
 
     # ------------------------------------------------------------------------------------------ helpers

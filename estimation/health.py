@@ -31,7 +31,7 @@ class EstimatorHealth:
     gps_vel_nis_avg: float            # moving average NIS of GNSS velocity updates (dof 2)
     mag_nis_avg: float                # moving average NIS of magnetometer heading updates (dof 1)
     gps_accepted: int                 # GNSS position updates applied
-    gps_rejected: int                 # GNSS fixes refused by the innovation gate
+    gps_rejected: int                 # GNSS fixes refused by the innovation gate or as implausible by the driver
     gps_invalid: int                  # fixes flagged invalid by the receiver (no position)
     gps_reacquisitions: int           # times a persistent GNSS shift was accepted after covariance inflation
     mag_accepted: int
