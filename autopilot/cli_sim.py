@@ -99,7 +99,8 @@ def register(subparsers) -> None:
                    help="mode asked for at the start; the run arms once its pre-arm checks pass (default AUTO)")
     p.add_argument("--fault", type=_fault, action="append", default=[], metavar="KIND@START_S[:DURATION_S]",
                    help="inject a fault into the emulated devices (repeatable): gps-loss, gps-glitch (50 m, or "
-                        "=SIZE_M: gps-glitch@60:1=20), imu-loss, mag-loss, esc-disconnect, link-loss, "
+                        "=SIZE_M: gps-glitch@60:1=20), gps-forge (=F: share of epochs forged), imu-loss, imu-zero, "
+                        "imu-frozen, mag-loss, esc-disconnect, link-loss, "
                         "low-battery; e.g. gps-loss@60:60")
     p.add_argument("--plant-vessel", metavar="NAME|FILE",
                    help="the true boat the simulator flies (default: the --vessel file the autopilot uses)")

@@ -115,6 +115,8 @@ class L76KEmitter:
         self.casic_per_epoch = casic_per_epoch
         self.corrupt_per_byte = corrupt_per_byte
         self.has_fix = True                           # False: the receiver reports no position (q 0, V)
+        self.forger = None                            # hil.nmea_forgery.NmeaForger: forged epochs (gps-forge)
+        self.forged_epochs = 0
         self.epochs = 0
         self._bias = [0.0, 0.0]
         self._bias_t: Optional[float] = None
@@ -233,6 +235,10 @@ class L76KEmitter:
             out.append(_sentence(f"GNZDA,{hms},{zda_date},00,00"))
         if sel.ant and k % (5 * sel.ant) == 0:
             out.append(b"$GPTXT,01,01,01,ANTENNA OK*35\r\n")
+        if self.forger is not None:
+            forged = self.forger.forge(out)
+            self.forged_epochs += forged is not out
+            out = forged
         if self.casic_per_epoch > 0.0:
             out = self._interleave_casic(out)
         if self.corrupt_per_byte > 0.0:

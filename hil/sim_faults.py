@@ -5,6 +5,9 @@ what they would see on the boat:
 
   gps-loss        the L76K reports no position (GGA quality 0, RMC status V): the receiver lost its satellites
   gps-glitch      the position the L76K sends jumps GLITCH_M (50 m) north of the truth (multipath, a bad fix)
+  gps-forge       a fraction of epochs (FORGE_FRACTION, or =F) carry one wrong value with a correct checksum:
+                  a digit of latitude, time, date, speed..., see hil/nmea_forgery.py; never two epochs in a
+                  row, so each forged fix stands alone (a lasting wrong position is gps-glitch)
   imu-loss        the LSM9DS1 leaves the I2C bus (both devices NACK)
   imu-zero        the LSM9DS1 answers, but every data register (accel, gyro, magnetometer) reads zero
   imu-frozen      the LSM9DS1 answers, but its data registers stay at the values they had when the fault began
@@ -14,7 +17,8 @@ what they would see on the boat:
   low-battery     the measured pack voltage drops below the vessel's battery.low_voltage_v
 
 START_S is simulated time; without DURATION_S the fault lasts to the end of the run. A gps-glitch takes an
-optional size: `gps-glitch@60:10=20` jumps 20 m instead of GLITCH_M.
+optional size: `gps-glitch@60:10=20` jumps 20 m instead of GLITCH_M; a gps-forge takes the fraction of epochs
+forged: `gps-forge@30:120=0.3`.
 """
 from __future__ import annotations
 
@@ -22,9 +26,11 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-KINDS = ("gps-loss", "gps-glitch", "imu-loss", "imu-zero", "imu-frozen", "mag-loss", "esc-disconnect", "link-loss", "low-battery")
+KINDS = ("gps-loss", "gps-glitch", "gps-forge", "imu-loss", "imu-zero", "imu-frozen", "mag-loss", "esc-disconnect", "link-loss", "low-battery")
 GLITCH_M = 50.0                       # size of the gps-glitch position jump [m]
 GLITCH_DIRECTION_RAD = 0.0            # toward true north
+FORGE_FRACTION = 0.2                  # gps-forge: share of epochs forged
+FORGE_KINDS = None                    # gps-forge: the forgeries drawn from (None: all of hil.nmea_forgery.KINDS)
 
 
 @dataclass(frozen=True)
@@ -32,7 +38,8 @@ class Fault:
     kind: str
     start_s: float
     duration_s: Optional[float] = None    # None: to the end of the run
-    size_m: Optional[float] = None        # gps-glitch only: the jump [m]; None: GLITCH_M
+    size_m: Optional[float] = None        # gps-glitch: the jump [m] (None: GLITCH_M); gps-forge: the fraction
+                                          # of epochs forged, in (0, 1] (None: FORGE_FRACTION)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -41,8 +48,11 @@ class Fault:
             raise ValueError(f"fault start must be a time >= 0 s, got {self.start_s!r}")
         if self.duration_s is not None and not (math.isfinite(self.duration_s) and self.duration_s > 0.0):
             raise ValueError(f"fault duration must be > 0 s, got {self.duration_s!r}")
-        if self.size_m is not None and (self.kind != "gps-glitch" or not (math.isfinite(self.size_m)
-                                                                        and self.size_m > 0.0)):
+        if self.size_m is not None and self.kind == "gps-forge":
+            if not 0.0 < self.size_m <= 1.0:
+                raise ValueError(f"a gps-forge fraction (=F) must be in (0, 1], got {self.size_m!r}")
+        elif self.size_m is not None and (self.kind != "gps-glitch" or not (math.isfinite(self.size_m)
+                                                                          and self.size_m > 0.0)):
             raise ValueError(f"a size (=M) is only for gps-glitch and must be > 0 m, got {self.size_m!r}")
 
     @property
@@ -85,8 +95,9 @@ class FaultInjector:
     whether the operator's heartbeats get through; `battery_v()` is the pack voltage the boat measures.
     """
 
-    def __init__(self, faults: Sequence[Fault], sensors, escs, vessel):
+    def __init__(self, faults: Sequence[Fault], sensors, escs, vessel, seed: int = 0):
         self.faults = list(faults)
+        self.seed = seed
         self.sensors = sensors
         self.escs = escs
         self.nominal_v = vessel.battery.voltage_v
@@ -124,6 +135,12 @@ class FaultInjector:
         elif kind == "gps-glitch":
             d = (GLITCH_M if fault.size_m is None else fault.size_m) if on else 0.0
             s.gnss_offset_ne = (d * math.cos(GLITCH_DIRECTION_RAD), d * math.sin(GLITCH_DIRECTION_RAD))
+        elif kind == "gps-forge":
+            from hil import nmea_forgery
+            from hil.nmea_forgery import NmeaForger
+            fraction = FORGE_FRACTION if fault.size_m is None else fault.size_m
+            s.gnss.emitter.forger = NmeaForger(seed=self.seed, fraction=fraction, spacing=1,
+                                                   kinds=FORGE_KINDS or nmea_forgery.KINDS) if on else None
         elif kind == "imu-loss":
             s.imu_emulator.set_present(not on)
         elif kind in ("imu-zero", "imu-frozen"):

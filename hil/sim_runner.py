@@ -166,7 +166,7 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         autopilot.set_actuator(escs)
         if opts.faults:
             from hil.sim_faults import FaultInjector
-            injector = FaultInjector(opts.faults, sensors, escs, vessel)
+            injector = FaultInjector(opts.faults, sensors, escs, vessel, seed=opts.seed)
     else:
         from hil.sensor_models import TypedSensorSuite
         sensors = TypedSensorSuite(vessel, frame, opts.seed, gps_noise=opts.gps_noise,
@@ -305,6 +305,10 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
                     "max_distance_from_path_m": round(fault_max[i], 2) if f.start_s < sim_time else None}
                    for i, f in enumerate(opts.faults)],
     }
+    if opts.devices == "bytes":
+        report["gnss_driver"] = {k: v for k, v in sensors.gnss.driver.stats().items()
+                                 if isinstance(v, int) and not isinstance(v, bool) and k != "baud"}
+        report["gnss_forged_epochs"] = sensors.gnss.emitter.forged_epochs
     report.update(metrics.summary())
     trace_d = {name: trace[:n_done, i] for i, name in enumerate(TRACE_FIELDS)}
     return SimResult(report=report, trace=trace_d, thrust_n=thrust_log[:n_done], pulses_us=pulse_log[:n_done],
