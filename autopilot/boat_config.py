@@ -174,6 +174,25 @@ class LoggingConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class CommandsConfig:
+    """Who may command the boat (autopilot/command_auth.py): signed commands, allowed senders, mission folders."""
+
+    auth: str = param("token", choices=("token", "off"),
+                      doc="token: commands must be signed with the boat's token (disarm and mode HOLD always "
+                          "pass); off: anyone on the ROS domain may command the boat")
+    token_file: str = param("command.token", doc="the shared token (mode 600), relative to this file; "
+                                                 "`autopilot keys token --config FILE` creates it")
+    allowed_nodes: Tuple[str, ...] = param((), doc="ROS nodes that may send commands, e.g. [autopilot_command_"
+                                                   "client, /station/qgc_bridge]; [] = any holding the token")
+    joystick_nodes: Tuple[str, ...] = param(("joy_node",), doc="nodes whose sensor_msgs/Joy may drive MANUAL "
+                                                               "when auth is on (a Joy message carries no token)")
+    max_age_s: float = param(30.0, unit="s", min=1.0, max=3600.0,
+                             doc="a signed command older (or newer) than this by the boat's clock is refused")
+    mission_dirs: Tuple[str, ...] = param((), doc="`mission PATH` loads only from these folders (relative to "
+                                                  "this file); [] = the folder of `mission`")
+
+
+@dataclass(frozen=True, kw_only=True)
 class BoatConfig:
     vessel: str = param(doc="vessel preset name (foka) or path to a vessel YAML")
     mission: Optional[str] = param(None, doc="mission YAML; `autopilot run --mission` overrides it")
@@ -181,6 +200,7 @@ class BoatConfig:
     ros: RosConfig = param(default_factory=RosConfig)
     gazebo: Optional[GazeboConfig] = param(None, doc="required for backend gazebo")
     logging: LoggingConfig = param(default_factory=LoggingConfig)
+    commands: CommandsConfig = param(default_factory=CommandsConfig)
     source_file: str = param("")
 
     def validate(self):
@@ -192,6 +212,20 @@ class BoatConfig:
 
     def mission_path(self) -> Optional[Path]:
         return None if self.mission is None else _relative_to_file(self.mission, self.source_file)
+
+    def token_path(self) -> Path:
+        p = Path(self.commands.token_file)
+        if p.is_absolute() or not self.source_file:
+            return p
+        return Path(self.source_file).resolve().parent / p
+
+    def mission_dirs(self) -> Tuple[Path, ...]:
+        """Folders `mission PATH` may load from, resolved (symlinks followed)."""
+        base = Path(self.source_file).resolve().parent if self.source_file else Path.cwd()
+        if self.commands.mission_dirs:
+            return tuple((base / d).resolve() for d in self.commands.mission_dirs)
+        own = self.mission_path()
+        return ((own.resolve().parent if own is not None else base),)
 
 
 def _relative_to_file(value: str, source_file: str, is_vessel: bool = False) -> Path:
@@ -208,12 +242,21 @@ def _relative_to_file(value: str, source_file: str, is_vessel: bool = False) -> 
     return p
 
 
+def normalise_boat_yaml(data: dict) -> dict:
+    """The boat config's YAML as the schema takes it: no `source_file`, and `commands.auth: off` (which YAML 1.1
+    reads as false) as the string it was meant to be."""
+    data = {k: v for k, v in data.items() if k != "source_file"}
+    commands = data.get("commands")
+    if isinstance(commands, dict) and commands.get("auth") is False:
+        data["commands"] = dict(commands, auth="off")
+    return data
+
+
 def load_boat_config(path) -> BoatConfig:
     """Read and validate a boat config; the vessel and mission files it names must exist and validate too."""
     from autopilot.config import load_mission, load_vessel
 
-    data = read_yaml(path)
-    data.pop("source_file", None)
+    data = normalise_boat_yaml(read_yaml(path))
     cfg = build(BoatConfig, data, str(path))
     cfg = dataclasses.replace(cfg, source_file=str(path))
     vessel = load_vessel(str(cfg.vessel_path()))

@@ -22,6 +22,7 @@ SUBCOMMAND_MODULES = (
     "autopilot.bench.esc",          # autopilot bench esc --gpio L,R [--test --propellers-removed]
     "autopilot.cli_run",            # autopilot run --config FILE [--mission FILE]
     "autopilot.cli_command",        # autopilot command --config FILE mode RTL
+    "autopilot.cli_keys",           # autopilot keys token --config FILE
     "autopilot.cli_calibrate",      # autopilot calibrate mag (--bus N | --from-log LOG | --sim) ...
 )
 

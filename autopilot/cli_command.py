@@ -32,6 +32,17 @@ def run(args) -> int:
         print(f"error: ROS 2 is not available ({e}): source /opt/ros/$ROS_DISTRO/setup.bash", file=sys.stderr)
         return 2
     text = " ".join(args.words)
+    if cfg.commands.auth == "token":
+        import getpass
+        import socket
+
+        from autopilot.command_auth import TokenError, read_token, sign
+        try:
+            token = read_token(cfg.token_path())
+        except TokenError as e:
+            print(f"error: cannot sign the command: {e}", file=sys.stderr)
+            return 2
+        text = sign(token, f"{getpass.getuser()}@{socket.gethostname()}", text)
     answer = send_command(cfg, text, timeout_s=args.timeout)
     if answer is None:
         print(f"error: no autopilot answered on {cfg.ros.namespace or '/'} within {args.timeout:g} s "

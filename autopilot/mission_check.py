@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from autopilot.boat_config import BoatConfig, load_boat_config
+from autopilot.boat_config import BoatConfig, load_boat_config, normalise_boat_yaml
 from autopilot.config import MissionConfig, VesselConfig, load_vessel, read_yaml
 from autopilot.config_schema import ConfigError, build
 from autopilot.geofence import Geofence
@@ -180,11 +180,12 @@ def check_mission(mission: MissionConfig, vessel: Optional[VesselConfig],
 def _check_boat_config(path: Path, data: dict, report: CheckReport):
     """Validate a boat config; returns (vessel path, mission path) it names (None where unusable)."""
     try:
-        cfg = build(BoatConfig, {k: v for k, v in data.items() if k != "source_file"}, str(path))
+        cfg = build(BoatConfig, normalise_boat_yaml(data), str(path))
     except ConfigError as e:
         report.add(Problem.from_error(e))
         return None, None
     cfg = dataclasses.replace(cfg, source_file=str(path))
+    _check_command_auth(cfg, report)
     vessel_path = cfg.vessel_path()
     try:
         load_vessel(str(vessel_path))
@@ -197,6 +198,18 @@ def _check_boat_config(path: Path, data: dict, report: CheckReport):
             if Path(e.file) == path:
                 report.add(Problem.from_error(e))
     return vessel_path, cfg.mission_path()
+
+
+def _check_command_auth(cfg: BoatConfig, report: CheckReport) -> None:
+    from autopilot.command_auth import TokenError, read_token
+    if cfg.commands.auth == "off":
+        report.notes.append("commands.auth is off: anyone on this ROS domain can arm and steer the boat")
+        return
+    try:
+        read_token(cfg.token_path())
+    except TokenError as e:
+        report.notes.append(f"commands: {e}; until then only disarm and mode HOLD are obeyed "
+                            f"(`autopilot keys token --config {cfg.source_file}`)")
 
 
 def _check_mag_calibration(vessel: VesselConfig, report: CheckReport) -> None:

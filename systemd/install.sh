@@ -174,6 +174,14 @@ case "$vessel_line" in
   *) vessel_file=vessels/$vessel_line.yaml ;;
 esac
 case "$vessel_file" in /*) ;; *) vessel_file=$ETC/$vessel_file ;; esac
+token=$ETC/command.token
+if [ -e "$token" ]; then
+  say "kept $token (exists)"
+else
+  # the shared secret commands are signed with (autopilot/command_auth.py); readable by the service user only
+  run "$VENV/bin/autopilot" keys token --config "$ETC/boat.yaml"
+  run chown "$USER_NAME:$USER_NAME" "$token"
+fi
 if [ -e "$ETC/autopilot.env" ]; then
   say "kept $ETC/autopilot.env (exists)"
 else

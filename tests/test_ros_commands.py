@@ -17,10 +17,10 @@ from autopilot.ros.runner import BoatProcess
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _config(tmp_path: Path, ns: str) -> Path:
+def _config(tmp_path: Path, ns: str, extra: str = "") -> Path:
     cfg = tmp_path / "boat.yaml"
     cfg.write_text(f"vessel: foka\nmission: {REPO / 'config/missions/demo.yaml'}\nbackend: sim\n"
-                   f"ros: {{namespace: {ns}, nodes: [autopilot]}}\nlogging: {{enabled: false}}\n")
+                   f"ros: {{namespace: {ns}, nodes: [autopilot]}}\nlogging: {{enabled: false}}\n{extra}")
     return cfg
 
 
@@ -31,6 +31,8 @@ def _cli(*argv, timeout=60):
 
 def test_cli_commands_reach_the_running_autopilot_and_refusals_exit_non_zero(tmp_path):
     cfg = _config(tmp_path, f"/cmd{os.getpid()}")
+    made = _cli("keys", "token", "--config", str(cfg))
+    assert made.returncode == 0 and (tmp_path / "command.token").stat().st_mode & 0o777 == 0o600, made.stderr
     boat = subprocess.Popen([sys.executable, "-m", "autopilot.cli", "run", "--config", str(cfg)], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
@@ -53,12 +55,16 @@ def test_cli_commands_reach_the_running_autopilot_and_refusals_exit_non_zero(tmp
 
 
 def test_no_autopilot_running_is_a_clear_error(tmp_path):
-    r = _cli("command", "--config", str(_config(tmp_path, "/nobody_home")), "--timeout", "1", "arm")
+    cfg = str(_config(tmp_path, "/nobody_home"))
+    r = _cli("command", "--config", cfg, "--timeout", "1", "arm")
+    assert r.returncode == 2 and "cannot sign" in r.stderr and "autopilot keys token" in r.stderr
+    assert _cli("keys", "token", "--config", cfg).returncode == 0
+    r = _cli("command", "--config", cfg, "--timeout", "1", "arm")
     assert r.returncode == 1 and "no autopilot answered" in r.stderr
 
 
 def test_gamepad_drives_manual_only_while_the_enable_button_is_held(tmp_path):
-    cfg = load_boat_config(_config(tmp_path, "/joy"))
+    cfg = load_boat_config(_config(tmp_path, "/joy", "commands: {joystick_nodes: [gamepad]}\n"))
     ctx = rclpy.Context()
     rclpy.init(context=ctx)
     proc = BoatProcess(cfg, load_vessel("foka"), load_mission(REPO / "config/missions/demo.yaml"), context=ctx)

@@ -22,7 +22,8 @@ NS = "/foka"
 def boat(tmp_path, repo_root):
     cfg_file = tmp_path / "boat.yaml"
     cfg_file.write_text(f"vessel: foka\nmission: {repo_root / 'config/missions/demo.yaml'}\nbackend: sim\n"
-                        f"ros: {{namespace: {NS}}}\n")
+                        f"ros: {{namespace: {NS}}}\n"
+                        "commands: {auth: off}\n")       # the arm service and bare commands, as on a closed bench
     cfg = load_boat_config(cfg_file)
     ctx = rclpy.Context()
     rclpy.init(context=ctx)

@@ -33,6 +33,7 @@ import math
 import threading
 import time
 from collections import deque
+import pathlib
 from typing import Callable, Optional
 
 import numpy as np
@@ -120,6 +121,16 @@ class SensorWatch:
                 self.last_s["gnss_valid"] = valid[-1].time_s
 
 
+def _with_info(callback):
+    """A subscription callback that gets (msg, message info) where rclpy gives the publisher's gid (Iron and
+    later), else (msg, None): who sent a message is then unknown."""
+    try:
+        from rclpy.subscription import MessageInfo  # noqa: F401
+    except ImportError:
+        return lambda msg: callback(msg, None)
+    return lambda msg, info: callback(msg, info)
+
+
 class AutopilotNode(Node):
     """Runs the autopilot core for one boat config; the backend is made by `backend_factory(node, time_base)`."""
 
@@ -189,10 +200,14 @@ class AutopilotNode(Node):
         self._events_pub = quiet_publisher(self, String, t.events, command_qos(50))
         self.create_service(SetBool, t.arm, self._srv_arm)
         self.create_service(Trigger, t.hold, self._srv_hold)
-        quiet_subscription(self, String, t.command, self._on_command, command_qos(depth))
+        self.gate = self._command_gate(cfg)
+        self._sender_names: dict = {}         # publisher gid -> node name, refreshed on a miss
+        self._stream_origin = ""              # origin of the last heartbeat/manual stream (logged on change)
+        self._joy_refused: set = set()
+        quiet_subscription(self, String, t.command, _with_info(self._on_command), command_qos(depth))
         if t.joystick:
             from sensor_msgs.msg import Joy
-            quiet_subscription(self, Joy, t.joystick, self._on_joy, sensor_qos(ros.qos.sensor_depth))
+            quiet_subscription(self, Joy, t.joystick, _with_info(self._on_joy), sensor_qos(ros.qos.sensor_depth))
 
         self._tf = None
         if ros.publish_tf:
@@ -400,6 +415,14 @@ class AutopilotNode(Node):
         from autopilot.config import ConfigError
         from autopilot.mission_check import check_mission
         from autopilot.mission_io import load_mission_file
+        allowed = self.cfg.mission_dirs()
+        try:
+            real = pathlib.Path(path).expanduser().resolve()
+        except (OSError, RuntimeError, ValueError) as e:
+            return False, f"mission not loaded: {path!r}: {e}"
+        if not any(real.is_relative_to(d) for d in allowed):
+            return False, (f"mission not loaded: {path!r} is outside the mission folders "
+                           f"({', '.join(str(d) for d in allowed)}; commands.mission_dirs)")
         try:
             mission = load_mission_file(path, on_note=self.get_logger().info)
         except ConfigError as e:
@@ -414,7 +437,12 @@ class AutopilotNode(Node):
 
     def _srv_arm(self, request, response):
         with self.lock:
-            ok, msg = self.arm() if request.data else self.disarm("disarm requested over ROS")
+            if request.data and self.gate.auth != "off":
+                ok, msg = False, ("arming refused: the arm service cannot carry a signature and commands.auth "
+                                  "is token; use `autopilot command --config FILE arm`")
+            else:
+                ok, msg = self.arm() if request.data else self.disarm("disarm requested over ROS")
+            msg = f"{msg} (from a caller of the arm service)"
         response.success, response.message = ok, msg
         self._event(msg, error=not ok)
         return response
@@ -422,15 +450,50 @@ class AutopilotNode(Node):
     def _srv_hold(self, request, response):
         with self.lock:
             ok, msg = self.set_mode("HOLD", "hold requested over ROS")
+            self._event(f"{msg} (from a caller of the hold service)", error=not ok)
         response.success, response.message = ok, msg
         return response
 
-    def _on_command(self, msg: String) -> None:
-        with self.lock:
-            self._command(msg)
+    # ------------------------------------------------------------------ who commands
+    def _command_gate(self, cfg: BoatConfig):
+        from autopilot.command_auth import CommandGate, TokenError, read_token
+        c = cfg.commands
+        token, problem = None, ""
+        if c.auth == "token":
+            try:
+                token = read_token(cfg.token_path())
+            except TokenError as e:
+                problem = str(e)
+                self.get_logger().warning(f"commands: {problem}; only disarm and mode HOLD will be obeyed")
+        else:
+            self.get_logger().warning("commands.auth is off: anyone on this ROS domain can arm and steer the boat")
+        gate = CommandGate(auth=c.auth, token=token, allowed_nodes=c.allowed_nodes, max_age_s=c.max_age_s)
+        gate.token_problem = problem
+        return gate
 
-    def _command(self, msg: String) -> None:
-        words = msg.data.strip().split(maxsplit=1)
+    def _sender_node(self, info, topic: str) -> Optional[str]:
+        """The full name of the node that published a message, from its publisher gid (None if unknown)."""
+        gid = ((info or {}).get("publisher_gid") or {}).get("data")
+        if not gid:
+            return None
+        gid = bytes(gid)
+        if gid not in self._sender_names:
+            for e in self.get_publishers_info_by_topic(self.topic(topic)):
+                ns = e.node_namespace.rstrip("/")
+                self._sender_names[bytes(e.endpoint_gid)[:len(gid)]] = f"{ns}/{e.node_name}"
+        return self._sender_names.get(gid)
+
+    def _on_command(self, msg: String, info=None) -> None:
+        with self.lock:
+            sender = self._sender_node(info, self.cfg.ros.topics.command)
+            adm = self.gate.admit(msg.data, sender)
+            if adm.command is None:
+                self._event(f"refused: {adm.reason} (from {adm.origin})", error=True)
+                return
+            self._command(adm.command, adm.origin)
+
+    def _command(self, text: str, origin: str = "") -> None:
+        words = text.strip().split(maxsplit=1)
         verb = words[0].lower() if words else ""
         arg = words[1].strip() if len(words) > 1 else ""
         if verb == "arm":
@@ -442,15 +505,21 @@ class AutopilotNode(Node):
         elif verb == "mission" and arg:
             ok, text = self.load_mission_file(arg)
         elif verb in ("heartbeat", "manual") and hasattr(self.autopilot, "operator_heartbeat"):
+            command = text
             ok, text = self._operator(verb, arg)
             if ok:
-                return                  # sent at 1-20 Hz by the operator's station: no event per message
+                # sent at 1-20 Hz by the operator's station: logged when a stream starts or changes hands
+                if origin != self._stream_origin:
+                    self._stream_origin = origin
+                    self._event(f"operator {verb} stream (from {origin})")
+                return
+            text = f"{text} ({command[:80]!r})"
         else:
-            ok, text = False, (f"unknown command {msg.data!r}: use 'arm', 'disarm [REASON]', 'mode NAME', "
+            ok, text = False, (f"unknown command {text[:200]!r}: use 'arm', 'disarm [REASON]', 'mode NAME', "
                                "'mission PATH', 'heartbeat' or 'manual THROTTLE STEERING'")
         if not ok and "refused" not in text.lower():
             text = f"refused: {text}"        # every refusal says so (`autopilot command` exits non-zero on it)
-        self._event(text, error=not ok)
+        self._event(f"{text} (from {origin})" if origin else text, error=not ok)
 
     @_locked
     def _operator(self, verb: str, arg: str) -> tuple[bool, str]:
@@ -466,9 +535,19 @@ class AutopilotNode(Node):
             return False, f"manual command {arg!r} refused: expected two numbers THROTTLE STEERING in -1..1 ({e})"
         return True, "manual"
 
-    def _on_joy(self, msg) -> None:
+    def _on_joy(self, msg, info=None) -> None:
         """A gamepad (sensor_msgs/Joy): with the enable button held, its sticks are MANUAL's throttle and
-        steering and count as operator heartbeats; released, nothing is sent (MANUAL times out to neutral)."""
+        steering and count as operator heartbeats; released, nothing is sent (MANUAL times out to neutral).
+        With commands.auth on, only nodes in commands.joystick_nodes are listened to."""
+        if self.gate.auth != "off":
+            from autopilot.command_auth import node_allowed
+            sender = self._sender_node(info, self.cfg.ros.topics.joystick)
+            if not node_allowed(sender, self.cfg.commands.joystick_nodes or ("",)):
+                if sender not in self._joy_refused:
+                    self._joy_refused.add(sender)
+                    self._event(f"refused: joystick input from node {sender or '(unknown)'}: not in "
+                                f"commands.joystick_nodes", error=True)
+                return
         j = self.cfg.ros.joystick
         axes, buttons = msg.axes, msg.buttons
         if j.enable_button >= 0 and (j.enable_button >= len(buttons) or not buttons[j.enable_button]):

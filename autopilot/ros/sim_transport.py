@@ -2,8 +2,8 @@
 
 The autopilot runs as its own process (`autopilot run` with the vessel's gazebo boat config: the gazebo backend,
 /clock, bridge topic names), exactly as it would against Gazebo. This process runs the stand-in (plant + sensors
-behind bridge-shaped topics, driving /clock in lockstep or real time), arms the autopilot through its SetBool
-service, asks for AUTO on the command topic, watches the autopilot's state and odometry topics, and computes the
+behind bridge-shaped topics, driving /clock in lockstep or real time), arms the autopilot with a signed `arm` on
+its command topic (a token made for the run), asks for AUTO the same way, watches the autopilot's state and odometry topics, and computes the
 same report as the in-process sim (hil.sim_metrics) from ground truth it keeps to itself, plus:
 - latency_p50_ms / latency_p99_ms: wall time from the stand-in publishing a step's sensor messages to the arrival
   of the last thruster command that step caused (both DDS hops and the autopilot's cycle);
@@ -47,6 +47,8 @@ def boat_config_for(vessel, mission_path: str, workdir: Path) -> Path:
     data["backend"] = "gazebo"
     path = workdir / "boat.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    from autopilot.command_auth import write_new_token
+    write_new_token(workdir / "command.token")       # the run's own token: commands are signed, as on a boat
     return path
 
 
@@ -72,19 +74,18 @@ class _Observer:
         node.create_subscription(Odometry, resolve_topic(ns, t.odometry), self.odom.append, sensor_qos(50))
         self.command_pub = node.create_publisher(String, resolve_topic(ns, t.command), command_qos(10))
         self.arm_client = node.create_client(SetBool, resolve_topic(ns, t.arm))
-        self._arm_future = None
-        self.armed_reply: Optional[str] = None
+        from autopilot.command_auth import read_token
+        self._token = read_token(cfg.token_path())
 
     def _on_state(self, msg) -> None:
         self.state = json.loads(msg.data)
 
-    def request_arm(self) -> None:
-        from std_srvs.srv import SetBool
-        if self._arm_future is None or self._arm_future.done():
-            if self._arm_future is not None and self._arm_future.done():
-                res = self._arm_future.result()
-                self.armed_reply = res.message if res is not None else None
-            self._arm_future = self.arm_client.call_async(SetBool.Request(data=True))
+    def command(self, text: str) -> None:
+        """Publish `text` signed with the run's token (the autopilot answers on its events topic)."""
+        from std_msgs.msg import String
+
+        from autopilot.command_auth import sign
+        self.command_pub.publish(String(data=sign(self._token, "autopilot-sim", text)))
 
 
 def run_ros_sim(vessel, mission, env, args) -> dict:
@@ -152,10 +153,9 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
                 st = obs.state
                 if not st.get("armed"):
                     if standin.k % 10 == 1:
-                        obs.request_arm()
+                        obs.command("arm")
                 elif not progress["auto_sent"]:
-                    from std_msgs.msg import String
-                    obs.command_pub.publish(String(data="mode AUTO"))
+                    obs.command("mode AUTO")
                     progress["auto_sent"] = True
                 in_auto = st.get("mode") == "AUTO"
                 idx = int(st.get("waypoint_index", 0))
