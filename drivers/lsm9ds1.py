@@ -120,6 +120,9 @@ class Lsm9ds1Driver:
         self.was_still_at_start = None
         self.stats = ImuStats()
         self.sensor = None
+        # the Adafruit library's last values, chip axes, before any frame change or bias (bench checks show them)
+        self.last_raw_accel_gyro: Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]] = None
+        self.last_raw_mag_gauss: Optional[Tuple[float, float, float]] = None
         self._last_imu: Optional[ImuSample] = None
         self._last_mag: Optional[MagSample] = None
         self._next_mag_t: Optional[float] = None
@@ -223,6 +226,7 @@ class Lsm9ds1Driver:
             s = self.sensor
             ax, ay, az = s.acceleration
             gx, gy, gz = s.gyro
+            self.last_raw_accel_gyro = ((ax, ay, az), (gx, gy, gz))
         except OSError as e:
             self.stats.errors += 1
             return self._fault(t_s, f"I2C error: {e}")
@@ -236,6 +240,7 @@ class Lsm9ds1Driver:
             # the magnetometer is a device of its own on the bus: its failure must not cost the gyro
             try:
                 mx, my, mz = s.magnetic
+                self.last_raw_mag_gauss = (mx, my, mz)
                 bad = self._mag_watch.check(t_s, (mx, my, mz)) if self.watch_output else None
                 if bad is not None:
                     self.stats.implausible += 1

@@ -110,6 +110,29 @@ def test_bench_imu_streams_body_frame_json_on_the_emulated_chip(capsys):
         assert max(abs(g) for g in s["gyro_rps"]) < 0.02                 # bias removed
         assert s["heading_deg"] == pytest.approx(30.0, abs=3.0)          # the emulated boat's heading
         assert 45.0 < sum(v * v for v in s["field_ut"]) ** 0.5 < 55.0    # 50 uT configured
+        assert s["raw"]["accel_mps2"][2] == pytest.approx(9.81, abs=0.3)  # the library's chip axes: Z up, +1 g
+        assert s["raw"]["accel_mps2"][2] == pytest.approx(-s["accel_mps2"][2], abs=1e-3)
+
+
+def test_bench_imu_axes_check_passes_on_a_board_that_follows_the_datasheet(capsys):
+    rc = run_cli(bench_imu, ["bench", "imu", "--emulated", "--axes-check", "--vessel", "foka"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert out.count("PASS  ") == 10 and "library accel" in out and "driver FRD" in out
+
+
+def test_bench_imu_axes_check_catches_a_board_with_a_mirrored_y_axis(capsys, monkeypatch):
+    """A chip (here the emulated one) whose Y axis is mirrored against the datasheet: east and west swap."""
+    import numpy as np
+
+    from hil import lsm9ds1_emulator
+    monkeypatch.setattr(lsm9ds1_emulator, "S_TO_XG_AXES", np.diag([1.0, -1.0, -1.0]))
+    monkeypatch.setattr(lsm9ds1_emulator, "S_TO_MAG_AXES", np.diag([-1.0, -1.0, -1.0]))
+    rc = run_cli(bench_imu, ["bench", "imu", "--emulated", "--axes-check", "--vessel", "foka"])
+    out = capsys.readouterr().out
+    assert rc == 1
+    failed = [line for line in out.splitlines() if line.startswith("FAIL  ")]
+    assert any("Y arrow up" in line for line in failed) and any("my_E - my_W" in line for line in failed)
 
 
 def test_bench_imu_reports_a_missing_bus(capsys):

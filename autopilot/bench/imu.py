@@ -1,14 +1,18 @@
 """`autopilot bench imu`: read the LSM9DS1 on its own and stream accel, gyro, field and tilt-compensated heading.
 
     autopilot bench imu --bus 1 [--vessel foka] [--rate-hz 10] [--count N] [--json] [--emulated]
+    autopilot bench imu --bus 1 --axes-check [--emulated]
 
-Values are in the vessel's body frame FRD (mounting from the vessel config): accel m/s^2 (specific force, level
+Each line shows the Adafruit library's raw values (chip axes: m/s^2, rad/s, gauss) beside the driver's output.
+The driver's values are in the vessel's body frame FRD (mounting from the vessel config): accel m/s^2 (specific force, level
 and still reads z = -9.81), gyro rad/s (start-up bias removed), field in microtesla as read (no magnetometer
 calibration applied), heading in degrees clockwise from true north using the vessel's declination.
-With --json each sample is one JSON object a line: time_s, accel_mps2, gyro_rps, field_ut, heading_deg, stale;
+With --json each sample is one JSON object a line: time_s, accel_mps2, gyro_rps, field_ut, heading_deg, stale,
+raw (accel_mps2, gyro_rps, mag_gauss as the library gave them);
 the last line holds the driver's counters. --emulated reads the built-in emulated chip instead of /dev/i2c-N
 (a still boat heading 30 degrees), to try the tool without hardware. Exit status 0, or 1 when the IMU cannot
-be opened (the message says why).
+be opened (the message says why). --axes-check walks the four-step bench check of the board's axes
+(autopilot/bench/imu_axes.py: positions prompted one by one, each judged PASS/FAIL; exit 1 on a FAIL).
 """
 from __future__ import annotations
 
@@ -30,6 +34,8 @@ def register(subparsers) -> None:
     p.add_argument("--count", type=int, default=0, help="stop after N samples (default: until Ctrl-C)")
     p.add_argument("--json", action="store_true", help="one JSON object a line")
     p.add_argument("--emulated", action="store_true", help="use the built-in emulated LSM9DS1 (no hardware)")
+    p.add_argument("--axes-check", action="store_true",
+                   help="the four-step axis check: prompts for nine positions, judges each (board unmounted)")
     p.set_defaults(func=run)
 
 
@@ -47,6 +53,8 @@ def run(args) -> int:
         print(f"bench imu: {e}", file=sys.stderr)
         return 1
     imu_cfg, mag_cfg = vessel.sensors.imu, vessel.sensors.mag
+    if args.axes_check:                         # the board in the hand is the "boat": no mounting rotation
+        imu_cfg = dataclasses.replace(imu_cfg, mount_rpy_deg=(0.0, 0.0, 0.0))
     if args.bus is not None:
         imu_cfg = dataclasses.replace(imu_cfg, bus=args.bus)
     if args.rate_hz <= 0:
@@ -75,6 +83,12 @@ def run(args) -> int:
           f"({'still' if driver.was_still_at_start else 'MOVING during bias measurement'}); "
           f"rates {driver.gyro_rate_hz:g} Hz accel/gyro, {driver.mag_rate_hz:g} Hz magnetometer",
           file=sys.stderr)
+    if args.axes_check:
+        try:
+            ok = _axes_check(driver, emulator, clock)
+        finally:
+            driver.close()
+        return 0 if ok else 1
     declination = math.radians(mag_cfg.declination_deg)
     period = 1.0 / args.rate_hz
     count, field = 0, None
@@ -94,7 +108,7 @@ def run(args) -> int:
                 continue
             count += 1
             heading = math.degrees(heading_from_vectors_rad(imu.accel_mps2, field, declination)) % 360.0
-            print(_line(t, imu, field, heading, args.json), flush=True)
+            print(_line(t, imu, field, heading, args.json, driver), flush=True)
     except KeyboardInterrupt:
         pass
     finally:
@@ -107,14 +121,66 @@ def run(args) -> int:
     return 0
 
 
-def _line(t, imu, field_t, heading_deg, as_json: bool) -> str:
+def _line(t, imu, field_t, heading_deg, as_json: bool, driver) -> str:
     field_ut = [round(v * 1e6, 3) for v in field_t]
+    (ra, rg), rm = driver.last_raw_accel_gyro or ((math.nan,) * 3, (math.nan,) * 3), \
+        driver.last_raw_mag_gauss or (math.nan,) * 3
     if as_json:
         return json.dumps({"time_s": round(t, 4), "accel_mps2": [round(v, 4) for v in imu.accel_mps2],
                            "gyro_rps": [round(v, 5) for v in imu.gyro_rps], "field_ut": field_ut,
-                           "heading_deg": round(heading_deg, 2), "stale": imu.stale})
+                           "heading_deg": round(heading_deg, 2), "stale": imu.stale,
+                           "raw": {"accel_mps2": [round(v, 4) for v in ra], "gyro_rps": [round(v, 5) for v in rg],
+                                   "mag_gauss": [round(v, 5) for v in rm]}})
     a, g = imu.accel_mps2, imu.gyro_rps
-    return (f"t={t:9.3f}s  accel=({a[0]:+7.3f},{a[1]:+7.3f},{a[2]:+7.3f}) m/s2  "
+    return (f"t={t:9.3f}s  library: accel=({ra[0]:+7.3f},{ra[1]:+7.3f},{ra[2]:+7.3f}) "
+            f"gyro=({rg[0]:+7.4f},{rg[1]:+7.4f},{rg[2]:+7.4f}) mag=({rm[0]:+6.3f},{rm[1]:+6.3f},{rm[2]:+6.3f}) G  "
+            f"| FRD: accel=({a[0]:+7.3f},{a[1]:+7.3f},{a[2]:+7.3f}) m/s2  "
             f"gyro=({g[0]:+7.4f},{g[1]:+7.4f},{g[2]:+7.4f}) rad/s  "
             f"field=({field_ut[0]:+7.2f},{field_ut[1]:+7.2f},{field_ut[2]:+7.2f}) uT  "
             f"heading={heading_deg:6.1f} deg{'  STALE' if imu.stale else ''}")
+
+
+# emulated poses for --axes-check --emulated: (heading deg, roll deg, pitch deg, yaw rate rad/s)
+_EMULATED_POSES = {"flat": (0, 0, 0, 0), "y_up": (0, -90, 0, 0), "x_up": (0, 0, 90, 0), "turning": (0, 0, 0, 0.6),
+                   "north": (0, 0, 0, 0), "south": (180, 0, 0, 0), "east": (90, 0, 0, 0), "west": (-90, 0, 0, 0),
+                   "upside_down": (0, 180, 0, 0)}
+
+
+def _axes_check(driver, emulator, clock) -> bool:
+    import dataclasses
+
+    from autopilot.bench.imu_axes import Reading, run_axes_check
+
+    def ask(pose: str, text: str) -> None:
+        if emulator is None:
+            input(f"bench imu: {text}; then press Enter ")
+            return
+        heading, roll, pitch, rate = _EMULATED_POSES[pose]
+        from hil.plant import Truth
+        pose_truth = Truth(emulator.t_s, 0.0, 0.0, math.radians(heading), 0.0, 0.0, rate, 0.0, 0.0, ())
+        emulator.update(emulator.t_s, dataclasses.replace(pose_truth, roll_rad=math.radians(roll),
+                                                          pitch_rad=math.radians(pitch)))
+        print(f"bench imu (emulated): {text}")
+
+    def measure(seconds: float) -> Reading:
+        sums = [[0.0] * 3 for _ in range(6)]
+        n = 0
+        end = clock() + seconds
+        while clock() < end:
+            if emulator is not None:
+                emulator.advance(0.02)
+            else:
+                time.sleep(0.02)
+            imu, mag = driver.read(clock())
+            if imu is None or imu.stale or driver.last_raw_mag_gauss is None or driver._last_mag is None:
+                continue
+            (ra, rg), rm = driver.last_raw_accel_gyro, driver.last_raw_mag_gauss
+            for acc, v in zip(sums, (ra, rg, rm, imu.accel_mps2, imu.gyro_rps, driver._last_mag.field_t)):
+                for i in range(3):
+                    acc[i] += v[i]
+            n += 1
+        mean = [tuple(x / max(n, 1) for x in acc) for acc in sums]
+        return Reading(*mean)
+
+    print("bench imu: axis check of the board (the vessel's mounting is ignored: the board is the boat)")
+    return run_axes_check(measure, ask)
