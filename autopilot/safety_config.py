@@ -67,7 +67,9 @@ class GnssFailsafeConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class ImuFailsafeConfig:
-    imu_timeout_s: float = param(0.5, unit="s", min=0.05, max=10.0, doc="no gyro update for this long = IMU lost")
+    # 0.35 s: with the driver's 40 ms stuck-output detection and a cycle or two, the boat acts on a dead or
+    # frozen IMU within 0.5 s (issue 11); an I2C hiccup the driver recovers from lasts far less
+    imu_timeout_s: float = param(0.35, unit="s", min=0.05, max=10.0, doc="no gyro update for this long = IMU lost")
     mag_timeout_s: float = param(8.0, unit="s", min=0.1, max=120.0,
                                  doc="no accepted magnetometer heading for this long = magnetometer lost (longer "
                                      "than the EKF's 5 s of rejecting a disturbed heading before re-trusting it)")
