@@ -1,0 +1,191 @@
+"""Hull identification: the 3-DOF manoeuvring model's nine parameters from a logged run, by least squares.
+
+The model is the plant's (hil/dynamics.py) for a diagonal hull, in the form of paper 000 (§3.5, Table 3) with
+positive damping magnitudes and the Munk moment the paper's yaw row leaves out:
+
+    X = z1 u_dot - z2 v r + z4 u + z5 |u| u
+    Y = z2 v_dot + z1 u r + z6 v + z7 |v| v
+    N = z3 r_dot + (z2 - z1) u v + z8 r + z9 |r| r
+
+(X, Y, N: applied surge force [N], sway force [N], yaw moment [N m], N = -sum(y_i T_i) for the thrusters;
+u, v [m/s] and r [rad/s] through the water, body FRD.) The three rows are stacked into one regression
+Phi z = tau, so the Munk column ties the yaw row to z1 and z2; each row group is weighted by the inverse of its
+residual standard deviation (one reweighting after an ordinary fit), since newtons and newton-metres are not
+commensurable. Standard errors: sigma^2 (Phi^T W Phi)^-1 with the weighted residual variance, times the number
+of samples a smoothing filter made dependent (one independent sample per filter window); 95 % intervals with
+Student's t at that many independent samples less nine.
+
+Vessel-file keys: x_udot = m - z1, y_vdot = m - z2, n_rdot = iz - z3 (only Iz - N_rdot is identifiable),
+x_u = -z4, x_uu = -z5, y_v = -z6, y_vv = -z7, n_r = -z8, n_rr = -z9.
+
+A run that does not excite a parameter is refused (`IdentificationError`, the reasons listed): a parameter
+whose 95 % interval is wider than its value, or a regressor matrix whose scaled condition number exceeds
+`MAX_CONDITION`. Pure numpy/scipy, no I/O.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+from scipy import signal, stats
+
+NAMES = ("z1", "z2", "z3", "z4", "z5", "z6", "z7", "z8", "z9")
+MEANING = {"z1": "m - X_udot (surge mass)", "z2": "m - Y_vdot (sway mass)", "z3": "Iz - N_rdot (yaw inertia)",
+           "z4": "-X_u", "z5": "-X_uu", "z6": "-Y_v", "z7": "-Y_vv", "z8": "-N_r", "z9": "-N_rr"}
+MAX_CONDITION = 1.0e4
+
+
+class IdentificationError(ValueError):
+    """The run cannot identify the model; the message lists what is missing (e.g. the boat never turned)."""
+
+
+@dataclass(frozen=True)
+class RunData:
+    """One run, uniformly sampled: time [s], body velocities through the water u, v [m/s], r [rad/s], their
+    time derivatives (None: taken by a Savitzky-Golay filter), and the applied surge force X [N], sway force Y
+    [N] and yaw moment N [N m]."""
+    t_s: np.ndarray
+    u: np.ndarray
+    v: np.ndarray
+    r: np.ndarray
+    x_n: np.ndarray
+    y_n: np.ndarray
+    n_nm: np.ndarray
+    u_dot: Optional[np.ndarray] = None
+    v_dot: Optional[np.ndarray] = None
+    r_dot: Optional[np.ndarray] = None
+    correlated_samples: int = 1     # samples a smoothing filter made dependent (its window): widens the CIs
+
+
+@dataclass(frozen=True)
+class HullFit:
+    zeta: np.ndarray            # (9,) z1..z9
+    std: np.ndarray             # (9,) standard errors
+    ci95: np.ndarray            # (9, 2) lower, upper
+    condition: float            # condition number of the column-scaled weighted regressor
+    samples: int
+    residual_std: tuple         # per row (surge [N], sway [N], yaw [N m])
+
+    def as_dict(self) -> Dict[str, dict]:
+        return {n: {"value": float(z), "std": float(s), "ci95": [float(lo), float(hi)], "meaning": MEANING[n]}
+                for n, z, s, (lo, hi) in zip(NAMES, self.zeta, self.std, self.ci95)}
+
+
+def smoothed(data: RunData, window_s: float = 1.0, order: int = 3) -> RunData:
+    """States smoothed and differentiated by a zero-phase Savitzky-Golay filter (scipy) over `window_s`; the
+    forces go through the same smoothing, so a step of thrust and the velocity's answer to it are filtered
+    alike (the linear terms of the model hold exactly between filtered signals)."""
+    dt = float(np.median(np.diff(data.t_s)))
+    n = max(order + 2, int(round(window_s / dt)) | 1)
+    sg = lambda x, d: signal.savgol_filter(x, n, order, deriv=d, delta=dt, mode="interp")  # noqa: E731
+    return RunData(data.t_s, sg(data.u, 0), sg(data.v, 0), sg(data.r, 0), sg(data.x_n, 0), sg(data.y_n, 0),
+                   sg(data.n_nm, 0), sg(data.u, 1), sg(data.v, 1), sg(data.r, 1), correlated_samples=n)
+
+
+def regressors(d: RunData):
+    """(Phi, tau, row): the stacked regression, rows grouped surge, sway, yaw (row = 0, 1, 2 per line)."""
+    if d.u_dot is None or d.v_dot is None or d.r_dot is None:
+        d = smoothed(d)
+    u, v, r = d.u, d.v, d.r
+    z = np.zeros_like(u)
+    surge = np.column_stack([d.u_dot, -v * r, z, u, np.abs(u) * u, z, z, z, z])
+    sway = np.column_stack([u * r, d.v_dot, z, z, z, v, np.abs(v) * v, z, z])
+    yaw = np.column_stack([-u * v, u * v, d.r_dot, z, z, z, z, r, np.abs(r) * r])
+    phi = np.vstack([surge, sway, yaw])
+    tau = np.concatenate([d.x_n, d.y_n, d.n_nm])
+    row = np.repeat([0, 1, 2], len(u))
+    return phi, tau, row
+
+
+def fit_hull(data: RunData, require: Sequence[str] = NAMES) -> HullFit:
+    """Weighted least squares of the nine parameters; IdentificationError when a required one is not excited."""
+    phi, tau, row = regressors(data)
+    ok = np.all(np.isfinite(phi), axis=1) & np.isfinite(tau)
+    phi, tau, row = phi[ok], tau[ok], row[ok]
+    n = len(tau) // 3
+    if n < 50:
+        raise IdentificationError(f"{n} samples: a fit needs at least 50")
+    w = np.ones(len(tau))
+    for _ in range(2):                                   # ordinary fit, then rows weighted by 1/residual std
+        zeta, *_ = np.linalg.lstsq(phi * w[:, None], tau * w, rcond=None)
+        res = tau - phi @ zeta
+        sd = [float(np.std(res[row == k])) or 1e-12 for k in range(3)]
+        w = 1.0 / np.array(sd)[row]
+    a = phi * w[:, None]
+    scale = np.linalg.norm(a, axis=0)
+    problems: List[str] = []
+    dead = [NAMES[i] for i in range(9) if scale[i] == 0.0]
+    if dead:
+        raise IdentificationError("the run does not excite " + ", ".join(f"{d} ({MEANING[d]})" for d in dead))
+    cond = float(np.linalg.cond(a / scale))
+    dof = len(tau) - 9
+    s2 = float(np.sum((tau * w - a @ zeta) ** 2) / dof)
+    # residuals of smoothed signals are correlated over the filter window: count one sample per window
+    k = max(1, int(getattr(data, "correlated_samples", 1)))
+    cov = s2 * k * np.linalg.pinv(a.T @ a)
+    dof = max(1, len(tau) // k - 9)
+    std = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    half = stats.t.ppf(0.975, dof) * std
+    ci = np.column_stack([zeta - half, zeta + half])
+    if cond > MAX_CONDITION:
+        problems.append(f"the regressors are nearly dependent (condition number {cond:.3g} > {MAX_CONDITION:g})")
+    for i, name in enumerate(NAMES):
+        if name in require and not (half[i] < abs(zeta[i])):
+            problems.append(f"{name} ({MEANING[name]}) = {zeta[i]:.4g} +/- {half[i]:.3g}: not excited enough")
+    if problems:
+        raise IdentificationError("; ".join(problems))
+    return HullFit(zeta, std, ci, cond, n, tuple(sd))
+
+
+def hull_keys(fit: HullFit, mass_kg: float, iz_kgm2: float) -> Dict[str, float]:
+    """The vessel file's `hull:` values from a fit (Iz kept from the file; N_rdot takes the rest of z3)."""
+    z = fit.zeta
+    return {"x_udot": mass_kg - z[0], "y_vdot": mass_kg - z[1], "n_rdot": iz_kgm2 - z[2],
+            "x_u": -z[3], "x_uu": -z[4], "y_v": -z[5], "y_vv": -z[6], "n_r": -z[7], "n_rr": -z[8]}
+
+
+def zeta_of_hull(hull) -> np.ndarray:
+    """z1..z9 of a vessel file's `hull:` (the inverse of `hull_keys`)."""
+    return np.array([hull.mass_kg - hull.x_udot, hull.mass_kg - hull.y_vdot, hull.iz_kgm2 - hull.n_rdot,
+                     -hull.x_u, -hull.x_uu, -hull.y_v, -hull.y_vv, -hull.n_r, -hull.n_rr])
+
+
+def free_run(zeta: np.ndarray, data: RunData, psi0_rad: float = 0.0, substeps: int = 4) -> Dict[str, np.ndarray]:
+    """The identified model run open loop on the run's inputs from its first state: u, v, r, x, y, psi."""
+    z1, z2, z3, z4, z5, z6, z7, z8, z9 = (float(x) for x in zeta)
+    u, v, r = float(data.u[0]), float(data.v[0]), float(data.r[0])
+    x = y = 0.0
+    psi = psi0_rad
+    out = {k: np.empty(len(data.t_s)) for k in ("u", "v", "r", "x", "y", "psi")}
+
+    def f(u, v, r, psi, fx, fy, fn):
+        return ((fx + z2 * v * r - (z4 + z5 * abs(u)) * u) / z1,
+                (fy - z1 * u * r - (z6 + z7 * abs(v)) * v) / z2,
+                (fn - (z2 - z1) * u * v - (z8 + z9 * abs(r)) * r) / z3,
+                u * math.cos(psi) - v * math.sin(psi), u * math.sin(psi) + v * math.cos(psi), r)
+
+    for k in range(len(data.t_s)):
+        out["u"][k], out["v"][k], out["r"][k], out["x"][k], out["y"][k], out["psi"][k] = u, v, r, x, y, psi
+        if k + 1 == len(data.t_s):
+            break
+        h = (data.t_s[k + 1] - data.t_s[k]) / substeps
+        fx, fy, fn = data.x_n[k], data.y_n[k], data.n_nm[k]
+        for _ in range(substeps):
+            s = (u, v, r, x, y, psi)
+            k1 = f(u, v, r, psi, fx, fy, fn)
+            k2 = f(*[a + 0.5 * h * b for a, b in zip(s[:3], k1[:3])], psi + 0.5 * h * k1[5], fx, fy, fn)
+            k3 = f(*[a + 0.5 * h * b for a, b in zip(s[:3], k2[:3])], psi + 0.5 * h * k2[5], fx, fy, fn)
+            k4 = f(*[a + h * b for a, b in zip(s[:3], k3[:3])], psi + h * k3[5], fx, fy, fn)
+            u, v, r, x, y, psi = (a + h / 6.0 * (b1 + 2 * b2 + 2 * b3 + b4)
+                                  for a, b1, b2, b3, b4 in zip(s, k1, k2, k3, k4))
+    return out
+
+
+def fit_quality(measured: np.ndarray, model: np.ndarray) -> Dict[str, float]:
+    """RMSE, MAE and R^2 = 1 - SS_res / SS_tot of a model signal against the measured one (000 Table 4)."""
+    e = np.asarray(measured) - np.asarray(model)
+    ss_tot = float(np.sum((measured - np.mean(measured)) ** 2))
+    return {"rmse": float(np.sqrt(np.mean(e * e))), "mae": float(np.mean(np.abs(e))),
+            "r2": 1.0 - float(np.sum(e * e)) / ss_tot if ss_tot > 0 else float("nan")}

@@ -1,0 +1,69 @@
+"""Hull identification (issue 12, first part): the stacked least squares of the nine-parameter model, its
+intervals and refusals, on runs of the project's own plant under open-loop excitation."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from autopilot.config import load_vessel
+from estimation.hull_identification import (IdentificationError, RunData, fit_hull, fit_quality, free_run,
+                                            hull_keys, smoothed, zeta_of_hull)
+from hil.excitation import excitation, plant_run
+
+
+@pytest.fixture(scope="module", params=["foka", "iacquabot", "wamv"])
+def run(request):
+    vessel = load_vessel(request.param)
+    t, x, n = excitation(vessel, seed=1)
+    return vessel, plant_run(vessel, t, x, n)
+
+
+def test_a_noiseless_run_is_fitted_exactly_and_maps_back_onto_the_vessel_file(run):
+    vessel, data = run
+    fit = fit_hull(data)
+    truth = zeta_of_hull(vessel.hull)
+    assert fit.zeta == pytest.approx(truth, rel=1e-6)
+    assert np.all(fit.ci95[:, 1] - fit.ci95[:, 0] < 1e-6 * np.abs(truth))     # no noise: no doubt
+    keys = hull_keys(fit, vessel.hull.mass_kg, vessel.hull.iz_kgm2)
+    for key, value in keys.items():
+        assert value == pytest.approx(getattr(vessel.hull, key), rel=1e-5, abs=1e-6), key
+
+
+def test_the_model_run_free_on_the_inputs_reproduces_the_run(run):
+    vessel, data = run
+    model = free_run(zeta_of_hull(vessel.hull), data)
+    for k in ("u", "v", "r"):
+        assert fit_quality(getattr(data, k), model[k])["r2"] > 0.9999, k
+
+
+def test_noisy_velocities_through_the_smoothing_filter_still_identify_the_boat(run):
+    """Velocity noise 0.02 m/s and yaw-rate noise 0.005 rad/s per 50 Hz sample: the masses and the quadratic
+    surge drag within 5 %, the model's free run still explains the velocities (R^2 >= 0.99)."""
+    vessel, data = run
+    rng = np.random.default_rng(2)
+    noisy = dataclasses.replace(data, u=data.u + rng.normal(0, 0.02, len(data.u)),
+                                v=data.v + rng.normal(0, 0.02, len(data.v)),
+                                r=data.r + rng.normal(0, 0.005, len(data.r)), u_dot=None, v_dot=None, r_dot=None)
+    fit = fit_hull(smoothed(noisy, 1.0), require=("z1", "z2", "z3", "z5"))
+    truth = zeta_of_hull(vessel.hull)
+    for i in (0, 1, 2, 4):
+        assert fit.zeta[i] == pytest.approx(truth[i], rel=0.05), f"z{i + 1}"
+    model = free_run(fit.zeta, data)
+    for k in ("u", "v", "r"):
+        assert fit_quality(getattr(data, k), model[k])["r2"] >= 0.99, k
+
+
+def test_a_run_that_never_turns_is_refused_with_the_reason():
+    vessel = load_vessel("foka")
+    t, x, n = excitation(vessel, seed=1)
+    straight = plant_run(vessel, t, x, 0.0 * n)
+    with pytest.raises(IdentificationError, match="does not excite.*z3"):
+        fit_hull(straight)
+
+
+def test_a_run_too_short_is_refused():
+    z = np.zeros(20)
+    with pytest.raises(IdentificationError, match="at least 50"):
+        fit_hull(RunData(np.arange(20.0), z, z, z, z, z, z, z, z, z))
