@@ -153,7 +153,8 @@ def zeta_of_hull(hull) -> np.ndarray:
 
 
 def free_run(zeta: np.ndarray, data: RunData, psi0_rad: float = 0.0, substeps: int = 4) -> Dict[str, np.ndarray]:
-    """The identified model run open loop on the run's inputs from its first state: u, v, r, x, y, psi."""
+    """The identified model run open loop on the run's inputs from its first state: u, v, r, x, y, psi (NaN
+    from where an unstable model diverges)."""
     z1, z2, z3, z4, z5, z6, z7, z8, z9 = (float(x) for x in zeta)
     u, v, r = float(data.u[0]), float(data.v[0]), float(data.r[0])
     x = y = 0.0
@@ -167,11 +168,15 @@ def free_run(zeta: np.ndarray, data: RunData, psi0_rad: float = 0.0, substeps: i
                 u * math.cos(psi) - v * math.sin(psi), u * math.sin(psi) + v * math.cos(psi), r)
 
     for k in range(len(data.t_s)):
+        if not all(math.isfinite(a) and abs(a) < 1e6 for a in (u, v, r, x, y, psi)):
+            for key in out:                       # an unstable model (negative damping) has diverged
+                out[key][k:] = np.nan
+            break
         out["u"][k], out["v"][k], out["r"][k], out["x"][k], out["y"][k], out["psi"][k] = u, v, r, x, y, psi
         if k + 1 == len(data.t_s):
             break
-        h = (data.t_s[k + 1] - data.t_s[k]) / substeps
-        fx, fy, fn = data.x_n[k], data.y_n[k], data.n_nm[k]
+        h = float(data.t_s[k + 1] - data.t_s[k]) / substeps
+        fx, fy, fn = float(data.x_n[k]), float(data.y_n[k]), float(data.n_nm[k])
         for _ in range(substeps):
             s = (u, v, r, x, y, psi)
             k1 = f(u, v, r, psi, fx, fy, fn)
@@ -186,6 +191,8 @@ def free_run(zeta: np.ndarray, data: RunData, psi0_rad: float = 0.0, substeps: i
 def fit_quality(measured: np.ndarray, model: np.ndarray) -> Dict[str, float]:
     """RMSE, MAE and R^2 = 1 - SS_res / SS_tot of a model signal against the measured one (000 Table 4)."""
     e = np.asarray(measured) - np.asarray(model)
+    if not np.all(np.isfinite(e)):
+        return {"rmse": float("nan"), "mae": float("nan"), "r2": float("nan")}
     ss_tot = float(np.sum((measured - np.mean(measured)) ** 2))
     return {"rmse": float(np.sqrt(np.mean(e * e))), "mae": float(np.mean(np.abs(e))),
             "r2": 1.0 - float(np.sum(e * e)) / ss_tot if ss_tot > 0 else float("nan")}

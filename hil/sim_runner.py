@@ -38,7 +38,8 @@ ARM_RETRY_S = 0.2            # how often an unarmed run retries the pre-arm chec
 HEARTBEAT_PERIOD_S = 1.0     # the simulated operator station's heartbeat
 
 TRACE_FIELDS = ("t", "truth_n", "truth_e", "truth_psi", "truth_u", "est_n", "est_e", "est_psi", "est_u",
-                "est_valid", "ref_psi", "ref_u", "xte_est", "wp_index", "surge_n", "yaw_nm")
+                "est_valid", "ref_psi", "ref_u", "xte_est", "wp_index", "surge_n", "yaw_nm",
+                "truth_v", "truth_r", "est_v", "est_r")
 
 
 @dataclass
@@ -252,7 +253,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
                     nav.north_m, nav.east_m, nav.heading_rad, nav.surge_mps, float(nav.valid),
                     sp.heading_rad if sp else np.nan, sp.speed_mps if sp else np.nan,
                     sp.xte_m if (sp and in_auto) else np.nan, autopilot.guidance.index,
-                    res.wrench.surge_n, res.wrench.yaw_nm)
+                    res.wrench.surge_n, res.wrench.yaw_nm,
+                    truth.sway_mps, truth.yaw_rate_rps, nav.sway_mps, nav.yaw_rate_rps)
         thrust_log[k] = res.thrust.thrust_n
         if injector is not None:
             d = None
