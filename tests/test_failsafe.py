@@ -131,7 +131,7 @@ def test_imu_loss_holds_blocks_navigating_modes_and_overrides_a_link_loss_rtl():
     fm.operator_heartbeat(0.0)
     out = run(fm, 0.0, 3.0, "AUTO", lambda t: health(t, since_imu=max(0.01, t - 1.0)))
     assert [(tr.kind, tr.action) for _, tr in out] == [("imu-loss", "hold")]
-    assert out[0][0] == pytest.approx(1.6, abs=0.15)
+    assert out[0][0] == pytest.approx(1.0 + CFG.imu.imu_timeout_s, abs=0.15)   # IMU silent from t = 1 s
     for m in ("AUTO", "LOITER", "RTL"):
         assert "imu-loss" in fm.blocked(m)
     assert fm.blocked("HOLD") is None and fm.blocked("MANUAL") is None
@@ -236,7 +236,7 @@ def test_failsafe_section_of_the_vessel_config_overrides_defaults_and_validates(
     v = load_vessel(str(ok))
     assert v.failsafe.gnss.dead_reckon_s == 20.0 and v.failsafe.gnss.then == "hold"
     assert v.failsafe.link.expect == "always" and len(v.failsafe.geofence.polygon) == 3
-    assert v.failsafe.imu.imu_timeout_s == 0.5           # untouched defaults stay
+    assert v.failsafe.imu.imu_timeout_s == 0.35          # untouched defaults stay
     for extra, key in (("failsafe:\n  gnss: {then: drift}\n", "failsafe.gnss.then"),
                        ("failsafe:\n  link: {timeout_s: -1}\n", "failsafe.link.timeout_s"),
                        ("failsafe:\n  battery: {delay: 3}\n", "failsafe.battery.delay"),
