@@ -7,8 +7,8 @@ Opposite pairs of positions cancel the hard-iron offset of an uncalibrated magne
 the one that catches a mirrored Y axis (it swaps east and west), which a check with the X arrow north alone
 cannot see.
 
-  1. flat, top up: accel (0, 0, +9.8); standing on the edge the Y arrow points to (Y up): ay = +9.8; on the
-     edge the X arrow points to (X up): ax = +9.8. Seen from above, X away from you, Y must point right.
+  1. flat, top up: accel (0, 0, +9.8); stood on an edge with the Y arrow pointing straight up: ay = +9.8;
+     with the X arrow pointing straight up: ax = +9.8. Seen from above, X away from you, Y must point right.
   2. turning clockwise seen from above: raw gz < 0 and the driver's yaw rate > 0.
   3. flat, X arrow north / south / east / west, and upside down with X north (a phone compass is enough):
      (mx_N - mx_S)/2 < 0, (my_E - my_W)/2 < 0 and, in the northern hemisphere, (mz_up - mz_down)/2 < 0.
@@ -28,8 +28,8 @@ Vec = Tuple[float, float, float]
 # pose name -> what the user is asked to do
 POSES = {
     "flat": "board flat, top up, X arrow pointing north",
-    "y_up": "stand the board on the edge the Y arrow points to (Y arrow straight up)",
-    "x_up": "stand the board on the edge the X arrow points to (X arrow straight up)",
+    "y_up": "stand the board on an edge so that the Y arrow points straight up",
+    "x_up": "stand the board on an edge so that the X arrow points straight up",
     "turning": "board flat, turning it clockwise seen from above, steadily (about a turn in 10 s); keep turning",
     "north": "board flat, top up, X arrow pointing north",
     "south": "board flat, top up, X arrow pointing south",
