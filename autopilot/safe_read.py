@@ -13,6 +13,7 @@ convert (a 5000-digit integer), and nesting too deep to parse. Its errors give t
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -21,6 +22,10 @@ import yaml
 from autopilot.config_schema import ConfigError
 
 MAX_CONFIG_BYTES = 1 << 20        # 1 MiB: far more than any vessel, boat config or mission file
+MAX_FLOW_DEPTH = 64               # nested [ ] / { } levels; a real config uses 3 at most
+
+# Brackets, and the quoted strings and comments whose brackets do not count.
+_FLOW_TOKEN = re.compile(r'[\[\]{}]|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|(?:^|(?<=\s))#[^\n]*', re.MULTILINE)
 
 
 def read_user_text(path, max_bytes: int = MAX_CONFIG_BYTES) -> str:
@@ -85,8 +90,27 @@ class _DuplicateKey(Exception):
         self.key, self.first_line, self.line = key, first_line, line
 
 
+def _deepest_flow_line(text: str, limit: int):
+    """The line (1-based) where flow collections first nest deeper than `limit`, or None. PyYAML takes seconds
+    to reach its recursion limit on 20,000 open brackets; this linear scan refuses them in milliseconds."""
+    depth = 0
+    for m in _FLOW_TOKEN.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > limit:
+                return text.count("\n", 0, m.start()) + 1
+        elif c in "]}":
+            depth = max(0, depth - 1)
+    return None
+
+
 def load_yaml_text(text: str, file) -> object:
     """Parse YAML text; ConfigError(file, key-or-"", reason) for anything the safe loader cannot give."""
+    line = _deepest_flow_line(text, MAX_FLOW_DEPTH)
+    if line is not None:
+        raise ConfigError(file, "", f"invalid YAML at line {line}: nested too deeply "
+                                    f"(more than {MAX_FLOW_DEPTH} levels of [ ] or {{ }})")
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader)
     except _DuplicateKey as e:
