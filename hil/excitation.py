@@ -16,11 +16,11 @@ from hil.dynamics import HullDynamics
 
 
 def thrust_levels(vessel):
-    """(largest forward thrust all thrusters give together [N], yaw moment of one forward, one back [N m])."""
+    """(largest forward thrust all thrusters give together [N], yaw moment of every thruster at that thrust,
+    one side forward and the other back [N m]: two on a catamaran, all four on the IAcquaBot)."""
     from drivers.thrust_map import make_thrust_maps
     fwd = min(m.max_forward_n for m in make_thrust_maps(vessel))
-    arm = max(abs(t.y_m) for t in vessel.thrusters)
-    return fwd * len(vessel.thrusters), fwd * arm * 2.0
+    return fwd * len(vessel.thrusters), fwd * sum(abs(t.y_m) for t in vessel.thrusters)
 
 
 def excitation(vessel, seed: int = 0, dt_s: float = 0.02, scale: float = 1.0):

@@ -80,7 +80,10 @@ def test_iacquabot_flies_the_survey_with_four_thrusters():
                   SimOptions(seed=3, env=EnvironmentConfig(current_speed_mps=0.2, current_toward_deg=45),
                              gps_noise="white"))
     assert res.report["mission_complete"]
-    assert res.report["xte_rms_m"] < 0.8
+    # paper 000's hull turns at about 9 deg/s at full differential thrust: a 5 m turning radius at 0.8 m/s
+    # against the survey's 90 deg corners and 2 m acceptance radius (measured: 1.9 m RMS, 1.8 m on its random
+    # mismatch; the old scaled hull, turning several times faster, flew it at under 0.8 m)
+    assert res.report["xte_rms_m"] < 2.5
     assert res.thrust_n.shape[1] == 4
     assert np.all(np.abs(res.thrust_n).max(axis=0) > 1.0)     # all four thrusters work
 

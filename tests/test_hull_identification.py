@@ -40,16 +40,18 @@ def test_the_model_run_free_on_the_inputs_reproduces_the_run(run):
 
 def test_noisy_velocities_through_the_smoothing_filter_still_identify_the_boat(run):
     """Velocity noise 0.02 m/s and yaw-rate noise 0.005 rad/s per 50 Hz sample: the masses and the quadratic
-    surge drag within 5 %, the model's free run still explains the velocities (R^2 >= 0.99)."""
+    surge drag within 5 % (the sway mass z2 within 10 %, the issue's allowance for sway terms), the model's free
+    run still explains the velocities (R^2 >= 0.99). A 1.5 s smoothing window: the heavy, slow IAcquaBot hull of
+    paper 000 has accelerations small enough that with 1.0 s the derivative noise pulls z1 down by 10 %."""
     vessel, data = run
     rng = np.random.default_rng(2)
     noisy = dataclasses.replace(data, u=data.u + rng.normal(0, 0.02, len(data.u)),
                                 v=data.v + rng.normal(0, 0.02, len(data.v)),
                                 r=data.r + rng.normal(0, 0.005, len(data.r)), u_dot=None, v_dot=None, r_dot=None)
-    fit = fit_hull(smoothed(noisy, 1.0), require=("z1", "z2", "z3", "z5"))
+    fit = fit_hull(smoothed(noisy, 1.5), require=("z1", "z2", "z3", "z5"))
     truth = zeta_of_hull(vessel.hull)
-    for i in (0, 1, 2, 4):
-        assert fit.zeta[i] == pytest.approx(truth[i], rel=0.05), f"z{i + 1}"
+    for i, rel in ((0, 0.05), (1, 0.10), (2, 0.05), (4, 0.05)):
+        assert fit.zeta[i] == pytest.approx(truth[i], rel=rel), f"z{i + 1}"
     model = free_run(fit.zeta, data)
     for k in ("u", "v", "r"):
         assert fit_quality(getattr(data, k), model[k])["r2"] >= 0.99, k

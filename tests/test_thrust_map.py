@@ -144,7 +144,10 @@ def test_voltage_outside_the_tables_uses_the_nearest_table(t200, iacquabot):
 
 
 def test_default_voltage_is_the_vessel_battery(t200, iacquabot):
-    assert make_thrust_map(t200, iacquabot).max_forward_n == t200_map(t200, iacquabot, 16.0).max_forward_n
+    volts = iacquabot.battery.voltage_v
+    assert volts == 12.0
+    assert make_thrust_map(t200, iacquabot).max_forward_n == t200_map(t200, iacquabot, volts).max_forward_n
+    assert make_thrust_map(t200, iacquabot).max_forward_n != t200_map(t200, iacquabot, 16.0).max_forward_n
     maps = make_thrust_maps(iacquabot)
     assert len(maps) == 4 and [m.name for m in maps] == [t.name for t in iacquabot.thrusters]
 
