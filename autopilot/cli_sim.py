@@ -153,7 +153,7 @@ def run(args) -> int:
             print("error: --fault needs the in-process simulator (--transport inproc)", file=sys.stderr)
             return 2
         return _run_over_ros(vessel, mission, env, args)
-    sim_log = _SimRunLog(vessel, mission, args) if args.log else None
+    sim_log = SimRunLog(vessel, mission, args.log, args.log_rate_hz) if args.log else None
     if sim_log is not None:
         opts.on_result = sim_log.on_result
     try:
@@ -204,20 +204,22 @@ def _plant_spec(vessel, args):
                              mismatch=mismatch, extras=extras)
 
 
-class _SimRunLog:
-    """The same crash-safe run log as on the boat, with the simulation's truth columns added."""
+class SimRunLog:
+    """The same crash-safe run log as on the boat, with the simulation's truth columns added: pass its
+    `on_result` as hil.sim_runner.SimOptions.on_result, and close() it after the run. Rate at most 50 Hz."""
 
-    def __init__(self, vessel, mission, args):
+    def __init__(self, vessel, mission, log_dir, rate_hz: float):
         from autopilot.guidance import mission_frame
         from autopilot.runlog import RunLogger
         from autopilot.runlog.cycle_row import cycle_row
         self._cycle_row = cycle_row               # imported once, not on every 50 Hz cycle
         self.frame = mission_frame(mission)
-        self.log = RunLogger(args.log, vessel.source_file or None, mission.source_file or None,
-                             rate_hz=min(args.log_rate_hz, 50.0), keep_runs=None, max_total_mb=None,
+        self.log = RunLogger(log_dir, vessel.source_file or None, mission.source_file or None,
+                             rate_hz=min(rate_hz, 50.0), keep_runs=None, max_total_mb=None,
                              mission_name=mission.name, thruster_names=[t.name for t in vessel.thrusters],
                              realtime=False)
         self._fix = None
+        self._unlogged_fix = None     # a valid fix not yet in a state.csv row
         self._events_seen = 0
 
     def on_result(self, t_s, autopilot, batch, result, truth) -> None:
@@ -227,13 +229,16 @@ class _SimRunLog:
         self._events_seen = len(events)
         for fix in batch.gps:
             self._fix = fix
+            if fix.valid:
+                self._unlogged_fix = fix
             self.log.log_gnss(t_s, fix)
         if self.log.due(t_s):
             fix = self._fix
-            self.log.log_cycle(t_s, self._cycle_row(result, self.frame,
-                                              gps_age_s=float("nan") if fix is None else t_s - fix.time_s,
-                                              fix_quality=0 if fix is None else fix.fix_quality,
-                                              battery_v=batch.battery_v, truth=truth))
+            if self.log.log_cycle(t_s, self._cycle_row(
+                    result, self.frame, gps_age_s=float("nan") if fix is None else t_s - fix.time_s,
+                    fix_quality=0 if fix is None else fix.fix_quality, battery_v=batch.battery_v, truth=truth,
+                    imu=batch.imu[-1] if batch.imu else None, new_fix=self._unlogged_fix)):
+                self._unlogged_fix = None
 
     def close(self) -> None:
         self.log.close()

@@ -30,6 +30,7 @@ class FieldServices:
         self._warn = warn
         self._wall = wall_clock
         self._last_fix = None
+        self._unlogged_fix = None     # a valid fix not yet in a state.csv row
         self._log_failure_reported = False
         self._early_events: list = []
         self._ready = False                 # no watchdog pings before READY=1
@@ -63,6 +64,8 @@ class FieldServices:
             return
         for fix in batch.gps:
             self._last_fix = fix
+            if fix.valid:
+                self._unlogged_fix = fix
             log.log_gnss(t_s, fix)
         if not log.healthy:
             if not self._log_failure_reported:
@@ -72,10 +75,12 @@ class FieldServices:
         if not log.due(t_s):
             return
         fix = self._last_fix
-        log.log_cycle(t_s, cycle_row(result, self.frame,
-                                     gps_age_s=math.nan if fix is None else t_s - fix.time_s,
-                                     fix_quality=0 if fix is None else fix.fix_quality,
-                                     battery_v=batch.battery_v))
+        if log.log_cycle(t_s, cycle_row(result, self.frame,
+                                        gps_age_s=math.nan if fix is None else t_s - fix.time_s,
+                                        fix_quality=0 if fix is None else fix.fix_quality,
+                                        battery_v=batch.battery_v, imu=batch.imu[-1] if batch.imu else None,
+                                        new_fix=self._unlogged_fix)):
+            self._unlogged_fix = None
 
     def on_event(self, event) -> None:
         if self.log is not None:

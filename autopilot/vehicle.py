@@ -65,6 +65,7 @@ class CycleResult:
     pulses: PulseCommand
     mode: str
     armed: bool
+    applied: Optional[ThrustCommand] = None   # thrust of the pulses sent (thrust map, dead zone, whole us) [N]
 
 
 @dataclass(frozen=True)
@@ -299,7 +300,8 @@ class Autopilot:
         # the estimator's model gets the thrust the pulses really produce (dead zone, whole microseconds)
         self._last_thrust = thrust if pulses is self.neutral_pulses else ThrustCommand(
             tuple(m.pulse_to_thrust(p) for m, p in zip(self.maps, pulses.pulse_us)))
-        return CycleResult(t_s, nav, out.setpoint, wrench, thrust, pulses, self.mode.name, self.armed)
+        return CycleResult(t_s, nav, out.setpoint, wrench, thrust, pulses, self.mode.name, self.armed,
+                           self._last_thrust)
 
     def _control(self, t_s: float, nav: NavState, sp: GuidanceSetpoint) -> Wrench:
         yaw = self.heading_ctl.update(t_s, nav.heading_rad, nav.yaw_rate_rps, sp.heading_rad,

@@ -92,6 +92,11 @@ class EscChannel:
         p += self.trim_us
         return min(self.pulse_max_us, max(self.pulse_min_us, p))
 
+    def unshape(self, out_us: float) -> float:
+        """The commanded pulse an output pulse stands for: trim and reversal undone (what a thrust map reads)."""
+        p = out_us - self.trim_us
+        return 2 * self.pulse_neutral_us - p if self.reverse else p
+
 
 def channels_from_vessel(vessel) -> list:
     """EscChannel per thruster in vessel order; every thruster must have a GPIO (gpio >= 0)."""
@@ -281,6 +286,11 @@ class EscOutput:
     def output_us(self) -> list:
         """The pulse widths currently being output (after arming, shaping and slew) [us]."""
         return [int(round(p)) for p in self._out]
+
+    def sent_pulses_us(self) -> list:
+        """The pulses being output as the autopilot's commands read (trim and reversal undone) [us]: slew and
+        arming included, so a thrust map turns them into the thrust the motors are asked for."""
+        return [c.unshape(p) for c, p in zip(self.channels, self.output_us())]
 
     def close(self) -> None:
         """Neutral, stop the watchdog and the deadman guardian; release pigpio if close_pi (from_vessel's own

@@ -170,10 +170,7 @@ class SimEscs:
             if pulse == 0:
                 out.append(0.0)
                 continue
-            p = pulse - ch.trim_us
-            if ch.reverse:
-                p = 2 * ch.pulse_neutral_us - p
-            out.append(m.pulse_to_thrust(p))
+            out.append(m.pulse_to_thrust(ch.unshape(pulse)))
         return out
 
     @property

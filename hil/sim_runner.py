@@ -19,6 +19,7 @@ vessel file (its GNSS, IMU and magnetometer); the report's `plant` says which bo
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ import numpy as np
 
 from autopilot.config import MissionConfig, VesselConfig
 from autopilot.guidance import mission_frame, point_to_ned
+from autopilot.types import ThrustCommand
 from autopilot.vehicle import Autopilot
 from hil.environment import EnvironmentConfig
 from hil.plant import Plant, PlantModel
@@ -236,15 +238,16 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
                         sensors.close()
                     raise SimArmingError(f"{vessel.name} / {mission.name}: not armed within "
                                          f"{opts.arm_timeout_s:g} s of simulation; pre-arm checks failing: " + "; ".join(failures))
-        if opts.on_result is not None:
-            opts.on_result(t, autopilot, batch, res, truth)
         if escs is not None:
             escs.write(t, res.pulses)
             thrust_demand = escs.thrust_n()
             pulse_log[k] = escs.pulses_us
+            res = dataclasses.replace(res, applied=ThrustCommand(tuple(thrust_demand)))   # as the boat logs it
         else:
             thrust_demand = [m.pulse_to_thrust(p) for m, p in zip(maps, res.pulses.pulse_us)]
             pulse_log[k] = res.pulses.pulse_us
+        if opts.on_result is not None:
+            opts.on_result(t, autopilot, batch, res, truth)
         in_auto = res.mode == "AUTO"
         metrics.add_cycle(t, truth_ne, truth.heading_rad, res.nav, autopilot.guidance.leg if in_auto else None,
                           autopilot.guidance.index, in_auto)

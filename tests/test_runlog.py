@@ -52,7 +52,8 @@ def test_a_run_directory_holds_the_files_used_and_the_three_logs(tmp_path):
                                                "run.mcap", "state.csv"]
     assert (log.run_dir / "foka.yaml").read_bytes() == FOKA.read_bytes()
     header = (log.run_dir / "state.csv").read_text().splitlines()[0].split(",")
-    assert header == list(STATE_COLUMNS) + ["thrust_n_0", "thrust_n_1", "pulse_us_0", "pulse_us_1"]
+    assert header == list(STATE_COLUMNS) + ["thrust_n_0", "thrust_n_1", "pulse_us_0", "pulse_us_1",
+                                            "applied_thrust_n_0", "applied_thrust_n_1"]
 
     run = read_run(log.run_dir)
     assert len(run) == 20 and run.closed_cleanly and run.skipped_lines == 0

@@ -28,6 +28,7 @@ On stop (shutdown, SIGTERM, exception) the thrusters are sent to neutral and 0 N
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import threading
@@ -48,6 +49,7 @@ from autopilot.boat_config import BoatConfig, resolve_topic
 from autopilot.ros import messages
 from autopilot.ros.messages import TimeBase
 from autopilot.ros.qos import command_qos, latched_qos, quiet_publisher, quiet_subscription, sensor_qos
+from autopilot.types import ThrustCommand
 
 
 def _locked(method):
@@ -274,6 +276,10 @@ class AutopilotNode(Node):
             batch = self.backend.poll(t_s)
             result = self.autopilot.step(t_s, batch)
             self.backend.write(t_s, result.thrust.thrust_n, result.pulses.pulse_us)
+            sent = getattr(self.backend, "sent_pulses_us", None)
+            if sent is not None:          # the log's applied thrust: what the ESCs output, after their slew
+                result = dataclasses.replace(result, applied=ThrustCommand(tuple(
+                    m.pulse_to_thrust(p) for m, p in zip(self.autopilot.maps, sent()))))
         except Exception as e:          # a fault in one cycle must not leave a thruster driven
             self.get_logger().error(f"control cycle failed at t={t_s:.3f} s: {e!r}; thrusters to neutral")
             self._neutral_outputs()

@@ -117,6 +117,10 @@ class HardwareBackend:
             self._armed_esc = True
         self.esc.write(t_s, PulseCommand(tuple(pulses_us)))
 
+    def sent_pulses_us(self) -> list:
+        """The pulses the ESCs output now (slew and arming included), as the autopilot's commands read [us]."""
+        return self.esc.sent_pulses_us()
+
     def neutral(self) -> None:
         self.esc.neutral()
 

@@ -3,8 +3,10 @@
 Units follow the names (degrees in `_deg` columns: this file is for people and spreadsheets). A row is a dict
 keyed by these names; a key that is missing or None, or a NaN, is written as an empty cell.
 
-Per thruster i (0-based, in the vessel file's order): thrust_n_<i> (commanded thrust [N]) and pulse_us_<i>
-(ESC pulse width [us]). In a simulation, the truth_* columns carry the plant's true pose for comparison.
+Per thruster i (0-based, in the vessel file's order): thrust_n_<i> (commanded thrust [N]), pulse_us_<i>
+(ESC pulse width [us]) and applied_thrust_n_<i> (the thrust that pulse gives through the thruster's map at the
+battery voltage, dead zone and whole microseconds included, before the thruster's own lag [N]). In a
+simulation, the truth_* columns carry the plant's true pose and body velocities for comparison.
 """
 from __future__ import annotations
 
@@ -34,11 +36,20 @@ STATE_COLUMNS: Tuple[str, ...] = (
     "gps_age_s",          # time since the last valid GNSS fix [s]
     "gnss_fix_quality",   # GGA quality of the last fix: 0 none, 1 GPS, 2 DGPS, 4 RTK fixed, 5 RTK float
     "battery_v",          # measured or provided pack voltage [V]
+    # what a hull identification fits (autopilot identify); empty when the cycle had no such sample
+    "gyro_z_dps",         # IMU yaw rate of the cycle's last sample, body FRD, positive to starboard [deg/s]
+    "accel_x_mps2",       # IMU specific force of that sample, body forward [m/s^2]
+    "accel_y_mps2",       # and body starboard [m/s^2]
+    "gnss_north_m",       # a valid GNSS fix that arrived since the previous row, local NED [m]
+    "gnss_east_m",
+    "gnss_speed_mps",     # its speed over ground [m/s] and course over ground [deg], when the receiver gave them
+    "gnss_course_deg",
 )
-THRUSTER_COLUMNS: Tuple[str, ...] = ("thrust_n_{i}", "pulse_us_{i}")
-TRUTH_COLUMNS: Tuple[str, ...] = ("truth_north_m", "truth_east_m", "truth_heading_deg")
+THRUSTER_COLUMNS: Tuple[str, ...] = ("thrust_n_{i}", "pulse_us_{i}", "applied_thrust_n_{i}")
+TRUTH_COLUMNS: Tuple[str, ...] = ("truth_north_m", "truth_east_m", "truth_heading_deg",
+                                  "truth_surge_mps", "truth_sway_mps", "truth_yaw_rate_dps")
 
-_THRUSTER_RE = re.compile(r"^(thrust_n|pulse_us)_(\d+)$")
+_THRUSTER_RE = re.compile(r"^(thrust_n|pulse_us|applied_thrust_n)_(\d+)$")
 _INT_COLUMNS = {"waypoint_index", "gnss_fix_quality"}
 _TEXT_COLUMNS = {"mode"}
 

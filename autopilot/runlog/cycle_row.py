@@ -6,8 +6,9 @@ from typing import Optional
 
 
 def cycle_row(result, frame, *, gps_age_s: float = math.nan, fix_quality: int = 0,
-              battery_v: Optional[float] = None, truth=None) -> dict:
-    """The state.csv row of a `CycleResult`; `truth` (hil.plant.Truth) adds the simulation's truth columns."""
+              battery_v: Optional[float] = None, truth=None, imu=None, new_fix=None) -> dict:
+    """The state.csv row of a `CycleResult`; `truth` (hil.plant.Truth) adds the simulation's truth columns,
+    `imu` (the cycle's last ImuSample) the IMU columns and `new_fix` (a GpsFix not yet in any row) the GNSS ones."""
     nav, sp, w = result.nav, result.setpoint, result.wrench
     lat, lon = frame.to_wgs84(nav.north_m, nav.east_m) if nav.valid else (math.nan, math.nan)
     row = {
@@ -25,11 +26,24 @@ def cycle_row(result, frame, *, gps_age_s: float = math.nan, fix_quality: int = 
         "gps_age_s": gps_age_s, "gnss_fix_quality": fix_quality,
         "battery_v": math.nan if battery_v is None else battery_v,
     }
-    for i, (f, p) in enumerate(zip(result.thrust.thrust_n, result.pulses.pulse_us)):
+    if imu is not None:
+        row["gyro_z_dps"] = math.degrees(imu.gyro_rps[2])
+        row["accel_x_mps2"], row["accel_y_mps2"] = imu.accel_mps2[0], imu.accel_mps2[1]
+    if new_fix is not None and new_fix.valid:
+        row["gnss_north_m"], row["gnss_east_m"] = frame.to_ned(new_fix.lat_deg, new_fix.lon_deg)
+        row["gnss_speed_mps"] = new_fix.sog_mps
+        row["gnss_course_deg"] = None if new_fix.cog_rad is None else math.degrees(new_fix.cog_rad)
+    applied = getattr(result, "applied", None)
+    applied = applied.thrust_n if applied is not None else (None,) * len(result.pulses.pulse_us)
+    for i, (f, p, a) in enumerate(zip(result.thrust.thrust_n, result.pulses.pulse_us, applied)):
         row[f"thrust_n_{i}"] = f
         row[f"pulse_us_{i}"] = p
+        row[f"applied_thrust_n_{i}"] = a
     if truth is not None:
         row["truth_north_m"] = truth.north_m
         row["truth_east_m"] = truth.east_m
         row["truth_heading_deg"] = math.degrees(truth.heading_rad)
+        row["truth_surge_mps"] = truth.surge_mps
+        row["truth_sway_mps"] = truth.sway_mps
+        row["truth_yaw_rate_dps"] = math.degrees(truth.yaw_rate_rps)
     return row

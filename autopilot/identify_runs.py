@@ -1,0 +1,155 @@
+"""Run logs into identification data: which columns of state.csv a hull fit uses, and how.
+
+A run directory (autopilot run / autopilot sim with --log) logged at 10 Hz or more gives, per row:
+  thrust   applied_thrust_n_<i> (the thrust of the pulses the ESCs output, slew included); older logs without
+           it: pulse_us_<i> through the thruster's map at battery_v. Each thruster's first-order lag
+           (time_constant_s of the vessel file) is applied here, then X = sum T_i, N = -sum y_i T_i, Y = 0.
+  motion   velocities from one of three sources (`velocities`):
+             smoother  (default) the kinematic smoother of estimation/track_smoother.py on gnss_north_m /
+                       gnss_east_m, accel_x/y_mps2 and heading_deg: independent of the vessel file;
+             estimate  the autopilot's surge_mps / sway_mps (its EKF leans on the vessel file's hull model);
+             truth     the simulator's truth_surge_mps / truth_sway_mps / truth_yaw_rate_dps (sim logs only);
+           yaw rate from gyro_z_dps (smoother), yaw_rate_dps (estimate) or the truth column.
+  track    north_m / east_m / heading_deg (or the truth columns) for validation of x, y, psi.
+The rows used are the longest armed stretch of the log. Refusals are IdentificationError naming the run and
+what is missing.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+import numpy as np
+
+from autopilot.runlog import read_run
+from estimation.hull_identification import IdentificationError, RunData
+from estimation.track_smoother import smooth_track
+
+VELOCITY_SOURCES = ("smoother", "estimate", "truth")
+MIN_LOG_RATE_HZ = 10.0
+MIN_ROWS = 200
+
+
+@dataclass(frozen=True)
+class IdentRun:
+    """One run, ready to fit: RunData for the regression plus the track for validating x, y, psi."""
+    name: str
+    data: RunData
+    north_m: np.ndarray
+    east_m: np.ndarray
+    psi_rad: np.ndarray           # unwrapped heading [rad]
+    source: str
+    rate_hz: float
+
+
+def load_ident_run(run_dir, vessel, velocities: str = "smoother") -> IdentRun:
+    """Read `run_dir` and turn it into identification data for `vessel` (see the module docstring)."""
+    if velocities not in VELOCITY_SOURCES:
+        raise ValueError(f"velocities must be one of {', '.join(VELOCITY_SOURCES)}")
+    path = Path(run_dir)
+    name = path.name or str(path)
+    if not (path / "state.csv").is_file() and not path.is_file():
+        raise IdentificationError(f"{run_dir}: no state.csv (not a run directory)")
+    try:
+        run = read_run(path)
+    except (OSError, ValueError) as e:
+        raise IdentificationError(f"{run_dir}: cannot read the log: {e}") from None
+    cols = run.columns
+    if len(run) < MIN_ROWS:
+        raise IdentificationError(f"{name}: {len(run)} rows; identification needs at least {MIN_ROWS}")
+    rows = _longest_armed_stretch(cols)
+    if rows.stop - rows.start < MIN_ROWS:
+        raise IdentificationError(f"{name}: the longest armed stretch has {rows.stop - rows.start} rows; "
+                                  f"identification needs at least {MIN_ROWS}")
+    t = cols["time_s"][rows]
+    dt = float(np.median(np.diff(t)))
+    rate = 1.0 / dt if dt > 0 else 0.0
+    if rate < MIN_LOG_RATE_HZ * 0.95:
+        raise IdentificationError(f"{name}: logged at {rate:.1f} Hz; identification needs {MIN_LOG_RATE_HZ:g} Hz "
+                                  f"or more (--log-rate-hz 50)")
+    thrust = _applied_thrust(cols, rows, vessel, name)
+    thrust = _lagged(thrust, t, [th.time_constant_s for th in vessel.thrusters])
+    x_n = thrust.sum(axis=1)
+    n_nm = -(thrust * np.array([th.y_m for th in vessel.thrusters])).sum(axis=1)
+
+    def need(*keys):
+        missing = [k for k in keys if k not in cols or not np.isfinite(cols[k][rows]).any()]
+        if missing:
+            raise IdentificationError(f"{name}: no {', '.join(missing)} in the log "
+                                      + ("(a simulation log has them)" if velocities == "truth" else
+                                         "(logged since the identification columns were added)"))
+        return [_filled(cols[k][rows]) for k in keys]
+
+    if velocities == "truth":
+        u, v, r_dps, n_m, e_m, psi_deg = need("truth_surge_mps", "truth_sway_mps", "truth_yaw_rate_dps",
+                                             "truth_north_m", "truth_east_m", "truth_heading_deg")
+    elif velocities == "estimate":
+        u, v, r_dps, n_m, e_m, psi_deg = need("surge_mps", "sway_mps", "yaw_rate_dps", "north_m", "east_m",
+                                             "heading_deg")
+    else:
+        r_dps, ax, ay, psi_deg, n_m, e_m = need("gyro_z_dps", "accel_x_mps2", "accel_y_mps2", "heading_deg",
+                                                "north_m", "east_m")
+        need("gnss_north_m", "gnss_east_m")
+        gn, ge = cols["gnss_north_m"][rows], cols["gnss_east_m"][rows]      # NaN between fixes, as logged
+        try:
+            track = smooth_track(t, np.radians(psi_deg), ax, ay, gn, ge)
+        except ValueError as e:
+            raise IdentificationError(f"{name}: {e}") from None
+        u, v = track.u_mps, track.v_mps
+    psi = np.unwrap(np.radians(psi_deg))
+    data = RunData(t - t[0], u, v, np.radians(r_dps), x_n, np.zeros_like(x_n), n_nm)
+    return IdentRun(name, data, n_m, e_m, psi, velocities, rate)
+
+
+def _longest_armed_stretch(cols) -> slice:
+    armed = np.asarray(cols.get("armed", np.ones(len(cols["time_s"]))), float) > 0.5
+    best, start = slice(0, 0), None
+    for k, a in enumerate(np.append(armed, False)):
+        if a and start is None:
+            start = k
+        elif not a and start is not None:
+            if k - start > best.stop - best.start:
+                best = slice(start, k)
+            start = None
+    return best
+
+
+def _applied_thrust(cols, rows: slice, vessel, name: str) -> np.ndarray:
+    """(rows, thrusters) thrust [N]: the applied columns, or the pulses through the maps at the logged voltage."""
+    n = len(vessel.thrusters)
+    if all(f"applied_thrust_n_{i}" in cols for i in range(n)):
+        out = np.stack([cols[f"applied_thrust_n_{i}"][rows] for i in range(n)], axis=1)
+        if np.all(np.isfinite(out)):
+            return out
+    if not all(f"pulse_us_{i}" in cols for i in range(n)):
+        raise IdentificationError(f"{name}: the log has neither applied_thrust_n_<i> nor pulse_us_<i> for the "
+                                  f"vessel's {n} thrusters (a log of another boat?)")
+    from drivers.thrust_map import make_thrust_map
+    volts = cols.get("battery_v")
+    v_log = float(np.nanmedian(volts[rows])) if volts is not None and np.isfinite(volts[rows]).any() else None
+    maps = [make_thrust_map(th, vessel, v_log) for th in vessel.thrusters]
+    pulses = np.stack([cols[f"pulse_us_{i}"][rows] for i in range(n)], axis=1)
+    return np.array([[m.pulse_to_thrust(p) if math.isfinite(p) else 0.0 for m, p in zip(maps, row)]
+                     for row in pulses])
+
+
+def _lagged(thrust: np.ndarray, t: np.ndarray, time_constants_s) -> np.ndarray:
+    """Each thruster's first-order lag (the vessel file's time_constant_s) applied to its demanded thrust."""
+    out = thrust.copy()
+    for i, tau in enumerate(time_constants_s):
+        if tau <= 0:
+            continue
+        for k in range(1, len(t)):
+            a = (t[k] - t[k - 1]) / (tau + t[k] - t[k - 1])
+            out[k, i] = out[k - 1, i] + a * (thrust[k, i] - out[k - 1, i])
+    return out
+
+
+def _filled(a: np.ndarray) -> np.ndarray:
+    """Gaps (NaN) filled by linear interpolation in sample index, ends held."""
+    a = np.asarray(a, float)
+    ok = np.isfinite(a)
+    if ok.all():
+        return a
+    idx = np.arange(len(a))
+    return np.interp(idx, idx[ok], a[ok])
