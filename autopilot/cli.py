@@ -24,7 +24,7 @@ SUBCOMMAND_MODULES = (
     "autopilot.cli_command",        # autopilot command --config FILE mode RTL
     "autopilot.cli_keys",           # autopilot keys token --config FILE
     "autopilot.cli_calibrate",      # autopilot calibrate mag (--bus N | --from-log LOG | --sim) ...
-    "autopilot.cli_identify",       # autopilot identify thrust BENCH.csv [--voltage V] [--json FILE] ...
+    "autopilot.cli_identify",       # autopilot identify thrust BENCH.csv / identify hull RUN_DIR... --vessel F
 )
 
 

@@ -37,7 +37,7 @@ class BenchFileError(ValueError):
 
 
 def register(subparsers) -> None:
-    ident = subparsers.add_parser("identify", help="identify a model from measurements (thruster curve)",
+    ident = subparsers.add_parser("identify", help="identify a model from measurements (hull, thruster curve)",
                                   description="Identify a model from measurements.")
     sub = ident.add_subparsers(dest="what", metavar="WHAT")
     sub.required = True
@@ -52,6 +52,8 @@ def register(subparsers) -> None:
     p.add_argument("--table-out", metavar="FILE.csv", help="write a pulse_us,thrust_n thrust table")
     p.add_argument("--plot", metavar="FILE.png", help="draw model vs data")
     p.set_defaults(func=run_thrust)
+    from autopilot.cli_identify_hull import add_parser as add_hull_parser
+    add_hull_parser(sub)
 
 
 # ------------------------------------------------------------------------------------------------ reading

@@ -1,0 +1,194 @@
+"""The hull identification job behind `autopilot identify hull`: fit runs, validate on held-back runs, derive
+gains, write a vessel file that says where its numbers came from.
+
+Fit: each fitting run is smoothed on its own (estimation.hull_identification.smoothed: zero-phase
+Savitzky-Golay, derivatives from the filter), the runs are stacked, and the nine parameters are fitted by
+weighted least squares with their 95 % intervals; a run that does not excite a parameter is refused.
+Validation (000 Table 4): the identified model run free on each validation run's inputs from its first state;
+RMSE, MAE and R^2 of u, v, r and of the track x (north), y (east), psi.
+Nomoto (002 §4.3, a fixed yaw moment in place of a rudder angle): T r_dot + r = K N fitted by linear least
+squares on the fitting runs (r_dot = (K N - r) / T).
+Gains follow from the identified model and the vessel's thrusters (see `derived_gains`).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Sequence
+
+import numpy as np
+
+from estimation.hull_identification import (NAMES, HullFit, IdentificationError, RunData, fit_hull, fit_quality,
+                                            free_run, hull_keys, smoothed)
+
+HULL_KEYS = ("x_udot", "y_vdot", "n_rdot", "x_u", "x_uu", "y_v", "y_vv", "n_r", "n_rr")
+STEP_FOR_GAINS_RAD = math.radians(20.0)     # a heading step the yaw loop must make without saturating
+SPEED_STEP_FOR_GAINS_MPS = 0.5              # a speed step the speed loop must make without saturating
+
+
+@dataclass
+class HullReport:
+    fit: HullFit
+    keys: Dict[str, float]                      # vessel-file hull keys from the fit
+    file_keys: Dict[str, float]                 # the same keys as the vessel file had them
+    nomoto: Dict[str, float]                    # K [rad/s per N m], T [s]
+    validation: Dict[str, Dict[str, Dict[str, float]]]   # run -> signal -> rmse/mae/r2
+    validated_on_fit_data: bool
+    gains: Dict[str, float]
+    runs_fit: List[str]
+    runs_validate: List[str]
+    velocities: str
+    window_s: float
+    file_mass_kg: float
+    file_iz_kgm2: float
+    date: str = field(default_factory=lambda: _dt.date.today().isoformat())
+
+    def as_dict(self) -> dict:
+        return {"parameters": self.fit.as_dict(), "condition": self.fit.condition, "samples": self.fit.samples,
+                "vessel_keys": self.keys, "vessel_keys_before": self.file_keys, "nomoto": self.nomoto,
+                "validation": self.validation, "validated_on_fit_data": self.validated_on_fit_data,
+                "gains": self.gains, "runs_fit": self.runs_fit, "runs_validate": self.runs_validate,
+                "velocities": self.velocities, "window_s": self.window_s, "date": self.date}
+
+
+def identify(fit_runs: Sequence, validate_runs: Sequence, vessel, window_s: float = 1.0,
+             require: Sequence[str] = NAMES) -> HullReport:
+    """Fit on `fit_runs`, validate on `validate_runs` (autopilot.identify_runs.IdentRun each; the fitting runs
+    themselves when none are given). IdentificationError when the data cannot identify `require`."""
+    if not fit_runs:
+        raise IdentificationError("no run to fit")
+    parts = [smoothed(r.data, window_s) for r in fit_runs]
+    stacked = RunData(*(np.concatenate([getattr(p, k) for p in parts]) for k in
+                        ("t_s", "u", "v", "r", "x_n", "y_n", "n_nm", "u_dot", "v_dot", "r_dot")),
+                      correlated_samples=parts[0].correlated_samples)
+    fit = fit_hull(stacked, require=require)
+    keys = hull_keys(fit, vessel.hull.mass_kg, vessel.hull.iz_kgm2)
+    on_fit_data = not validate_runs
+    validation = {r.name: validate(fit.zeta, r) for r in (validate_runs or fit_runs)}
+    return HullReport(fit, keys, {k: float(getattr(vessel.hull, k)) for k in HULL_KEYS},
+                      nomoto_fit(stacked), validation, on_fit_data, derived_gains(fit.zeta, vessel),
+                      [r.name for r in fit_runs], [r.name for r in (validate_runs or fit_runs)],
+                      fit_runs[0].source, window_s, vessel.hull.mass_kg, vessel.hull.iz_kgm2)
+
+
+def validate(zeta: np.ndarray, run) -> Dict[str, Dict[str, float]]:
+    """The model run free on `run`'s inputs: quality of u, v, r, x, y, psi (000 Table 4's measures)."""
+    model = free_run(zeta, run.data, psi0_rad=float(run.psi_rad[0]))
+    meas = {"u": run.data.u, "v": run.data.v, "r": run.data.r, "x": run.north_m - run.north_m[0],
+            "y": run.east_m - run.east_m[0], "psi": run.psi_rad}
+    return {k: fit_quality(meas[k], model[k]) for k in meas}
+
+
+def nomoto_fit(d: RunData) -> Dict[str, float]:
+    """K [rad/s per N m] and T [s] of T r_dot + r = K N by least squares on r_dot = a N + b r."""
+    a_b, *_ = np.linalg.lstsq(np.column_stack([d.n_nm, d.r]), d.r_dot, rcond=None)
+    a, b = float(a_b[0]), float(a_b[1])
+    if b >= 0.0:
+        return {"K": math.nan, "T": math.nan}
+    return {"K": -a / b, "T": -1.0 / b}
+
+
+def derived_gains(zeta: np.ndarray, vessel) -> Dict[str, float]:
+    """Gains from the identified model and the vessel's thrusters:
+      heading omega_n: the largest (at most 1.5 rad/s) for which a 20 deg heading step asks no more than the
+        thrusters' full yaw moment of the pole-placement proportional term, (Iz - N_rdot) omega_n^2 * step;
+        zeta 1.0;
+      speed PI (002 Eqs. 26-32): kp = 2 lambda, ki = lambda^2, lambda the largest (at most 0.7 /s) for which a
+        0.5 m/s step asks no more than the full surge force, (m - X_udot) 2 lambda * step;
+      ILOS lookahead: twice the turning radius at half the hull's top speed, in hull lengths (at least 2),
+        the radius from the steady yaw rate the full yaw moment gives against the identified damping."""
+    from autopilot.allocation import Allocator
+    from drivers.thrust_map import make_thrust_maps
+    z1, z3, z8, z9 = float(zeta[0]), float(zeta[2]), float(zeta[7]), float(zeta[8])
+    alloc = Allocator(vessel, make_thrust_maps(vessel))
+    max_yaw, max_surge = float(alloc.max_yaw_nm), float(alloc.max_surge_n)
+    omega = min(1.5, math.sqrt(max_yaw / (z3 * STEP_FOR_GAINS_RAD)))
+    lam = min(0.7, max_surge / (2.0 * z1 * SPEED_STEP_FOR_GAINS_MPS))
+    r_max = (-z8 + math.sqrt(z8 * z8 + 4.0 * max(z9, 1e-9) * max_yaw)) / (2.0 * max(z9, 1e-9)) if z9 > 1e-9 \
+        else max_yaw / z8
+    radius = 0.5 * vessel.hull.max_speed_mps / r_max
+    lookahead = max(2.0, round(2.0 * radius / vessel.hull.length_m * 2.0) / 2.0)
+    return {"heading_omega_n_rps": round(omega, 2), "heading_zeta": 1.0, "speed_kp_per_s": round(2 * lam, 2),
+            "speed_ki_per_s2": round(lam * lam, 3), "lookahead_hull_lengths": lookahead,
+            "turn_rate_max_dps": math.degrees(r_max), "turning_radius_m": radius}
+
+
+def vessel_text(source_text: str, report: HullReport) -> str:
+    """The vessel file's text with the identified hull keys and derived gains written in, each with its 95 %
+    interval in a comment, a header saying where they came from, and `validated_against` set (so
+    `autopilot check` tells an identified file from a guessed one). Other lines are kept as they were."""
+    fit = report.fit
+    base = {"x_udot": report.file_mass_kg, "y_vdot": report.file_mass_kg, "n_rdot": report.file_iz_kgm2}
+    key_ci = {}
+    for key, (lo, hi) in zip(HULL_KEYS, fit.ci95):       # HULL_KEYS is in z1..z9 order
+        b = base.get(key, 0.0)
+        key_ci[key] = (b - hi, b - lo)
+    lines = source_text.splitlines()
+    out, section = [], None
+    for line in lines:
+        m = re.match(r"^([A-Za-z_][\w]*):", line)
+        if m:
+            section = m.group(1)
+        km = re.match(r"^(\s+)([a-z_]+):\s*([^#\s][^#]*?)\s*(#.*)?$", line)
+        if section == "hull" and km and km.group(2) in report.keys:
+            key = km.group(2)
+            lo, hi = key_ci[key]
+            out.append(f"{km.group(1)}{key}: {report.keys[key]:.6g}   # identified, 95 % CI "
+                       f"[{lo:.5g}, {hi:.5g}]; was {report.file_keys[key]:g}")
+            continue
+        if line.startswith("validated_against:"):
+            continue
+        out.append(line)
+    out = _with_gains(out, report.gains)
+    val = "; ".join(f"{run}: R2 " + " ".join(f"{k} {q['r2']:.3f}" for k, q in sig.items())
+                    for run, sig in report.validation.items())
+    header = [f"# Hull identified by `autopilot identify hull` on {report.date} from {', '.join(report.runs_fit)}",
+              f"# (velocities: {report.velocities}, smoothing window {report.window_s:g} s, "
+              f"{report.fit.samples} samples, condition {report.fit.condition:.0f}).",
+              f"# Validation{' (on the fitting data: give a second run)' if report.validated_on_fit_data else ''}: "
+              f"{val}.",
+              f"# Nomoto K = {report.nomoto['K']:.4g} rad/s per N m, T = {report.nomoto['T']:.3g} s.",
+              f"# Gains derived from the identified model (autopilot/identify_hull.py derived_gains)."]
+    body = "\n".join(header + out).rstrip("\n") + "\n"
+    return body + f"validated_against: \"autopilot identify {report.date}: {', '.join(report.runs_validate)}\"\n"
+
+
+def _with_gains(lines: List[str], gains: Dict[str, float]) -> List[str]:
+    """Set control.heading omega_n/zeta, control.speed kp/ki and control.lookahead_hull_lengths."""
+    flow = {"heading": {"omega_n_rps": gains["heading_omega_n_rps"], "zeta": gains["heading_zeta"]},
+            "speed": {"kp_per_s": gains["speed_kp_per_s"], "ki_per_s2": gains["speed_ki_per_s2"]}}
+    out, section, done = [], None, set()
+    for line in lines:
+        m = re.match(r"^([A-Za-z_][\w]*):", line)
+        if m:
+            section = m.group(1)
+        if section == "control":
+            km = re.match(r"^(\s+)(heading|speed):\s*\{(.*)\}\s*(#.*)?$", line)
+            if km:
+                items = dict(re.findall(r"(\w+):\s*([^,}]+)", km.group(3)))
+                items.update({k: f"{v:g}" for k, v in flow[km.group(2)].items()})
+                out.append(f"{km.group(1)}{km.group(2)}: {{" + ", ".join(f"{k}: {v.strip()}" for k, v in
+                                                                         items.items()) + "}   # derived")
+                done.add(km.group(2))
+                continue
+            lm = re.match(r"^(\s+)lookahead_hull_lengths:", line)
+            if lm:
+                out.append(f"{lm.group(1)}lookahead_hull_lengths: {gains['lookahead_hull_lengths']:g}   # derived")
+                done.add("lookahead")
+                continue
+        out.append(line)
+    missing = {"heading", "speed", "lookahead"} - done
+    if missing:
+        raise IdentificationError("the vessel file's control section does not have the one-line "
+                                  f"{', '.join(sorted(missing))} entries the gains are written into")
+    return out
+
+
+def write_vessel(path, source_text: str, report: HullReport) -> Path:
+    """Write `vessel_text` to path (refusing to overwrite the source file itself is the caller's job)."""
+    p = Path(path)
+    p.write_text(vessel_text(source_text, report))
+    return p
