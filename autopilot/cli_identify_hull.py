@@ -36,6 +36,8 @@ def add_parser(sub) -> None:
                         "the EKF's (leans on the file's hull model); truth: a simulation log's true velocities")
     p.add_argument("--window", type=float, default=1.0, metavar="S", help="smoothing window [s] (default 1.0; "
                    "1.5-2 for a heavy, slow hull with noisy velocities)")
+    p.add_argument("--fix", default="", metavar="z7,z9", help="parameters to keep at the vessel file's values "
+                   "(those the runs do not excite: a slow-turning hull never shows its quadratic yaw damping z9)")
     p.add_argument("--out", metavar="FILE.yaml", help="write the identified vessel file")
     p.add_argument("--report", metavar="FILE.json", help="write the report as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="draw the model against the validation runs")
@@ -45,11 +47,15 @@ def add_parser(sub) -> None:
 def run_hull(args) -> int:
     from autopilot.config import ConfigError, load_vessel
     from autopilot.identify_hull import identify, write_vessel
-    from autopilot.identify_runs import load_ident_run
+    from autopilot.identify_runs import load_ident_run, split_last_set
     from autopilot.safe_read import read_user_text
 
     if not args.window > 0:
         print("error: --window must be a positive number of seconds", file=sys.stderr)
+        return 2
+    fix = [n.strip() for n in args.fix.split(",") if n.strip()]
+    if any(n not in NAMES for n in fix) or len(fix) >= len(NAMES):
+        print(f"error: --fix takes some of {', '.join(NAMES)} (not all), got {args.fix!r}", file=sys.stderr)
         return 2
     try:
         vessel = load_vessel(args.vessel)
@@ -70,7 +76,10 @@ def run_hull(args) -> int:
     try:
         fit_runs = [load_ident_run(d, vessel, args.velocities) for d in fit_dirs]
         val_runs = [load_ident_run(d, vessel, args.velocities) for d in val_dirs]
-        report = identify(fit_runs, val_runs, vessel, window_s=args.window)
+        if len(fit_runs) == 1 and not val_runs and split_last_set(fit_runs[0]) is not None:
+            fit_part, val_part = split_last_set(fit_runs[0])     # an identification mission's sets
+            fit_runs, val_runs = [fit_part], [val_part]
+        report = identify(fit_runs, val_runs, vessel, window_s=args.window, fix=fix)
     except IdentificationError as e:
         print(f"identify: refused: {e}", file=sys.stderr)
         return 1
@@ -98,6 +107,10 @@ def format_report(r) -> str:
     before = _zeta_before(r)
     from estimation.hull_identification import MEANING
     for i, n in enumerate(NAMES):
+        if n in f.fixed:
+            lines.append(f"  {n:4s} {f.zeta[i]:10.4g} {'fixed':>9s}   {'(kept from the vessel file)':^23s}  "
+                         f"{before[i]:11.4g}  {MEANING[n]}")
+            continue
         lines.append(f"  {n:4s} {f.zeta[i]:10.4g} {f.std[i]:9.3g}   [{f.ci95[i][0]:9.4g}, {f.ci95[i][1]:9.4g}]  "
                      f"{before[i]:11.4g}  {MEANING[n]}")
     lines.append("  vessel keys: " + ", ".join(f"{k} {v:.4g}" for k, v in r.keys.items()))

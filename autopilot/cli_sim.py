@@ -292,9 +292,12 @@ def _plant_lines(plant, r_vessel: str) -> list:
 
 def format_summary(r: dict, env) -> str:
     done = "COMPLETE" if r["mission_complete"] else "NOT complete"
+    ident = r.get("identification")
+    progress = (f"{ident['segments_flown']}/{ident['segments_total']} identification segments, "
+                f"{ident['cut_short']} cut short at the box edge" if ident else
+                f"{r['waypoints_reached']}/{r['waypoints_total']} waypoints")
     lines = [
-        f"mission {r['mission']!r} on {r['vessel']}: {done} "
-        f"({r['waypoints_reached']}/{r['waypoints_total']} waypoints)",
+        f"mission {r['mission']!r} on {r['vessel']}: {done} ({progress})",
         f"  environment: wind {env.wind_speed_mps:g} m/s from {env.wind_from_deg:g} deg, current "
         f"{env.current_speed_mps:g} m/s toward {env.current_toward_deg:g} deg, waves Hs {env.wave_hs_m:g} m "
         f"Tp {env.wave_tp_s:g} s from {env.wave_from_deg:g} deg",

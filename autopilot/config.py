@@ -314,6 +314,45 @@ class GuidanceConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ExcitationSegmentConfig:
+    """One open-loop segment of an identification mission. Forces are fractions of the allocator's full
+    forward surge force (`surge`) and full yaw moment (`yaw`), so one mission suits any boat."""
+
+    type: str = param(choices=("surge_steps", "turns", "sine", "square", "prbs"),
+                      doc="surge_steps: surge at each of `levels`, no yaw; turns: surge with +yaw then -yaw "
+                          "(Nomoto); sine / square: surge with yaw x sin / sign(sin) of period_s; prbs: surge "
+                          "and yaw switching at random every bit_s")
+    duration_s: float = param(20.0, unit="s", min=2.0, max=600.0, doc="each step / each turn / the whole segment")
+    surge: float = param(0.5, min=0.0, max=1.0)
+    yaw: float = param(0.5, min=0.0, max=1.0)
+    levels: Tuple[float, ...] = param((0.3, 0.6, 1.0), min=0.0, max=1.0)
+    period_s: float = param(10.0, unit="s", min=1.0, max=120.0)
+    bit_s: float = param(1.5, unit="s", min=0.2, max=30.0)
+
+
+DEFAULT_EXCITATION = (ExcitationSegmentConfig(type="surge_steps", duration_s=20.0),
+                      ExcitationSegmentConfig(type="turns", duration_s=15.0, surge=0.5, yaw=0.6),
+                      ExcitationSegmentConfig(type="sine", duration_s=30.0, surge=0.6, yaw=1.0, period_s=10.0),
+                      ExcitationSegmentConfig(type="square", duration_s=30.0, surge=0.6, yaw=1.0, period_s=6.0),
+                      ExcitationSegmentConfig(type="prbs", duration_s=60.0, surge=1.0, yaw=1.0, bit_s=1.5))
+
+
+@dataclass(frozen=True, kw_only=True)
+class IdentificationConfig:
+    """AUTO flies open-loop excitation around the mission's first waypoint instead of following waypoints."""
+
+    box_m: float = param(60.0, unit="m", min=10.0, max=2000.0,
+                         doc="side of the square box, centred on the first waypoint, that the boat stays in; a "
+                             "segment reaching its edge is cut short and the boat returns to the centre")
+    sets: int = param(2, min=1, max=10, doc="repetitions of the segments (the first fits, the next validate); "
+                                            "each draws its own PRBS")
+    seed: int = param(1, min=0, max=2**31 - 1, doc="seed of the PRBS draws")
+    segments: Tuple[ExcitationSegmentConfig, ...] = param(DEFAULT_EXCITATION)
+    settle_s: float = param(5.0, unit="s", min=0.0, max=120.0,
+                            doc="heading hold at the centre before each segment, for a steady start")
+
+
+@dataclass(frozen=True, kw_only=True)
 class MissionConfig:
     name: str = param()
     description: str = param("")
@@ -326,6 +365,8 @@ class MissionConfig:
     on_complete: str = param("loiter", choices=("loiter", "hold", "rtl"))
     loiter_radius_m: float = param(2.0, unit="m", min=0.5, max=500)
     geofence: Tuple[PointConfig, ...] = param((), doc="polygon the boat must stay inside (>= 3 points)")
+    identification: Optional[IdentificationConfig] = param(None, doc="fly an identification (autopilot "
+                                                                     "identify hull) around the first waypoint")
     source_file: str = param("")
 
     def validate(self):

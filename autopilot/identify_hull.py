@@ -22,7 +22,7 @@ from typing import Dict, List, Sequence
 import numpy as np
 
 from estimation.hull_identification import (NAMES, HullFit, IdentificationError, RunData, fit_hull, fit_quality,
-                                            free_run, hull_keys, smoothed)
+                                            free_run, hull_keys, smoothed, zeta_of_hull)
 
 HULL_KEYS = ("x_udot", "y_vdot", "n_rdot", "x_u", "x_uu", "y_v", "y_vv", "n_r", "n_rr")
 STEP_FOR_GAINS_RAD = math.radians(20.0)     # a heading step the yaw loop must make without saturating
@@ -55,16 +55,23 @@ class HullReport:
 
 
 def identify(fit_runs: Sequence, validate_runs: Sequence, vessel, window_s: float = 1.0,
-             require: Sequence[str] = NAMES) -> HullReport:
+             require: Sequence[str] = NAMES, fix: Sequence[str] = ()) -> HullReport:
     """Fit on `fit_runs`, validate on `validate_runs` (autopilot.identify_runs.IdentRun each; the fitting runs
-    themselves when none are given). IdentificationError when the data cannot identify `require`."""
+    themselves when none are given). `fix` names parameters held at the vessel file's values. IdentificationError
+    when the data cannot identify a parameter of `require` that is not fixed."""
     if not fit_runs:
         raise IdentificationError("no run to fit")
     parts = [smoothed(r.data, window_s) for r in fit_runs]
     stacked = RunData(*(np.concatenate([getattr(p, k) for p in parts]) for k in
                         ("t_s", "u", "v", "r", "x_n", "y_n", "n_nm", "u_dot", "v_dot", "r_dot")),
                       correlated_samples=parts[0].correlated_samples)
-    fit = fit_hull(stacked, require=require)
+    file_zeta = zeta_of_hull(vessel.hull)
+    try:
+        fit = fit_hull(stacked, require=require, fixed={n: file_zeta[NAMES.index(n)] for n in fix})
+    except IdentificationError as e:
+        weak = [n for n in NAMES if f"{n} (" in str(e) and n not in fix]
+        hint = f" (--fix {','.join(weak)} keeps the vessel file's values for them)" if weak else ""
+        raise IdentificationError(f"{e}{hint}") from None
     keys = hull_keys(fit, vessel.hull.mass_kg, vessel.hull.iz_kgm2)
     on_fit_data = not validate_runs
     validation = {r.name: validate(fit.zeta, r) for r in (validate_runs or fit_runs)}
@@ -75,11 +82,32 @@ def identify(fit_runs: Sequence, validate_runs: Sequence, vessel, window_s: floa
 
 
 def validate(zeta: np.ndarray, run) -> Dict[str, Dict[str, float]]:
-    """The model run free on `run`'s inputs: quality of u, v, r, x, y, psi (000 Table 4's measures)."""
-    model = free_run(zeta, run.data, psi0_rad=float(run.psi_rad[0]))
-    meas = {"u": run.data.u, "v": run.data.v, "r": run.data.r, "x": run.north_m - run.north_m[0],
-            "y": run.east_m - run.east_m[0], "psi": run.psi_rad}
-    return {k: fit_quality(meas[k], model[k]) for k in meas}
+    """The model run free on `run`'s inputs: quality of u, v, r, x, y, psi (000 Table 4's measures). On a run of
+    an identification mission, each open-loop segment is flown from its own measured first state (the ways back
+    between them, under closed-loop control, are left out); any other run is flown whole."""
+    d = run.data
+    pieces = []
+    ends = sorted(run.segment_ends_s)
+    for t0, _ in run.segment_starts_s:
+        t1 = next((t for t in ends if t > t0), None)
+        if t1 is not None:
+            pieces.append((int(np.searchsorted(d.t_s, t0)), int(np.searchsorted(d.t_s, t1))))
+    if not pieces:
+        pieces = [(0, len(d.t_s))]
+    meas = {k: [] for k in ("u", "v", "r", "x", "y", "psi")}
+    model = {k: [] for k in meas}
+    for a, b in pieces:
+        if b - a < 2:
+            continue
+        sl = slice(a, b)
+        piece = RunData(d.t_s[sl], d.u[sl], d.v[sl], d.r[sl], d.x_n[sl], d.y_n[sl], d.n_nm[sl])
+        m = free_run(zeta, piece, psi0_rad=float(run.psi_rad[a]))
+        got = {"u": d.u[sl], "v": d.v[sl], "r": d.r[sl], "x": run.north_m[sl] - run.north_m[a],
+               "y": run.east_m[sl] - run.east_m[a], "psi": run.psi_rad[sl]}
+        for k in meas:
+            meas[k].append(got[k])
+            model[k].append(m[k])
+    return {k: fit_quality(np.concatenate(meas[k]), np.concatenate(model[k])) for k in meas}
 
 
 def nomoto_fit(d: RunData) -> Dict[str, float]:
@@ -136,8 +164,12 @@ def vessel_text(source_text: str, report: HullReport) -> str:
         if section == "hull" and km and km.group(2) in report.keys:
             key = km.group(2)
             lo, hi = key_ci[key]
-            out.append(f"{km.group(1)}{key}: {report.keys[key]:.6g}   # identified, 95 % CI "
-                       f"[{lo:.5g}, {hi:.5g}]; was {report.file_keys[key]:g}")
+            if NAMES[HULL_KEYS.index(key)] in fit.fixed:
+                out.append(f"{km.group(1)}{key}: {report.keys[key]:.6g}   # kept from the file: the runs do not "
+                           f"excite it")
+            else:
+                out.append(f"{km.group(1)}{key}: {report.keys[key]:.6g}   # identified, 95 % CI "
+                           f"[{lo:.5g}, {hi:.5g}]; was {report.file_keys[key]:g}")
             continue
         if line.startswith("validated_against:"):
             continue
@@ -185,6 +217,19 @@ def _with_gains(lines: List[str], gains: Dict[str, float]) -> List[str]:
         raise IdentificationError("the vessel file's control section does not have the one-line "
                                   f"{', '.join(sorted(missing))} entries the gains are written into")
     return out
+
+
+def identified_vessel(vessel, report: HullReport):
+    """The VesselConfig `vessel_text` describes, built in memory: the identified hull keys and derived gains."""
+    import dataclasses
+    g, c = report.gains, vessel.control
+    control = dataclasses.replace(
+        c, heading=dataclasses.replace(c.heading, omega_n_rps=g["heading_omega_n_rps"], zeta=g["heading_zeta"]),
+        speed=dataclasses.replace(c.speed, kp_per_s=g["speed_kp_per_s"], ki_per_s2=g["speed_ki_per_s2"]),
+        lookahead_hull_lengths=g["lookahead_hull_lengths"])
+    return dataclasses.replace(vessel, hull=dataclasses.replace(vessel.hull, **report.keys), control=control,
+                               validated_against=f"autopilot identify {report.date}: "
+                                                 f"{', '.join(report.runs_validate)}")
 
 
 def write_vessel(path, source_text: str, report: HullReport) -> Path:

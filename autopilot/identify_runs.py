@@ -17,6 +17,7 @@ what is missing.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
@@ -30,9 +31,15 @@ MIN_LOG_RATE_HZ = 10.0
 MIN_ROWS = 200
 
 
+SEGMENT_EVENT = re.compile(r"identification segment (\d+)/(\d+): set (\d+) ")
+SEGMENT_END_EVENT = re.compile(r"identification segment (\d+)/(\d+) ended")
+
+
 @dataclass(frozen=True)
 class IdentRun:
-    """One run, ready to fit: RunData for the regression plus the track for validating x, y, psi."""
+    """One run, ready to fit: RunData for the regression (its time from 0 at the first row used) plus the track
+    for validating x, y, psi, and where an identification mission's segments start (same time base) with
+    their set numbers."""
     name: str
     data: RunData
     north_m: np.ndarray
@@ -40,6 +47,8 @@ class IdentRun:
     psi_rad: np.ndarray           # unwrapped heading [rad]
     source: str
     rate_hz: float
+    segment_starts_s: tuple = ()  # ((t_s, set), ...) from the run's events
+    segment_ends_s: tuple = ()    # (t_s, ...) where the open-loop segments ended (the way back follows)
 
 
 def load_ident_run(run_dir, vessel, velocities: str = "smoother") -> IdentRun:
@@ -98,7 +107,39 @@ def load_ident_run(run_dir, vessel, velocities: str = "smoother") -> IdentRun:
         u, v = track.u_mps, track.v_mps
     psi = np.unwrap(np.radians(psi_deg))
     data = RunData(t - t[0], u, v, np.radians(r_dps), x_n, np.zeros_like(x_n), n_nm)
-    return IdentRun(name, data, n_m, e_m, psi, velocities, rate)
+    starts, ends = [], []
+    for ev in run.events:
+        text, te = str(ev.get("message", "")), float(ev.get("time_s", -1.0))
+        if not t[0] <= te <= t[-1]:
+            continue
+        m = SEGMENT_EVENT.search(text)
+        if m:
+            starts.append((te - t[0], int(m.group(3))))
+        elif SEGMENT_END_EVENT.search(text):
+            ends.append(te - t[0])
+    return IdentRun(name, data, n_m, e_m, psi, velocities, rate, tuple(starts), tuple(ends))
+
+
+def split_last_set(run: IdentRun):
+    """(fit, validate): an identification mission's run cut where its last set of segments starts; None when
+    the run holds fewer than two sets."""
+    sets = sorted({k for _, k in run.segment_starts_s})
+    if len(sets) < 2:
+        return None
+    t_cut = min(t for t, k in run.segment_starts_s if k == sets[-1])
+    cut = int(np.searchsorted(run.data.t_s, t_cut))
+
+    def part(sl, label, starts):
+        d = run.data
+        data = RunData(d.t_s[sl] - d.t_s[sl][0], d.u[sl], d.v[sl], d.r[sl], d.x_n[sl], d.y_n[sl], d.n_nm[sl])
+        t0, t1 = d.t_s[sl][0], d.t_s[sl][-1]
+        return IdentRun(f"{run.name} ({label})", data, run.north_m[sl], run.east_m[sl], run.psi_rad[sl],
+                        run.source, run.rate_hz, tuple((t - t0, k) for t, k in starts),
+                        tuple(t - t0 for t in run.segment_ends_s if t0 <= t <= t1))
+    return (part(slice(0, cut), f"sets {sets[0]}-{sets[-2]}" if len(sets) > 2 else f"set {sets[0]}",
+                 [(t, k) for t, k in run.segment_starts_s if k != sets[-1]]),
+            part(slice(cut, len(run.data.t_s)), f"set {sets[-1]}",
+                 [(t, k) for t, k in run.segment_starts_s if k == sets[-1]]))
 
 
 def _longest_armed_stretch(cols) -> slice:

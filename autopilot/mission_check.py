@@ -168,6 +168,15 @@ def check_mission(mission: MissionConfig, vessel: Optional[VesselConfig],
         for label, a, b, what in legs:
             if fence.contains(*a) and fence.contains(*b) and not fence.segment_inside(a, b):
                 problems.append(Problem(file, label, f"the leg {what} leaves the geofence"))
+        if mission.identification is not None and labels[0] not in outside:
+            half = mission.identification.box_m / 2
+            cn, ce = wps[0]
+            corners = [(cn + a * half, ce + b * half) for a, b in ((1, 1), (1, -1), (-1, -1), (-1, 1))]
+            worst = min(fence.signed_distance_m(*c) for c in corners)
+            if worst < 0.0:
+                problems.append(Problem(file, "identification.box_m",
+                                        f"the {mission.identification.box_m:g} m box around {labels[0]} reaches "
+                                        f"{-worst:.1f} m outside the geofence"))
         if mission.on_complete == "loiter" and labels[-1] not in outside:
             margin = fence.signed_distance_m(*wps[-1])
             if margin < mission.loiter_radius_m:

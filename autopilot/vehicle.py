@@ -41,6 +41,7 @@ from autopilot.modes.auto import AutoMode
 from autopilot.modes.base import NEUTRAL, Mode
 from autopilot.modes.heading_hold import HeadingHoldMode
 from autopilot.modes.hold import HoldMode
+from autopilot.modes.identification import IdentificationMode
 from autopilot.modes.loiter import LoiterMode
 from autopilot.modes.manual import ManualMode
 from autopilot.modes.rtl import RtlMode
@@ -142,6 +143,12 @@ class Autopilot:
         self.mode: Mode = self.modes["HOLD"]
         self.load_mission(mission)
 
+    @property
+    def mission_complete(self) -> bool:
+        """Every waypoint reached, or on an identification mission every segment flown."""
+        auto = self.modes["AUTO"]
+        return auto.finished if isinstance(auto, IdentificationMode) else self.guidance.complete
+
     # ------------------------------------------------------------------ commands
     def load_mission(self, mission: MissionConfig) -> None:
         """Replace the mission; the local frame stays (it was fixed when the autopilot started)."""
@@ -149,7 +156,18 @@ class Autopilot:
         self.mission = mission
         self.guidance = MissionGuidance(mission, self.vessel, self.frame)
         cruise = min(mission.cruise_speed_mps, self.vessel.hull.max_speed_mps)
-        self.modes["AUTO"].guidance = self.guidance
+        old_auto = self.modes["AUTO"]
+        if mission.identification is not None:
+            auto = IdentificationMode(mission.identification, self.guidance.waypoints_ned[0],
+                                      self.allocator.max_surge_n, self.allocator.max_yaw_nm, cruise)
+        else:
+            auto = old_auto if isinstance(old_auto, AutoMode) else AutoMode(None)
+            auto.guidance = self.guidance
+        if self.mode is old_auto and auto is not old_auto:
+            self.mode = auto                      # a mission replaced while flying AUTO: the new kind takes over
+            if self.nav is not None:
+                auto.enter(self.nav.time_s, self.nav)
+        self.modes["AUTO"] = auto
         loiter = self.modes["LOITER"]
         loiter.radius_m = mission.loiter_radius_m
         loiter.max_speed_mps = min(0.5 * cruise, self.vessel.hull.max_speed_mps)
@@ -285,6 +303,9 @@ class Autopilot:
             if mode.notice:
                 self._emit(t_s, "warning", f"{mode.name}: {mode.notice}")
                 mode.notice = None
+            if getattr(mode, "progress", None):
+                self._emit(t_s, "mission", mode.progress)
+                mode.progress = None
             if mode.finished:
                 self._mode_finished(t_s, nav)
                 out = self.mode.update(t_s, nav) if self.armed else NEUTRAL

@@ -67,9 +67,11 @@ class HullFit:
     condition: float            # condition number of the column-scaled weighted regressor
     samples: int
     residual_std: tuple         # per row (surge [N], sway [N], yaw [N m])
+    fixed: tuple = ()           # names of parameters held at given values, not fitted
 
     def as_dict(self) -> Dict[str, dict]:
-        return {n: {"value": float(z), "std": float(s), "ci95": [float(lo), float(hi)], "meaning": MEANING[n]}
+        return {n: {"value": float(z), "std": float(s), "ci95": [float(lo), float(hi)], "meaning": MEANING[n],
+                    "fixed": n in self.fixed}
                 for n, z, s, (lo, hi) in zip(NAMES, self.zeta, self.std, self.ci95)}
 
 
@@ -99,11 +101,35 @@ def regressors(d: RunData):
     return phi, tau, row
 
 
-def fit_hull(data: RunData, require: Sequence[str] = NAMES) -> HullFit:
-    """Weighted least squares of the nine parameters; IdentificationError when a required one is not excited."""
+def fit_hull(data: RunData, require: Sequence[str] = NAMES, fixed: Optional[Dict[str, float]] = None) -> HullFit:
+    """Weighted least squares of the nine parameters; IdentificationError when a required one is not excited.
+    `fixed` holds parameters at given values (e.g. the vessel file's, for what a run cannot excite): their
+    columns move to the right-hand side, and they are reported with zero spread."""
+    fixed = dict(fixed or {})
+    unknown = sorted(set(fixed) - set(NAMES))
+    if unknown:
+        raise ValueError(f"fixed: not parameters: {', '.join(unknown)}")
     phi, tau, row = regressors(data)
     ok = np.all(np.isfinite(phi), axis=1) & np.isfinite(tau)
     phi, tau, row = phi[ok], tau[ok], row[ok]
+    free = [i for i, name in enumerate(NAMES) if name not in fixed]
+    if not free:
+        raise ValueError("fixed: every parameter is fixed; nothing to fit")
+    for name, value in fixed.items():
+        tau = tau - phi[:, NAMES.index(name)] * float(value)
+    fit = _fit_free(phi[:, free], tau, row, [NAMES[i] for i in free], data, require)
+    zeta, std, ci = np.zeros(9), np.zeros(9), np.zeros((9, 2))
+    for k, i in enumerate(free):
+        zeta[i], std[i], ci[i] = fit.zeta[k], fit.std[k], fit.ci95[k]
+    for name, value in fixed.items():
+        i = NAMES.index(name)
+        zeta[i], ci[i] = float(value), (float(value), float(value))
+    return HullFit(zeta, std, ci, fit.condition, fit.samples, fit.residual_std, tuple(sorted(fixed)))
+
+
+def _fit_free(phi, tau, row, names, data, require) -> HullFit:
+    """The weighted least squares of the columns `names` (see fit_hull)."""
+    m = len(names)
     n = len(tau) // 3
     if n < 50:
         raise IdentificationError(f"{n} samples: a fit needs at least 50")
@@ -116,22 +142,22 @@ def fit_hull(data: RunData, require: Sequence[str] = NAMES) -> HullFit:
     a = phi * w[:, None]
     scale = np.linalg.norm(a, axis=0)
     problems: List[str] = []
-    dead = [NAMES[i] for i in range(9) if scale[i] == 0.0]
+    dead = [names[i] for i in range(m) if scale[i] == 0.0]
     if dead:
         raise IdentificationError("the run does not excite " + ", ".join(f"{d} ({MEANING[d]})" for d in dead))
     cond = float(np.linalg.cond(a / scale))
-    dof = len(tau) - 9
+    dof = len(tau) - m
     s2 = float(np.sum((tau * w - a @ zeta) ** 2) / dof)
     # residuals of smoothed signals are correlated over the filter window: count one sample per window
     k = max(1, int(getattr(data, "correlated_samples", 1)))
     cov = s2 * k * np.linalg.pinv(a.T @ a)
-    dof = max(1, len(tau) // k - 9)
+    dof = max(1, len(tau) // k - m)
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     half = stats.t.ppf(0.975, dof) * std
     ci = np.column_stack([zeta - half, zeta + half])
     if cond > MAX_CONDITION:
         problems.append(f"the regressors are nearly dependent (condition number {cond:.3g} > {MAX_CONDITION:g})")
-    for i, name in enumerate(NAMES):
+    for i, name in enumerate(names):
         if name in require and not (half[i] < abs(zeta[i])):
             problems.append(f"{name} ({MEANING[name]}) = {zeta[i]:.4g} +/- {half[i]:.3g}: not excited enough")
     if problems:

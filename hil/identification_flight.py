@@ -4,6 +4,8 @@ open-loop excitation of hil/excitation.py, everything through the real drivers, 
 `fly_identification(vessel, log_dir, seed, ...)` returns the run directory; `autopilot identify hull` reads it.
 The operator's stick values are the excitation's force and moment over the MANUAL mode's full scale, so the
 thrust the log records is what the allocation and the ESCs made of them (slew, dead zone, saturation).
+`fly_identification_mission(vessel, mission, log_dir, seed, ...)` flies an identification mission in AUTO
+instead (config/missions/identify.yaml: the autopilot runs the segments itself, inside its box).
 """
 from __future__ import annotations
 
@@ -43,3 +45,20 @@ def fly_identification(vessel, log_dir, seed: int = 1, plant_spec=None, env: Opt
     finally:
         log.close()
     return log.log.run_dir
+
+
+def fly_identification_mission(vessel, mission, log_dir, seed: int = 1, plant_spec=None,
+                               env: Optional[EnvironmentConfig] = None, gps_noise: str = "realistic",
+                               devices: str = "bytes", rate_hz: float = 50.0):
+    """Fly an identification mission (a MissionConfig with `identification`) in AUTO, logged at rate_hz.
+    Returns (run directory, the sim report)."""
+    from autopilot.cli_sim import SimRunLog
+    if mission.identification is None:
+        raise ValueError(f"mission {mission.name!r} has no identification section")
+    log = SimRunLog(vessel, mission, log_dir, rate_hz)
+    try:
+        res = run_sim(vessel, mission, SimOptions(seed=seed, env=env or EnvironmentConfig(), gps_noise=gps_noise,
+                                                  on_result=log.on_result, plant_spec=plant_spec, devices=devices))
+    finally:
+        log.close()
+    return log.log.run_dir, res.report

@@ -81,6 +81,16 @@ class SimResult:
     rows: list = field(default_factory=list)
 
 
+def identification_time_s(mission: MissionConfig) -> float:
+    """A generous bound on an identification mission's time: every segment, and before each a way back across
+    the box at the mission's cruise speed (three times over) and the settling time."""
+    from autopilot.modes.identification import plan
+    cfg = mission.identification
+    segments = plan(cfg)
+    back_s = 3.0 * cfg.box_m / mission.cruise_speed_mps + cfg.settle_s + 10.0
+    return sum(s.duration_s + back_s for s in segments)
+
+
 def mission_length_m(waypoints_ned, start_ne) -> float:
     pts = [start_ne] + list(waypoints_ned)
     return sum(math.hypot(b[0] - a[0], b[1] - a[1]) for a, b in zip(pts, pts[1:]))
@@ -182,6 +192,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
     dt = 1.0 / vessel.control.loop_rate_hz
     if opts.duration_s is not None:
         t_end = opts.duration_s
+    elif mission.identification is not None:
+        t_end = 120.0 + identification_time_s(mission)
     else:
         t_end = 120.0 + 3.0 * mission_length_m(waypoints_ned, (n0, e0)) / mission.cruise_speed_mps
     n_cycles = int(round(t_end / dt))
@@ -267,7 +279,7 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
                         d = distance_to_path_m(path_ne, truth.north_m, truth.east_m)
                     if d > fault_max[i]:
                         fault_max[i] = d
-        if completed_at is None and autopilot.guidance.complete:
+        if completed_at is None and autopilot.mission_complete:
             completed_at = t
         if opts.realtime:
             lag = t - (time.perf_counter() - wall0)
@@ -287,7 +299,7 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         "vessel": vessel.name,
         "mission": mission.name,
         "seed": opts.seed,
-        "mission_complete": bool(autopilot.guidance.complete),
+        "mission_complete": bool(autopilot.mission_complete),
         "mission_complete_time_s": completed_at,
         "waypoints_reached": autopilot.guidance.waypoints_reached,
         "waypoints_total": autopilot.guidance.waypoints_total,
@@ -315,6 +327,10 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
                                  if isinstance(v, int) and not isinstance(v, bool) and k != "baud"}
         report["gnss_forged_epochs"] = sensors.gnss.emitter.forged_epochs
     report.update(metrics.summary())
+    auto = autopilot.modes["AUTO"]
+    if mission.identification is not None:
+        report["identification"] = {"segments_flown": auto.index, "segments_total": len(auto.segments),
+                                    "cut_short": auto.cut_short}
     trace_d = {name: trace[:n_done, i] for i, name in enumerate(TRACE_FIELDS)}
     return SimResult(report=report, trace=trace_d, thrust_n=thrust_log[:n_done], pulses_us=pulse_log[:n_done],
                      gps_ne=np.array(gps_ne).reshape(-1, 2), waypoints_ned=list(waypoints_ned),
