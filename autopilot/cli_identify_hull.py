@@ -119,6 +119,8 @@ def format_report(r) -> str:
     for run, sig in r.validation.items():
         lines.append(f"  {run}: " + "  ".join(f"{k} R2 {q['r2']:.4f} RMSE {q['rmse']:.3g}" for k, q in sig.items()))
     lines.append(f"Nomoto: K {r.nomoto['K']:.4g} rad/s per N m, T {r.nomoto['T']:.3g} s")
+    from autopilot.identify_hull import imbalance_text
+    lines.append(imbalance_text(f.imbalance))
     g = r.gains
     lines.append(f"derived gains: heading omega_n {g['heading_omega_n_rps']:g} rad/s zeta {g['heading_zeta']:g}; "
                  f"speed kp {g['speed_kp_per_s']:g} /s ki {g['speed_ki_per_s2']:g} /s^2; lookahead "

@@ -47,7 +47,10 @@ class HullReport:
     date: str = field(default_factory=lambda: _dt.date.today().isoformat())
 
     def as_dict(self) -> dict:
+        imb = self.fit.imbalance
         return {"parameters": self.fit.as_dict(), "condition": self.fit.condition, "samples": self.fit.samples,
+                "thrust_imbalance": None if imb is None else {"value": imb[0], "std": imb[1],
+                                                              "ci95": [imb[2], imb[3]]},
                 "vessel_keys": self.keys, "vessel_keys_before": self.file_keys, "nomoto": self.nomoto,
                 "validation": self.validation, "validated_on_fit_data": self.validated_on_fit_data,
                 "gains": self.gains, "runs_fit": self.runs_fit, "runs_validate": self.runs_validate,
@@ -66,8 +69,11 @@ def identify(fit_runs: Sequence, validate_runs: Sequence, vessel, window_s: floa
                         ("t_s", "u", "v", "r", "x_n", "y_n", "n_nm", "u_dot", "v_dot", "r_dot")),
                       correlated_samples=parts[0].correlated_samples)
     file_zeta = zeta_of_hull(vessel.hull)
+    ys = [t.y_m for t in vessel.thrusters]
+    arm = float(np.mean(np.abs(ys))) if min(ys) < 0.0 < max(ys) else None   # thrusters on both sides
     try:
-        fit = fit_hull(stacked, require=require, fixed={n: file_zeta[NAMES.index(n)] for n in fix})
+        fit = fit_hull(stacked, require=require, fixed={n: file_zeta[NAMES.index(n)] for n in fix},
+                       imbalance_arm_m=arm)
     except IdentificationError as e:
         weak = [n for n in NAMES if f"{n} (" in str(e) and n not in fix]
         hint = f" (--fix {','.join(weak)} keeps the vessel file's values for them)" if weak else ""
@@ -183,9 +189,20 @@ def vessel_text(source_text: str, report: HullReport) -> str:
               f"# Validation{' (on the fitting data: give a second run)' if report.validated_on_fit_data else ''}: "
               f"{val}.",
               f"# Nomoto K = {report.nomoto['K']:.4g} rad/s per N m, T = {report.nomoto['T']:.3g} s.",
+              f"# {imbalance_text(report.fit.imbalance)}",
               f"# Gains derived from the identified model (autopilot/identify_hull.py derived_gains)."]
     body = "\n".join(header + out).rstrip("\n") + "\n"
     return body + f"validated_against: \"autopilot identify {report.date}: {', '.join(report.runs_validate)}\"\n"
+
+
+def imbalance_text(imb) -> str:
+    """A thrust imbalance (delta, std, lo, hi) in words."""
+    if imb is None:
+        return "Thrust imbalance: not fitted (no thrusters on both sides)."
+    delta, _, lo, hi = imb
+    side = "starboard" if delta >= 0 else "port"
+    return (f"Thrust imbalance: the {side} thrusters push {100 * abs(delta):.1f} % more than the other side "
+            f"(95 % CI {100 * lo:+.1f} .. {100 * hi:+.1f} %, + = starboard) for the same pulse.")
 
 
 def _with_gains(lines: List[str], gains: Dict[str, float]) -> List[str]:

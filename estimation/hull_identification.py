@@ -32,7 +32,8 @@ import numpy as np
 from scipy import signal, stats
 
 NAMES = ("z1", "z2", "z3", "z4", "z5", "z6", "z7", "z8", "z9")
-MEANING = {"z1": "m - X_udot (surge mass)", "z2": "m - Y_vdot (sway mass)", "z3": "Iz - N_rdot (yaw inertia)",
+MEANING = {"imbalance": "starboard thrust over port, relative",
+           "z1": "m - X_udot (surge mass)", "z2": "m - Y_vdot (sway mass)", "z3": "Iz - N_rdot (yaw inertia)",
            "z4": "-X_u", "z5": "-X_uu", "z6": "-Y_v", "z7": "-Y_vv", "z8": "-N_r", "z9": "-N_rr"}
 MAX_CONDITION = 1.0e4
 
@@ -68,6 +69,8 @@ class HullFit:
     samples: int
     residual_std: tuple         # per row (surge [N], sway [N], yaw [N m])
     fixed: tuple = ()           # names of parameters held at given values, not fitted
+    imbalance: Optional[tuple] = None   # (delta, std, lo, hi) when fitted: starboard thrust x (1 + delta/2),
+                                        # port x (1 - delta/2), relative to the thrust maps [-]
 
     def as_dict(self) -> Dict[str, dict]:
         return {n: {"value": float(z), "std": float(s), "ci95": [float(lo), float(hi)], "meaning": MEANING[n],
@@ -101,30 +104,47 @@ def regressors(d: RunData):
     return phi, tau, row
 
 
-def fit_hull(data: RunData, require: Sequence[str] = NAMES, fixed: Optional[Dict[str, float]] = None) -> HullFit:
+def fit_hull(data: RunData, require: Sequence[str] = NAMES, fixed: Optional[Dict[str, float]] = None,
+             imbalance_arm_m: Optional[float] = None) -> HullFit:
     """Weighted least squares of the nine parameters; IdentificationError when a required one is not excited.
     `fixed` holds parameters at given values (e.g. the vessel file's, for what a run cannot excite): their
-    columns move to the right-hand side, and they are reported with zero spread."""
+    columns move to the right-hand side, and they are reported with zero spread.
+    `imbalance_arm_m` (the thrusters' mean |y| [m]) also fits a thrust imbalance delta: starboard thrusters
+    pushing (1 + delta/2) and port ones (1 - delta/2) times their maps add -(delta/2) arm X to the yaw moment
+    and -(delta/2) N / arm to the surge force, so the yaw row gains the column arm X / 2 and the surge row
+    N / (2 arm) (only the difference between the sides is identifiable: a common scale is indistinguishable
+    from scaling every parameter)."""
     fixed = dict(fixed or {})
     unknown = sorted(set(fixed) - set(NAMES))
     if unknown:
         raise ValueError(f"fixed: not parameters: {', '.join(unknown)}")
     phi, tau, row = regressors(data)
+    surge_force = np.tile(tau[row == 0], 3)              # X [N] and N [N m] beside every row (imbalance column)
+    yaw_moment = np.tile(tau[row == 2], 3)
     ok = np.all(np.isfinite(phi), axis=1) & np.isfinite(tau)
-    phi, tau, row = phi[ok], tau[ok], row[ok]
+    phi, tau, row, surge_force, yaw_moment = phi[ok], tau[ok], row[ok], surge_force[ok], yaw_moment[ok]
     free = [i for i, name in enumerate(NAMES) if name not in fixed]
     if not free:
         raise ValueError("fixed: every parameter is fixed; nothing to fit")
     for name, value in fixed.items():
         tau = tau - phi[:, NAMES.index(name)] * float(value)
-    fit = _fit_free(phi[:, free], tau, row, [NAMES[i] for i in free], data, require)
+    cols, names = phi[:, free], [NAMES[i] for i in free]
+    if imbalance_arm_m:
+        arm = float(imbalance_arm_m)
+        cols = np.column_stack([cols, np.where(row == 2, 0.5 * arm * surge_force,
+                                               np.where(row == 0, 0.5 * yaw_moment / arm, 0.0))])
+        names = names + ["imbalance"]
+    fit = _fit_free(cols, tau, row, names, data, [r for r in require if r != "imbalance"])
     zeta, std, ci = np.zeros(9), np.zeros(9), np.zeros((9, 2))
     for k, i in enumerate(free):
         zeta[i], std[i], ci[i] = fit.zeta[k], fit.std[k], fit.ci95[k]
     for name, value in fixed.items():
         i = NAMES.index(name)
         zeta[i], ci[i] = float(value), (float(value), float(value))
-    return HullFit(zeta, std, ci, fit.condition, fit.samples, fit.residual_std, tuple(sorted(fixed)))
+    imb = None
+    if imbalance_arm_m:
+        imb = (float(fit.zeta[-1]), float(fit.std[-1]), float(fit.ci95[-1][0]), float(fit.ci95[-1][1]))
+    return HullFit(zeta, std, ci, fit.condition, fit.samples, fit.residual_std, tuple(sorted(fixed)), imb)
 
 
 def _fit_free(phi, tau, row, names, data, require) -> HullFit:
@@ -144,7 +164,7 @@ def _fit_free(phi, tau, row, names, data, require) -> HullFit:
     problems: List[str] = []
     dead = [names[i] for i in range(m) if scale[i] == 0.0]
     if dead:
-        raise IdentificationError("the run does not excite " + ", ".join(f"{d} ({MEANING[d]})" for d in dead))
+        raise IdentificationError("the run does not excite " + ", ".join(f"{d} ({MEANING.get(d, d)})" for d in dead))
     cond = float(np.linalg.cond(a / scale))
     dof = len(tau) - m
     s2 = float(np.sum((tau * w - a @ zeta) ** 2) / dof)
@@ -159,7 +179,7 @@ def _fit_free(phi, tau, row, names, data, require) -> HullFit:
         problems.append(f"the regressors are nearly dependent (condition number {cond:.3g} > {MAX_CONDITION:g})")
     for i, name in enumerate(names):
         if name in require and not (half[i] < abs(zeta[i])):
-            problems.append(f"{name} ({MEANING[name]}) = {zeta[i]:.4g} +/- {half[i]:.3g}: not excited enough")
+            problems.append(f"{name} ({MEANING.get(name, name)}) = {zeta[i]:.4g} +/- {half[i]:.3g}: not excited enough")
     if problems:
         raise IdentificationError("; ".join(problems))
     return HullFit(zeta, std, ci, cond, n, tuple(sd))

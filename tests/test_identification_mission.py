@@ -130,3 +130,23 @@ def test_a_failsafe_during_identification_holds_the_boat():
     assert holds and holds[0].failsafe == "imu-loss"
     assert res.report["final_mode"] == "HOLD"
     assert any("identification segment" in e.message for e in res.events if e.time_s < 60.0)
+
+
+def test_two_motors_that_differ_are_found(tmp_path):
+    """The port motor 10 % weaker and the starboard one 10 % stronger than their table: identify reports a
+    20 % imbalance toward starboard and the hull stays right (the imbalance has its own regressor)."""
+    from hil.plant_spec import PlantExtras, PlantSpec
+    vessel = load_vessel("foka")
+    spec = PlantSpec.resolve(vessel, 5, extras=PlantExtras(thrust_scale=(0.9, 1.1)))
+    run_dir, report = fly_identification_mission(vessel, short_mission(), tmp_path, seed=5, plant_spec=spec,
+                                                 gps_noise="white")
+    assert report["mission_complete"]
+    from autopilot.identify_hull import identify
+    from autopilot.identify_runs import load_ident_run, split_last_set
+    from estimation.hull_identification import zeta_of_hull
+    fit_run, val_run = split_last_set(load_ident_run(run_dir, vessel, "truth"))
+    r = identify([fit_run], [val_run], vessel)
+    delta, _, lo, hi = r.fit.imbalance
+    assert delta == pytest.approx(0.2, abs=0.03) and lo < 0.2 < hi + 0.03
+    truth = zeta_of_hull(vessel.hull)
+    assert np.all(np.abs(r.fit.zeta[:5] - truth[:5]) / truth[:5] < 0.05)
