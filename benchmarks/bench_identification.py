@@ -1,116 +1,170 @@
-"""Hull identification on the simulator, through the whole pipeline (issue 12, first figures).
+"""Hull identification on the simulator, through the same path as a boat (issue 12).
 
-Each preset's own plant (matched: the file is the truth) is driven in MANUAL by a scripted operator with the
-open-loop excitation of hil/excitation.py (surge steps, fixed-moment turns both ways, sinusoid, square, PRBS),
-through the real drivers (emulated L76K at the vessel's GNSS rate, LSM9DS1, pigpio ESCs) and the EKF. The fit
-uses what a boat logs: the EKF's u, v, r and the thrust of the pulses actually sent (through the thrust map),
-and, for comparison, the plant's true u, v, r. A second run with another PRBS draw validates: the identified
-model run free on its inputs, R^2 of u, v, r, x, y, psi (000 Table 4's measures).
+Every run is the identification mission (config/missions/identify.yaml: AUTO, two sets of open-loop segments in
+a 60 m box) through the real drivers, 1 Hz GNSS with realistic noise, logged at 50 Hz; `identify` fits the first
+set and validates on the second, segment by segment.
 
-    python benchmarks/bench_identification.py [--presets foka,iacquabot,wamv] [--window 1.0]
+Part 1, each preset on its own plant, with each velocity source (`truth`: the simulator's; `smoother`: GNSS +
+accelerometer, what a boat has; `estimate`: the EKF's, which leans on the vessel file). Prints every parameter's
+error and whether its 95 % interval holds the truth, and the validation R^2 of u, v, r, x, y, psi (000 Table 4's
+measures); for the IAcquaBot also paper 000's comparison (Table 3's intervals, Table 4's R^2).
+
+Part 2, a file off by x/÷2: the autopilot flies with a vessel file whose added masses, yaw inertia and sway
+damping are x2 and surge and yaw damping ÷2 of the true boat's; it flies the identification mission, identifies
+(smoother velocities; parameters the run does not excite are kept from the file, as the refusal suggests), and
+the demo survey is flown on the true boat with three files: the true one (matched), the wrong one (before) and
+the identified one (after). Prints xte_rms, the position estimate error and failsafes per seed.
+
+    python benchmarks/bench_identification.py [--presets foka,iacquabot,wamv] [--part 1|2|both] [--seeds 1,2]
 """
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from autopilot.config import load_mission, load_vessel  # noqa: E402
-from drivers.thrust_map import make_thrust_maps  # noqa: E402
-from estimation.hull_identification import (NAMES, IdentificationError, RunData, fit_hull,  # noqa: E402
-                                            fit_quality, free_run, smoothed, zeta_of_hull)
+from autopilot.config import CONFIG_DIR, load_mission, load_vessel  # noqa: E402
+from autopilot.identify_hull import identified_vessel, identify  # noqa: E402
+from autopilot.identify_runs import load_ident_run, split_last_set  # noqa: E402
+from estimation.hull_identification import NAMES, IdentificationError, zeta_of_hull  # noqa: E402
 from hil.environment import EnvironmentConfig  # noqa: E402
-from hil.excitation import excitation  # noqa: E402
+from hil.identification_flight import fly_identification_mission  # noqa: E402
+from hil.plant_spec import PlantSpec, apply_mismatch  # noqa: E402
 from hil.sim_runner import SimOptions, run_sim  # noqa: E402
 
-MISSION = os.path.join(os.path.dirname(__file__), "..", "config", "missions", "demo.yaml")
+WRONG_BY_2 = {"x_udot": 2.0, "y_vdot": 2.0, "n_rdot": 2.0, "iz": 2.0, "y_v": 2.0, "y_vv": 2.0,
+              "x_u": 0.5, "x_uu": 0.5, "n_r": 0.5, "n_rr": 0.5}
+DEMO_WEATHER = EnvironmentConfig(wind_speed_mps=3, wind_from_deg=90, current_speed_mps=0.2, current_toward_deg=0,
+                                 wave_hs_m=0.2, wave_tp_s=3, wave_from_deg=90)
 
 
-def fly(preset: str, seed: int):
-    vessel = load_vessel(preset)
-    t_in, x_in, n_in = excitation(vessel, seed=seed)
-    t0 = 5.0                                      # let the run arm and settle first
-
-    def operator(t, ap, truth):
-        k = int((t - t0) / (t_in[1] - t_in[0]))
-        if 0 <= k < len(t_in):
-            ap.operator_command(t, x_in[k] / ap.manual.max_surge_n, n_in[k] / ap.manual.max_yaw_nm)
-        else:
-            ap.operator_command(t, 0.0, 0.0)
-
-    opts = SimOptions(seed=seed, env=EnvironmentConfig(), duration_s=t0 + t_in[-1], initial_mode="MANUAL",
-                      on_cycle=operator)
-    res = run_sim(vessel, load_mission(MISSION), opts)
-    tr = res.trace
-    maps = make_thrust_maps(vessel)
-    thrust = np.array([[m.pulse_to_thrust(p) for m, p in zip(maps, row)] for row in res.pulses_us])
-    # the thrusters answer a pulse with the first-order lag the vessel file gives (time_constant_s)
-    dt = float(tr["t"][1] - tr["t"][0])
-    for i, th in enumerate(vessel.thrusters):
-        a = dt / (th.time_constant_s + dt) if th.time_constant_s > 0 else 1.0
-        for k in range(1, len(thrust)):
-            thrust[k, i] = thrust[k - 1, i] + a * (thrust[k, i] - thrust[k - 1, i])
-    x = thrust.sum(axis=1)
-    n = -(thrust * np.array([t.y_m for t in vessel.thrusters])).sum(axis=1)
-    keep = tr["t"] >= t0
-    return vessel, {k: np.asarray(v)[keep] for k, v in tr.items()}, x[keep], n[keep]
+TABLE_3 = {"z1": (124.5923, 123.9456, 125.2389), "z2": (120.0275, 118.7015, 121.3535),
+           "z3": (141.5164, 140.9026, 142.1302), "z4": (25.9335, 25.0368, 26.8303), "z5": (35.9833, 35.2669, 36.6996),
+           "z6": (37.0247, 34.1923, 39.8570), "z7": (25.7968, 21.0590, 30.5346), "z8": (200.2944, 198.1114, 202.4775),
+           "z9": (18.5319, 15.3741, 21.6898)}
+TABLE_4_R2 = {"u": 0.99548, "v": 0.99541, "r": 0.99887, "x": 0.99847, "y": 0.99774, "psi": 0.99976}
+MISSION = CONFIG_DIR / "missions" / "identify.yaml"
 
 
-def run_data(tr, x, n, source: str) -> RunData:
-    u, v, r = (tr[f"{source}_{k}"] for k in ("u", "v", "r"))
-    return RunData(tr["t"], u, v, r, x, np.zeros_like(x), n)
+def _fly(vessel, tmp, plant_spec=None) -> str:
+    run_dir, _ = fly_identification_mission(vessel, load_mission(MISSION), tmp, seed=1, plant_spec=plant_spec)
+    return run_dir
 
 
-def one(preset: str, window_s: float):
-    vessel, tr, x, n = fly(preset, 1)
-    _, vtr, vx, vn = fly(preset, 2)
-    truth = zeta_of_hull(vessel.hull)
-    out = {"preset": preset, "zeta_true": truth}
-    for source in ("est", "truth"):
+def _identify(run_dir, vessel, source, window_s, require=NAMES):
+    """Fit set 1, validate on set 2; a refusal naming unexcited parameters is retried with them kept from the
+    file (what the refusal tells a user to do). Returns (report, validation run name, fixed names)."""
+    fit_run, val_run = split_last_set(load_ident_run(run_dir, vessel, source))
+    fix = []
+    for _ in range(3):
         try:
-            fit = fit_hull(smoothed(run_data(tr, x, n, source), window_s), require=())
+            return identify([fit_run], [val_run], vessel, window_s=window_s, require=require, fix=fix), \
+                val_run.name, fix
         except IdentificationError as e:
-            out[source] = str(e)
-            continue
-        val = run_data(vtr, vx, vn, source)              # validated against the same kind of signal
-        model = free_run(fit.zeta, val, psi0_rad=float(vtr[f"{source}_psi"][0]))
-        meas = {"u": val.u, "v": val.v, "r": val.r, "x": vtr[f"{source}_n"] - vtr[f"{source}_n"][0],
-                "y": vtr[f"{source}_e"] - vtr[f"{source}_e"][0], "psi": np.unwrap(vtr[f"{source}_psi"])}
-        model["psi"] = np.unwrap(model["psi"])
-        out[source] = (fit, {k: fit_quality(meas[k], model[k]) for k in meas})
-    return out
+            weak = [n for n in NAMES if f"{n} (" in str(e).split(" (--fix")[0] and n not in fix]
+            if not weak:
+                raise
+            fix += weak
+    raise IdentificationError("still refused after keeping " + ", ".join(fix))
+
+
+def part1(preset: str, window_s: float) -> str:
+    vessel = load_vessel(preset)
+    truth = zeta_of_hull(vessel.hull)
+    out = [f"\n{preset}: own plant, identification mission, fit on set 1, validate on set 2 (real drivers, "
+           f"realistic 1 Hz GNSS)"]
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = _fly(vessel, tmp)
+        for source in ("truth", "smoother", "estimate"):
+            try:
+                rep, val_name, fixed = _identify(run_dir, vessel, source, window_s)
+            except IdentificationError as e:
+                out.append(f"  {source:9s} refused: {e}")
+                continue
+            z, ci = rep.fit.zeta, rep.fit.ci95
+            err = 100 * (z - truth) / truth
+            inside = [lo <= t <= hi for (lo, hi), t in zip(ci, truth)]
+            out.append(f"  {source:9s} err %: " + " ".join(
+                f"{n} {'fixed' if n in fixed else f'{e:+6.1f}'}{'' if i or n in fixed else '!'}"
+                for n, e, i in zip(NAMES, err, inside))
+                + f"   (! = truth outside the 95 % CI; {sum(inside) - len(fixed)}/{9 - len(fixed)} inside)")
+            q = rep.validation[val_name]
+            out.append(f"  {'':9s} validation R^2: " + ", ".join(f"{k} {v['r2']:.4f}" for k, v in q.items())
+                       + "; RMSE: " + ", ".join(f"{k} {v['rmse']:.3g}" for k, v in q.items()))
+            if preset == "iacquabot" and source == "truth":
+                within = [n for i, n in enumerate(NAMES) if n not in fixed and TABLE_3[n][1] <= z[i] <= TABLE_3[n][2]]
+                out.append(f"  {'':9s} paper 000: {len(within)}/{9 - len(fixed)} within Table 3's 95 % CIs ("
+                           + ", ".join(f"{n} {z[i]:.4g} vs [{TABLE_3[n][1]:g}, {TABLE_3[n][2]:g}]"
+                                       for i, n in enumerate(NAMES) if n not in within and n not in fixed)
+                           + " outside); R^2 at least Table 4's: "
+                           + ", ".join(f"{k} {'yes' if q[k]['r2'] >= TABLE_4_R2[k] else 'NO'}" for k in TABLE_4_R2))
+    return "\n".join(out)
+
+
+def _demo(vessel, plant_vessel, seed: int) -> dict:
+    spec = PlantSpec.resolve(vessel, seed, plant_vessel=plant_vessel)
+    r = run_sim(vessel, load_mission(CONFIG_DIR / "missions" / "demo.yaml"),
+                SimOptions(seed=seed, env=DEMO_WEATHER, plant_spec=spec)).report
+    return {"xte": r["xte_rms_m"], "pos": r["pos_err_rms_m"], "done": r["mission_complete"],
+            "fs": len(r["failsafe_events"])}
+
+
+def part2(preset: str, window_s: float, seeds) -> str:
+    true = load_vessel(preset)
+    wrong = apply_mismatch(true, WRONG_BY_2)
+    out = [f"\n{preset}: file off by x/÷2 ({', '.join(f'{k} x{v:g}' for k, v in WRONG_BY_2.items())})"]
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = PlantSpec.resolve(wrong, 1, plant_vessel=true)
+        try:
+            rep, val_name, fixed = _identify(_fly(wrong, tmp, plant_spec=spec), wrong, "smoother", window_s)
+        except IdentificationError as e:
+            return "\n".join(out + [f"  identification refused: {e}"])
+    if fixed:
+        out.append(f"  kept from the (wrong) file, not excited: {', '.join(fixed)}")
+    found = identified_vessel(wrong, rep)
+    tz, wz, fz = zeta_of_hull(true.hull), zeta_of_hull(wrong.hull), zeta_of_hull(found.hull)
+    out.append("  z error vs the true boat, file: " + " ".join(f"{n} {100 * (w - t) / t:+.0f}%"
+                                                            for n, w, t in zip(NAMES, wz, tz)))
+    out.append("  z error vs the true boat, identified: " + " ".join(f"{n} {100 * (f - t) / t:+.0f}%"
+                                                                  for n, f, t in zip(NAMES, fz, tz)))
+    out.append("  validation R^2: " + ", ".join(f"{k} {v['r2']:.3f}" for k, v in rep.validation[val_name].items()))
+    out.append(f"  demo survey in the demo weather on the true boat ({len(seeds)} seeds):")
+    out.append(f"    {'file':10s} {'xte_rms m':>10s} {'pos_err m':>10s} {'complete':>9s} {'failsafes':>9s}")
+    rows = {}
+    for label, v in (("matched", true), ("before", wrong), ("after", found)):
+        res = [_demo(v, true, s) for s in seeds]
+        rows[label] = res
+        out.append(f"    {label:10s} {np.mean([r['xte'] for r in res]):10.2f} {np.mean([r['pos'] for r in res]):10.2f} "
+                   f"{sum(r['done'] for r in res):>5d}/{len(res)} {sum(r['fs'] for r in res):9d}")
+    m, a = rows["matched"], rows["after"]
+    out.append(f"    after vs matched: xte {100 * (np.mean([r['xte'] for r in a]) / np.mean([r['xte'] for r in m]) - 1):+.0f} %, "
+               f"position error {100 * (np.mean([r['pos'] for r in a]) / np.mean([r['pos'] for r in m]) - 1):+.0f} %")
+    return "\n".join(out)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--presets", default="foka,iacquabot,wamv")
+    ap.add_argument("--part", choices=("1", "2", "both"), default="both")
+    ap.add_argument("--seeds", default="1,2", help="demo seeds of part 2")
     ap.add_argument("--window", type=float, default=1.0, help="smoothing window [s]")
     a = ap.parse_args()
     presets = a.presets.split(",")
+    seeds = [int(s) for s in a.seeds.split(",")]
+    jobs = []
     with ProcessPoolExecutor(min(len(presets), os.cpu_count() or 1)) as pool:
-        results = list(pool.map(one, presets, [a.window] * len(presets)))
-    for res in results:
-        print(f"\n{res['preset']}: identification run seed 1, validation run seed 2 (matched plant, real drivers)")
-        for source in ("est", "truth"):
-            r = res[source]
-            label = "EKF estimate" if source == "est" else "true velocities"
-            if isinstance(r, str):
-                print(f"  from the {label}: refused: {r}")
-                continue
-            fit, val = r
-            print(f"  from the {label} (condition {fit.condition:.0f}):")
-            for i, name in enumerate(NAMES):
-                z, (lo, hi), tv = fit.zeta[i], fit.ci95[i], res["zeta_true"][i]
-                print(f"    {name}  true {tv:9.3f}  fit {z:9.3f}  [{lo:9.3f}, {hi:9.3f}]  "
-                      f"err {100 * (z - tv) / tv:+6.1f} %  {'in CI' if lo <= tv <= hi else 'OUT'}")
-            print("    validation R^2: " + ", ".join(f"{k} {q['r2']:.4f}" for k, q in val.items())
-                  + "   RMSE: " + ", ".join(f"{k} {q['rmse']:.3g}" for k, q in val.items()))
+        if a.part in ("1", "both"):
+            jobs += [pool.submit(part1, p, a.window) for p in presets]
+        if a.part in ("2", "both"):
+            jobs += [pool.submit(part2, p, a.window, seeds) for p in presets]
+        for j in jobs:
+            print(j.result(), flush=True)
 
 
 if __name__ == "__main__":
