@@ -6,7 +6,9 @@ A run directory (autopilot run / autopilot sim with --log) logged at 10 Hz or mo
            (time_constant_s of the vessel file) is applied here, then X = sum T_i, N = -sum y_i T_i, Y = 0.
   motion   velocities from one of three sources (`velocities`):
              smoother  (default) the kinematic smoother of estimation/track_smoother.py on gnss_north_m /
-                       gnss_east_m, accel_x/y_mps2 and heading_deg: independent of the vessel file;
+                       gnss_east_m / gnss_speed_mps / gnss_course_deg (each fix at the time it was taken:
+                       its row's time less gps_age_s), accel_x/y_mps2 and heading_deg: independent of the
+                       vessel file;
              estimate  the autopilot's surge_mps / sway_mps (its EKF leans on the vessel file's hull model);
              truth     the simulator's truth_surge_mps / truth_sway_mps / truth_yaw_rate_dps (sim logs only);
            yaw rate from gyro_z_dps (smoother), yaw_rate_dps (estimate) or the truth column.
@@ -99,9 +101,9 @@ def load_ident_run(run_dir, vessel, velocities: str = "smoother") -> IdentRun:
         r_dps, ax, ay, psi_deg, n_m, e_m = need("gyro_z_dps", "accel_x_mps2", "accel_y_mps2", "heading_deg",
                                                 "north_m", "east_m")
         need("gnss_north_m", "gnss_east_m")
-        gn, ge = cols["gnss_north_m"][rows], cols["gnss_east_m"][rows]      # NaN between fixes, as logged
+        gn, ge, sog, cog = _fixes_at_their_time(cols, rows, t)
         try:
-            track = smooth_track(t, np.radians(psi_deg), ax, ay, gn, ge)
+            track = smooth_track(t, np.radians(psi_deg), ax, ay, gn, ge, sog, cog)
         except ValueError as e:
             raise IdentificationError(f"{name}: {e}") from None
         u, v = track.u_mps, track.v_mps
@@ -140,6 +142,25 @@ def split_last_set(run: IdentRun):
                  [(t, k) for t, k in run.segment_starts_s if k != sets[-1]]),
             part(slice(cut, len(run.data.t_s)), f"set {sets[-1]}",
                  [(t, k) for t, k in run.segment_starts_s if k == sets[-1]]))
+
+
+def _fixes_at_their_time(cols, rows: slice, t: np.ndarray):
+    """(north, east, speed, course [rad]) arrays on the rows' time base, each fix moved to the row nearest the
+    time it was taken. A fix is logged in the row where the driver delivered it, once its epoch is complete (at
+    9600 baud the L76K's RMC comes about 0.85 s after the epoch); that row's gps_age_s is how long before it the
+    epoch's first sentence arrived, which is the fix's time. Left where it was logged if gps_age_s is missing."""
+    n = len(t)
+    out = [np.full(n, np.nan) for _ in range(4)]
+    src = [cols["gnss_north_m"][rows], cols["gnss_east_m"][rows],
+           cols.get("gnss_speed_mps", np.full(len(cols["time_s"]), np.nan))[rows],
+           np.radians(cols.get("gnss_course_deg", np.full(len(cols["time_s"]), np.nan))[rows])]
+    age = cols.get("gps_age_s", np.full(len(cols["time_s"]), np.nan))[rows]
+    for k in np.where(np.isfinite(src[0]) & np.isfinite(src[1]))[0]:
+        a = age[k] if np.isfinite(age[k]) and 0.0 <= age[k] < 5.0 else 0.0
+        j = min(max(int(np.searchsorted(t, t[k] - a)), 0), n - 1)
+        for dst, col in zip(out, src):
+            dst[j] = col[k]
+    return out
 
 
 def _longest_armed_stretch(cols) -> slice:
