@@ -147,6 +147,22 @@ def fit_hull(data: RunData, require: Sequence[str] = NAMES, fixed: Optional[Dict
     return HullFit(zeta, std, ci, fit.condition, fit.samples, fit.residual_std, tuple(sorted(fixed)), imb)
 
 
+def _autocorrelation_time(x: np.ndarray, max_lag: int = 5000) -> float:
+    """Integrated autocorrelation time [samples] of a series, 1/2 + sum of its autocorrelation up to the first
+    lag where it turns negative (Geyer's initial positive sequence, simplified); 0.5 for white noise."""
+    x = np.asarray(x, float) - np.mean(x)
+    n = len(x)
+    if n < 4 or not np.any(x):
+        return 0.5
+    size = 1 << int(np.ceil(np.log2(2 * n)))
+    f = np.fft.rfft(x, size)
+    acf = np.fft.irfft(f * np.conj(f), size)[:min(n, max_lag)]
+    acf /= acf[0]
+    neg = np.where(acf[1:] <= 0.0)[0]
+    stop = int(neg[0]) + 1 if len(neg) else len(acf)
+    return 0.5 + float(np.sum(acf[1:stop]))
+
+
 def _fit_free(phi, tau, row, names, data, require) -> HullFit:
     """The weighted least squares of the columns `names` (see fit_hull)."""
     m = len(names)
@@ -168,8 +184,12 @@ def _fit_free(phi, tau, row, names, data, require) -> HullFit:
     cond = float(np.linalg.cond(a / scale))
     dof = len(tau) - m
     s2 = float(np.sum((tau * w - a @ zeta) ** 2) / dof)
-    # residuals of smoothed signals are correlated over the filter window: count one sample per window
-    k = max(1, int(getattr(data, "correlated_samples", 1)))
+    # residuals are correlated in time (the smoothing filter's window, and model error that persists over a
+    # manoeuvre): count one independent sample per 2 x their integrated autocorrelation time, and at least one
+    # per filter window
+    res_w = tau * w - a @ zeta
+    k = max(1, int(getattr(data, "correlated_samples", 1)),
+            *(int(math.ceil(2.0 * _autocorrelation_time(res_w[row == g]))) for g in range(3)))
     cov = s2 * k * np.linalg.pinv(a.T @ a)
     dof = max(1, len(tau) // k - m)
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
