@@ -14,7 +14,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SEEDS = {
     "vessel": [REPO / "config/vessels" / n for n in ("foka.yaml", "iacquabot.yaml", "wamv.yaml")],
-    "mission": [REPO / "config/missions" / n for n in ("demo.yaml", "hexagon.yaml", "straight_line.yaml")],
+    "mission": [REPO / "config/missions" / n for n in ("demo.yaml", "hexagon.yaml", "straight_line.yaml",
+                                                         "identify.yaml")],
 }
 QGC = ("QGC WPL 110\n0\t1\t0\t16\t0\t0\t0\t0\t51.11\t17.06\t0\t1\n1\t0\t3\t16\t0\t2\t0\t0\t51.1105\t17.0605\t0\t1\n"
        "2\t0\t3\t178\t1\t0.8\t-1\t0\t0\t0\t0\t1\n3\t0\t3\t16\t0\t2\t0\t0\t51.1110\t17.0610\t0\t1\n"
