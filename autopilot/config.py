@@ -91,6 +91,8 @@ class ThrusterConfig:
     max_reverse_n: float = param(0.0, unit="N", min=0.0, max=5000, doc="ideal type only: full-reverse thrust")
     arming_time_s: float = param(3.0, unit="s", min=0.0, max=30.0, doc="neutral held before other pulses")
     slew_us_per_s: float = param(2000.0, unit="us/s", min=10.0, max=1e5, doc="pulse slew-rate limit")
+    thrust_scale: float = param(1.0, min=0.2, max=5.0, doc="this motor's thrust over its table's (0.9: pushes 10 % "
+                                                            "less); `autopilot identify hull` measures it")
 
     def validate(self):
         if not self.pulse_min_us < self.pulse_neutral_us < self.pulse_max_us:

@@ -44,6 +44,7 @@ class HullReport:
     window_s: float
     file_mass_kg: float
     file_iz_kgm2: float
+    thrust_scales: tuple = ()                   # per thruster, after the imbalance (see thrust_scales)
     date: str = field(default_factory=lambda: _dt.date.today().isoformat())
 
     def as_dict(self) -> dict:
@@ -54,7 +55,8 @@ class HullReport:
                 "vessel_keys": self.keys, "vessel_keys_before": self.file_keys, "nomoto": self.nomoto,
                 "validation": self.validation, "validated_on_fit_data": self.validated_on_fit_data,
                 "gains": self.gains, "runs_fit": self.runs_fit, "runs_validate": self.runs_validate,
-                "velocities": self.velocities, "window_s": self.window_s, "date": self.date}
+                "velocities": self.velocities, "window_s": self.window_s, "thrust_scales": list(self.thrust_scales),
+                "date": self.date}
 
 
 def identify(fit_runs: Sequence, validate_runs: Sequence, vessel, window_s: float = 1.0,
@@ -81,10 +83,12 @@ def identify(fit_runs: Sequence, validate_runs: Sequence, vessel, window_s: floa
     keys = hull_keys(fit, vessel.hull.mass_kg, vessel.hull.iz_kgm2)
     on_fit_data = not validate_runs
     validation = {r.name: validate(fit.zeta, r) for r in (validate_runs or fit_runs)}
-    return HullReport(fit, keys, {k: float(getattr(vessel.hull, k)) for k in HULL_KEYS},
+    report = HullReport(fit, keys, {k: float(getattr(vessel.hull, k)) for k in HULL_KEYS},
                       nomoto_fit(stacked), validation, on_fit_data, derived_gains(fit.zeta, vessel),
                       [r.name for r in fit_runs], [r.name for r in (validate_runs or fit_runs)],
                       fit_runs[0].source, window_s, vessel.hull.mass_kg, vessel.hull.iz_kgm2)
+    report.thrust_scales = tuple(thrust_scales(vessel, report))
+    return report
 
 
 def validate(zeta: np.ndarray, run) -> Dict[str, Dict[str, float]]:
@@ -181,6 +185,8 @@ def vessel_text(source_text: str, report: HullReport) -> str:
             continue
         out.append(line)
     out = _with_gains(out, report.gains)
+    if report.fit.imbalance is not None:
+        out = _with_thrust_scales(out, report.thrust_scales)
     val = "; ".join(f"{run}: R2 " + " ".join(f"{k} {q['r2']:.3f}" for k, q in sig.items())
                     for run, sig in report.validation.items())
     header = [f"# Hull identified by `autopilot identify hull` on {report.date} from {', '.join(report.runs_fit)}",
@@ -203,6 +209,27 @@ def imbalance_text(imb) -> str:
     side = "starboard" if delta >= 0 else "port"
     return (f"Thrust imbalance: the {side} thrusters push {100 * abs(delta):.1f} % more than the other side "
             f"(95 % CI {100 * lo:+.1f} .. {100 * hi:+.1f} %, + = starboard) for the same pulse.")
+
+
+def _with_thrust_scales(lines: List[str], scales: Sequence[float]) -> List[str]:
+    """Set thrust_scale in each one-line `- {name: ...}` entry of `thrusters:`, in order."""
+    out, section, i = [], None, 0
+    for line in lines:
+        m = re.match(r"^([A-Za-z_][\w]*):", line)
+        if m:
+            section = m.group(1)
+        tm = re.match(r"^(\s*-\s*)\{(.*)\}(\s*#.*)?$", line) if section == "thrusters" else None
+        if tm and i < len(scales):
+            body = re.sub(r",?\s*thrust_scale:\s*[^,}]+", "", tm.group(2)).rstrip()
+            out.append(f"{tm.group(1)}{{{body}, thrust_scale: {scales[i]:.3f}}}   # identified imbalance")
+            i += 1
+            continue
+        out.append(line)
+    if i != len(scales):
+        raise IdentificationError("the vessel file's thrusters are not one-line {...} entries; write the "
+                                  "identified thrust_scale values by hand: "
+                                  + ", ".join(f"{k:.3f}" for k in scales))
+    return out
 
 
 def _with_gains(lines: List[str], gains: Dict[str, float]) -> List[str]:
@@ -236,15 +263,28 @@ def _with_gains(lines: List[str], gains: Dict[str, float]) -> List[str]:
     return out
 
 
+def thrust_scales(vessel, report: HullReport) -> List[float]:
+    """Each thruster's thrust_scale after the identified imbalance delta: the file's scale x (1 + delta/2) to
+    starboard, x (1 - delta/2) to port (only the ratio is identified; the mean is kept)."""
+    imb = report.fit.imbalance
+    delta = 0.0 if imb is None else imb[0]
+    return [t.thrust_scale * (1.0 + math.copysign(0.5 * delta, t.y_m)) if t.y_m != 0.0 else t.thrust_scale
+            for t in vessel.thrusters]
+
+
 def identified_vessel(vessel, report: HullReport):
-    """The VesselConfig `vessel_text` describes, built in memory: the identified hull keys and derived gains."""
+    """The VesselConfig `vessel_text` describes, built in memory: the identified hull keys, thrust scales and
+    derived gains."""
     import dataclasses
     g, c = report.gains, vessel.control
+    thrusters = tuple(dataclasses.replace(t, thrust_scale=k) for t, k in zip(vessel.thrusters,
+                                                                              thrust_scales(vessel, report)))
     control = dataclasses.replace(
         c, heading=dataclasses.replace(c.heading, omega_n_rps=g["heading_omega_n_rps"], zeta=g["heading_zeta"]),
         speed=dataclasses.replace(c.speed, kp_per_s=g["speed_kp_per_s"], ki_per_s2=g["speed_ki_per_s2"]),
         lookahead_hull_lengths=g["lookahead_hull_lengths"])
     return dataclasses.replace(vessel, hull=dataclasses.replace(vessel.hull, **report.keys), control=control,
+                               thrusters=thrusters,
                                validated_against=f"autopilot identify {report.date}: "
                                                  f"{', '.join(report.runs_validate)}")
 

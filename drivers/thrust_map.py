@@ -19,7 +19,9 @@ Thruster types (ThrusterConfig.type):
   ideal  linear from the dead-zone edge (0 N) to pulse_max_us (max_forward_n) and pulse_min_us
          (-max_reverse_n), with a dead zone of IDEAL_DEAD_BAND_US either side of neutral (the Gazebo / VRX
          thruster driven in newtons, given an ESC-like pulse interface).
-The map's pulse range is the thruster's configured [pulse_min_us, pulse_max_us] intersected with the table's.
+Every type's thrust is multiplied by the thruster's `thrust_scale` (a motor measured to push more or less than
+its table). The map's pulse range is the thruster's configured [pulse_min_us, pulse_max_us] intersected with
+the table's.
 Measured curves are made monotonic outward from the dead zone (running maximum of the thrust magnitude), which
 removes the small wiggles of the bench data near full thrust, so that the inverse map is well defined.
 """
@@ -250,12 +252,14 @@ def make_thrust_map(thruster: ThrusterConfig, vessel: VesselConfig, voltage_v: O
             n = thruster.pulse_neutral_us
             lo = max(n - IDEAL_DEAD_BAND_US, thruster.pulse_min_us)
             hi = min(n + IDEAL_DEAD_BAND_US, thruster.pulse_max_us)
-            pts = {thruster.pulse_min_us: -thruster.max_reverse_n, lo: 0.0, n: 0.0, hi: 0.0,
-                   thruster.pulse_max_us: thruster.max_forward_n}
+            k = thruster.thrust_scale
+            pts = {thruster.pulse_min_us: -thruster.max_reverse_n * k, lo: 0.0, n: 0.0, hi: 0.0,
+                   thruster.pulse_max_us: thruster.max_forward_n * k}
             pulses = sorted(pts)
             return ThrustMap(pulses, [pts[p] for p in pulses], n, name=thruster.name, voltage_v=None)
         else:
             raise ValueError(f"unknown thruster type {thruster.type!r}")
+        thrusts = [t * thruster.thrust_scale for t in thrusts]
         pulses, thrusts = _clip_range(list(pulses), list(thrusts), thruster.pulse_min_us, thruster.pulse_max_us)
         return ThrustMap(pulses, thrusts, thruster.pulse_neutral_us, name=thruster.name, voltage_v=volts)
     except ValueError as e:

@@ -150,3 +150,12 @@ def test_two_motors_that_differ_are_found(tmp_path):
     assert delta == pytest.approx(0.2, abs=0.03) and lo < 0.2 < hi + 0.03
     truth = zeta_of_hull(vessel.hull)
     assert np.all(np.abs(r.fit.zeta[:5] - truth[:5]) / truth[:5] < 0.05)
+    # the file it writes carries the motors' scales, and the thrust maps follow them
+    from autopilot.identify_hull import vessel_text
+    from drivers.thrust_map import make_thrust_maps
+    out = tmp_path / "foka_identified.yaml"
+    out.write_text(vessel_text((CONFIG_DIR / "vessels/foka.yaml").read_text(), r))
+    new = load_vessel(str(out))
+    assert [t.thrust_scale for t in new.thrusters] == pytest.approx([0.9, 1.1], abs=0.015)
+    before, after = make_thrust_maps(vessel), make_thrust_maps(new)
+    assert after[0].max_forward_n / before[0].max_forward_n == pytest.approx(new.thrusters[0].thrust_scale)
