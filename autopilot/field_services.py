@@ -31,6 +31,7 @@ class FieldServices:
         self._wall = wall_clock
         self._last_fix = None
         self._unlogged_fix = None     # a valid fix not yet in a state.csv row
+        self.applied_thrust_fn: Optional[Callable[[], Optional[tuple]]] = None   # ESC-output thrust, for the log
         self._log_failure_reported = False
         self._early_events: list = []
         self._ready = False                 # no watchdog pings before READY=1
@@ -79,7 +80,9 @@ class FieldServices:
                                         gps_age_s=math.nan if fix is None else t_s - fix.time_s,
                                         fix_quality=0 if fix is None else fix.fix_quality,
                                         battery_v=batch.battery_v, imu=batch.imu[-1] if batch.imu else None,
-                                        new_fix=self._unlogged_fix)):
+                                        new_fix=self._unlogged_fix,
+                                        applied_thrust_n=self.applied_thrust_fn() if self.applied_thrust_fn
+                                        else None)):
             self._unlogged_fix = None
 
     def on_event(self, event) -> None:

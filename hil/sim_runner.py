@@ -254,7 +254,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
             escs.write(t, res.pulses)
             thrust_demand = escs.thrust_n()
             pulse_log[k] = escs.pulses_us
-            res = dataclasses.replace(res, applied=ThrustCommand(tuple(thrust_demand)))   # as the boat logs it
+            if opts.on_result is not None:       # a log: the thrust the ESCs output, as the boat logs it
+                res = dataclasses.replace(res, applied=ThrustCommand(tuple(thrust_demand)))
         else:
             thrust_demand = [m.pulse_to_thrust(p) for m, p in zip(maps, res.pulses.pulse_us)]
             pulse_log[k] = res.pulses.pulse_us

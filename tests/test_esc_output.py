@@ -65,6 +65,21 @@ def test_arming_sends_only_neutral_for_the_arming_time(daemon, client):
         assert log[-1][1] == 1500                           # and close() leaves neutral
 
 
+def test_the_pulses_sent_read_back_as_the_commands_they_came_from(daemon, client):
+    """What the run log turns into applied thrust: trim and reversal undone, the slew kept."""
+    chans = [EscChannel("left", 13, arming_time_s=0.0, slew_us_per_s=1000.0, trim_us=20),
+             EscChannel("right", 12, arming_time_s=0.0, slew_us_per_s=1e6, reverse=True, trim_us=-10)]
+    esc = EscOutput(chans, client, watchdog=False)
+    esc.arm(0.0)
+    esc.write(0.0, PulseCommand((1500, 1500)))
+    esc.write(0.1, PulseCommand((1800, 1700)))
+    left, right = esc.sent_pulses_us()
+    assert right == 1700                                     # 2 x 1500 - (1290 + 10): the command itself
+    assert left == pytest.approx(1500 + 100, abs=1)          # slewed 1000 us/s for 0.1 s, trim undone
+    esc.neutral()
+    esc.close()
+
+
 def test_clamp_reverse_and_trim(daemon, client):
     chans = [EscChannel("left", 13, arming_time_s=0.0, slew_us_per_s=1e6, trim_us=20),
              EscChannel("right", 12, arming_time_s=0.0, slew_us_per_s=1e6, reverse=True, trim_us=-10)]

@@ -28,7 +28,6 @@ On stop (shutdown, SIGTERM, exception) the thrusters are sent to neutral and 0 N
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import threading
@@ -49,7 +48,6 @@ from autopilot.boat_config import BoatConfig, resolve_topic
 from autopilot.ros import messages
 from autopilot.ros.messages import TimeBase
 from autopilot.ros.qos import command_qos, latched_qos, quiet_publisher, quiet_subscription, sensor_qos
-from autopilot.types import ThrustCommand
 
 
 def _locked(method):
@@ -267,6 +265,14 @@ class AutopilotNode(Node):
             self.run_cycle(t)
         self._next_due = (math.floor(t / self.period_s + 1e-6) + 1) * self.period_s
 
+    def applied_thrust_n(self) -> Optional[tuple]:
+        """The thrust of the pulses the ESCs output now (slew included) [N], for the run log; None when the
+        backend cannot say (it then logs the thrust of the commanded pulses)."""
+        sent = getattr(self.backend, "sent_pulses_us", None)
+        if sent is None:
+            return None
+        return tuple(m.pulse_to_thrust(p) for m, p in zip(self.autopilot.maps, sent()))
+
     def run_cycle(self, t_s: float) -> None:
         """One control cycle at core time t_s. Never raises: a fault is logged and the thrusters go neutral."""
         if self._stopped:
@@ -276,10 +282,6 @@ class AutopilotNode(Node):
             batch = self.backend.poll(t_s)
             result = self.autopilot.step(t_s, batch)
             self.backend.write(t_s, result.thrust.thrust_n, result.pulses.pulse_us)
-            sent = getattr(self.backend, "sent_pulses_us", None)
-            if sent is not None:          # the log's applied thrust: what the ESCs output, after their slew
-                result = dataclasses.replace(result, applied=ThrustCommand(tuple(
-                    m.pulse_to_thrust(p) for m, p in zip(self.autopilot.maps, sent()))))
         except Exception as e:          # a fault in one cycle must not leave a thruster driven
             self.get_logger().error(f"control cycle failed at t={t_s:.3f} s: {e!r}; thrusters to neutral")
             self._neutral_outputs()

@@ -86,6 +86,8 @@ class BoatProcess:
                                        on_batch=self._publish_sensors,
                                        on_cycle=services.on_cycle if services is not None else None,
                                        on_event=services.on_event if services is not None else None, **kw)
+        if services is not None:
+            services.applied_thrust_fn = self.autopilot.applied_thrust_n     # read only when a log row is due
         tb = self.autopilot.tb
         nodes = set(cfg.ros.nodes)
         if "gnss" in nodes:

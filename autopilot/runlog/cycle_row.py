@@ -6,9 +6,11 @@ from typing import Optional
 
 
 def cycle_row(result, frame, *, gps_age_s: float = math.nan, fix_quality: int = 0,
-              battery_v: Optional[float] = None, truth=None, imu=None, new_fix=None) -> dict:
+              battery_v: Optional[float] = None, truth=None, imu=None, new_fix=None,
+              applied_thrust_n: Optional[tuple] = None) -> dict:
     """The state.csv row of a `CycleResult`; `truth` (hil.plant.Truth) adds the simulation's truth columns,
-    `imu` (the cycle's last ImuSample) the IMU columns and `new_fix` (a GpsFix not yet in any row) the GNSS ones."""
+    `imu` (the cycle's last ImuSample) the IMU columns and `new_fix` (a GpsFix not yet in any row) the GNSS ones.
+    `applied_thrust_n` (what the ESCs output, per thruster [N]) overrides the result's `applied`."""
     nav, sp, w = result.nav, result.setpoint, result.wrench
     lat, lon = frame.to_wgs84(nav.north_m, nav.east_m) if nav.valid else (math.nan, math.nan)
     row = {
@@ -33,8 +35,9 @@ def cycle_row(result, frame, *, gps_age_s: float = math.nan, fix_quality: int = 
         row["gnss_north_m"], row["gnss_east_m"] = frame.to_ned(new_fix.lat_deg, new_fix.lon_deg)
         row["gnss_speed_mps"] = new_fix.sog_mps
         row["gnss_course_deg"] = None if new_fix.cog_rad is None else math.degrees(new_fix.cog_rad)
-    applied = getattr(result, "applied", None)
-    applied = applied.thrust_n if applied is not None else (None,) * len(result.pulses.pulse_us)
+    applied = applied_thrust_n
+    if applied is None:
+        applied = result.applied.thrust_n if result.applied is not None else (None,) * len(result.pulses.pulse_us)
     for i, (f, p, a) in enumerate(zip(result.thrust.thrust_n, result.pulses.pulse_us, applied)):
         row[f"thrust_n_{i}"] = f
         row[f"pulse_us_{i}"] = p
