@@ -104,7 +104,7 @@ def format_report(r) -> str:
     lines = [f"hull identified from {', '.join(r.runs_fit)} (velocities: {r.velocities}, window {r.window_s:g} s, "
              f"{f.samples} samples, condition {f.condition:.0f})",
              f"  {'':4s} {'value':>10s} {'std':>9s}   {'95 % CI':^23s}  {'vessel file':>11s}  meaning"]
-    before = _zeta_before(r)
+    before = r.file_zeta
     from estimation.hull_identification import MEANING
     for i, n in enumerate(NAMES):
         if n in f.fixed:
@@ -127,12 +127,6 @@ def format_report(r) -> str:
                  f"{g['lookahead_hull_lengths']:g} hull lengths (turns at up to {g['turn_rate_max_dps']:.1f} deg/s, "
                  f"radius {g['turning_radius_m']:.1f} m at half the top speed)")
     return "\n".join(lines)
-
-
-def _zeta_before(r):
-    k, m, iz = r.file_keys, r.file_mass_kg, r.file_iz_kgm2
-    return [m - k["x_udot"], m - k["y_vdot"], iz - k["n_rdot"], -k["x_u"], -k["x_uu"], -k["y_v"], -k["y_vv"],
-            -k["n_r"], -k["n_rr"]]
 
 
 def _plot(path, report, runs) -> None:

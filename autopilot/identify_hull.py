@@ -17,6 +17,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Dict, List, Sequence
 
 import numpy as np
@@ -46,6 +47,11 @@ class HullReport:
     file_iz_kgm2: float
     thrust_scales: tuple = ()                   # per thruster, after the imbalance (see thrust_scales)
     date: str = field(default_factory=lambda: _dt.date.today().isoformat())
+
+    @property
+    def file_zeta(self) -> np.ndarray:
+        """z1..z9 of the vessel file the runs were flown with."""
+        return zeta_of_hull(SimpleNamespace(mass_kg=self.file_mass_kg, iz_kgm2=self.file_iz_kgm2, **self.file_keys))
 
     def as_dict(self) -> dict:
         imb = self.fit.imbalance
@@ -84,9 +90,9 @@ def identify(fit_runs: Sequence, validate_runs: Sequence, vessel, window_s: floa
     on_fit_data = not validate_runs
     validation = {r.name: validate(fit.zeta, r) for r in (validate_runs or fit_runs)}
     report = HullReport(fit, keys, {k: float(getattr(vessel.hull, k)) for k in HULL_KEYS},
-                      nomoto_fit(stacked), validation, on_fit_data, derived_gains(fit.zeta, vessel),
-                      [r.name for r in fit_runs], [r.name for r in (validate_runs or fit_runs)],
-                      fit_runs[0].source, window_s, vessel.hull.mass_kg, vessel.hull.iz_kgm2)
+                        nomoto_fit(stacked), validation, on_fit_data, derived_gains(fit.zeta, vessel),
+                        [r.name for r in fit_runs], [r.name for r in (validate_runs or fit_runs)],
+                        fit_runs[0].source, window_s, vessel.hull.mass_kg, vessel.hull.iz_kgm2)
     report.thrust_scales = tuple(thrust_scales(vessel, report))
     return report
 
