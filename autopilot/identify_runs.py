@@ -67,7 +67,8 @@ def load_ident_run(run_dir, vessel, velocities: str = "smoother") -> IdentRun:
         raise IdentificationError(f"{run_dir}: cannot read the log: {e}") from None
     cols = run.columns
     if len(run) < MIN_ROWS:
-        raise IdentificationError(f"{name}: {len(run)} rows; identification needs at least {MIN_ROWS}")
+        damaged = f" ({run.skipped_lines} damaged lines skipped)" if run.skipped_lines else ""
+        raise IdentificationError(f"{name}: {len(run)} rows{damaged}; identification needs at least {MIN_ROWS}")
     rows = _longest_armed_stretch(cols)
     if rows.stop - rows.start < MIN_ROWS:
         raise IdentificationError(f"{name}: the longest armed stretch has {rows.stop - rows.start} rows; "

@@ -4,6 +4,7 @@ come out wrong."""
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import numpy as np
 import pytest
@@ -100,6 +101,13 @@ def test_logs_that_cannot_identify_are_refused_with_the_reason(foka_run, tmp_pat
     (slow / "state.csv").write_text("\n".join([lines[0]] + lines[1::25]) + "\n")       # 2 Hz
     with pytest.raises(IdentificationError, match="logged at 2.0 Hz"):
         load_ident_run(slow, vessel)
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    (damaged / "state.csv").write_text(lines[0] + "\n" + "\n".join(
+        ",".join("garbage" for _ in lines[0].split(",")) for _ in range(300)) + "\n")
+    os.mkfifo(damaged / "events.jsonl")                                                # would block a reader
+    with pytest.raises(IdentificationError, match="0 rows \\(300 damaged lines skipped\\)"):
+        load_ident_run(damaged, vessel)
     wamv = load_vessel("wamv")
     other = dataclasses.replace(wamv, thrusters=wamv.thrusters * 2)                       # 4 thrusters
     with pytest.raises(IdentificationError, match="4 thrusters"):

@@ -1,8 +1,8 @@
 """Read a run directory back: state.csv as numpy columns, events.jsonl as dicts, meta.json.
 
 Made for logs cut short by a crash: a last line without its newline (half written when the process died) and
-lines with the wrong number of fields are skipped and counted, never fatal. run.mcap is read by
-autopilot.runlog.mcap_log.read_mcap.
+lines with the wrong number of fields or a cell that is not a number are skipped and counted, never fatal; a
+file that is not a regular file reads as empty. run.mcap is read by autopilot.runlog.mcap_log.read_mcap.
 """
 from __future__ import annotations
 
@@ -67,16 +67,25 @@ def read_state_csv(path) -> tuple:
         return {}, skipped
     rows = list(csv.reader(io.StringIO("".join(lines))))
     header, body = rows[0], rows[1:]
-    good = [r for r in body if len(r) == len(header)]
+    numeric = [j for j, name in enumerate(header) if column_kind(name) != "text"]
+    good, values = [], []
+    for r in body:
+        if len(r) != len(header):
+            continue
+        try:
+            values.append([float(r[j]) if r[j] else np.nan for j in numeric])
+        except ValueError:              # a cell that is not a number: a damaged line, like a cut one
+            continue
+        good.append(r)
     skipped += len(body) - len(good)
     cols: Dict[str, np.ndarray] = {}
+    table = np.array(values, dtype=float).reshape(len(good), len(numeric))
+    for k, j in enumerate(numeric):
+        cols[header[j]] = table[:, k]
     for j, name in enumerate(header):
-        cells = [r[j] for r in good]
-        if column_kind(name) == "text":
-            cols[name] = np.array(cells, dtype=str)
-        else:
-            cols[name] = np.array([float(c) if c else np.nan for c in cells], dtype=float)
-    return cols, skipped
+        if j not in numeric:
+            cols[name] = np.array([r[j] for r in good], dtype=str)
+    return {name: cols[name] for name in header}, skipped
 
 
 def read_events(path) -> tuple:
@@ -92,6 +101,10 @@ def read_events(path) -> tuple:
 
 
 def _complete_lines(path: Path):
+    """The file's complete, non-blank lines and 1 if its last line was cut. A missing file, or one that is not a
+    regular file (a FIFO would block the reader), reads as empty."""
+    if not path.is_file():
+        return [], 0
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
