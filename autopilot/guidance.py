@@ -131,6 +131,21 @@ class MissionGuidance:
         self.complete = False
         self._begin_leg(north_m, east_m)
 
+    def jump_to(self, index: int, from_ne: Optional[tuple[float, float]] = None) -> None:
+        """Head for waypoint `index` (0-based) next, as a ground station's "set current waypoint" asks. The leg
+        starts at `from_ne` (the boat's position [m]), else at the waypoint before it (else where the boat is
+        on the next update)."""
+        if not 0 <= index < self.waypoints_total:
+            raise IndexError(f"waypoint {index} of {self.waypoints_total}")
+        self.index = index
+        self.complete = False
+        if from_ne is None and index > 0:
+            from_ne = self.waypoints_ned[index - 1]
+        if from_ne is None:
+            self.leg = None
+            return
+        self._begin_leg(*from_ne)
+
     def _begin_leg(self, n0: float, e0: float) -> None:
         n1, e1 = self.waypoints_ned[self.index]
         self.leg = Leg(n0, e0, n1, e1)

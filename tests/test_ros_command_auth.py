@@ -52,7 +52,8 @@ def boat(tmp_path, repo_root):
         """Publish as node `who` and return the autopilot's answer."""
         n = len(events)
         pubs[who].publish(String(data=text))
-        answers = lambda: [e for e in events[n:] if " (from " in e]  # noqa: E731 - not the core's own events
+        # the answer to this node's command: not the core's own events, nor answers to direct calls on the node
+        answers = lambda: [e for e in events[n:] if " (from " in e and f"/{who}" in e]  # noqa: E731
         assert spin(5.0, lambda: bool(answers())), f"no answer to {text!r}"
         return answers()[0]
 
@@ -167,7 +168,7 @@ def test_fuzzed_command_strings_never_raise_and_a_stranger_moves_nothing(boat, r
     assert not node.autopilot.armed                       # a sender off the allow-list moved nothing
     with node.lock:
         for text in texts:                                 # past the gate: the command handler itself
-            node._command(text, "fuzz")
+            node.desk.text(text, "fuzz")
     spin(0.5)
     assert not os.path.exists(fifo)
     answer = say("operator", sign(token, "alice", "mode HOLD"))

@@ -23,7 +23,8 @@ Published (names from the boat config, relative to the namespace):
 - odom -> base_link on /tf when tf2_ros is importable and publish_tf is set.
 Commands: autopilot/arm (std_srvs/SetBool), autopilot/hold (std_srvs/Trigger), autopilot/command
 (std_msgs/String: `arm`, `disarm`, `mode NAME`, `mission PATH`, `heartbeat` (the operator's station is alive,
-for the link-loss failsafe), `manual THROTTLE STEERING` (MANUAL mode, each in -1..1; also a heartbeat)).
+for the link-loss failsafe), `manual THROTTLE STEERING` (MANUAL mode, each in -1..1; also a heartbeat)). Every
+command, from here or a MAVLink ground station, is checked and answered by autopilot/operator_desk.py.
 On stop (shutdown, SIGTERM, exception) the thrusters are sent to neutral and 0 N / neutral pulses are published.
 """
 from __future__ import annotations
@@ -137,7 +138,7 @@ class AutopilotNode(Node):
     def __init__(self, cfg: BoatConfig, vessel, mission, backend_factory: Callable,
                  use_sim_time: bool = False, config_file: str = "", on_batch: Optional[Callable] = None,
                  autopilot_factory: Optional[Callable] = None, context=None,
-                 on_cycle: Optional[Callable] = None, on_event: Optional[Callable] = None):
+                 on_cycle: Optional[Callable] = None, on_event: Optional[Callable] = None, params=None):
         ros = cfg.ros
         super().__init__(ros.node_prefix, namespace=ros.namespace or None, context=context,
                          parameter_overrides=[Parameter("use_sim_time", Parameter.Type.BOOL, use_sim_time)])
@@ -201,8 +202,9 @@ class AutopilotNode(Node):
         self.create_service(SetBool, t.arm, self._srv_arm)
         self.create_service(Trigger, t.hold, self._srv_hold)
         self.gate = self._command_gate(cfg)
+        self.params = params
+        self.desk = self._make_desk(cfg)
         self._sender_names: dict = {}         # publisher gid -> node name, refreshed on a miss
-        self._stream_origin = ""              # origin of the last heartbeat/manual stream (logged on change)
         self._joy_refused: set = set()
         quiet_subscription(self, String, t.command, _with_info(self._on_command), command_qos(depth))
         if t.joystick:
@@ -386,80 +388,55 @@ class AutopilotNode(Node):
             self.get_logger().info(text)
         self._events_pub.publish(String(data=text))
 
+    def _make_desk(self, cfg: BoatConfig):
+        from autopilot.operator_desk import OperatorDesk
+
+        def loaded(_mission) -> None:
+            self.publish_path()
+            self._publish_state(force=True)
+        return OperatorDesk(self.autopilot, self.vessel, self.now_s, mission_dirs=cfg.mission_dirs(),
+                            on_event=self._event, on_mission=loaded, params=self.params)
+
     @_locked
     def arm(self) -> tuple[bool, str]:
-        t = self.now_s()
-        checks = getattr(self.autopilot, "prearm_failures", None)
-        if checks is not None:
-            failures = checks(t)
-            if failures:
-                return False, "arming refused: " + "; ".join(failures)
-        try:
-            self.autopilot.arm(t)
-        except (RuntimeError, ValueError) as e:
-            return False, f"arming refused: {e}"
-        if not getattr(self.autopilot, "armed", True):
-            return False, "arming refused"
+        a = self.desk.arm("a caller of AutopilotNode.arm")
         self._publish_state(force=True)
-        return True, "armed"
+        return a.ok, a.text
 
     @_locked
     def disarm(self, reason: str) -> tuple[bool, str]:
-        self.autopilot.disarm(self.now_s(), reason)
+        a = self.desk.disarm(reason, "a caller of AutopilotNode.disarm")
         self._publish_state(force=True)
-        return True, "disarmed"
+        return a.ok, a.text
 
     @_locked
     def set_mode(self, name: str, reason: str) -> tuple[bool, str]:
-        try:
-            self.autopilot.set_mode(name.upper(), reason)
-        except ValueError as e:
-            return False, str(e)
-        return True, f"mode {name.upper()} requested"
+        a = self.desk.set_mode(name, "a caller of AutopilotNode.set_mode", reason)
+        return a.ok, a.text
 
     @_locked
     def load_mission_file(self, path: str) -> tuple[bool, str]:
-        """Load a mission (YAML or QGC WPL 110) by path; refused, with every reason, if it fails its checks."""
-        from autopilot.config import ConfigError
-        from autopilot.mission_check import check_mission
-        from autopilot.mission_io import load_mission_file
-        allowed = self.cfg.mission_dirs()
-        try:
-            real = pathlib.Path(path).expanduser().resolve()
-        except (OSError, RuntimeError, ValueError) as e:
-            return False, f"mission not loaded: {path!r}: {e}"
-        if not any(real.is_relative_to(d) for d in allowed):
-            return False, (f"mission not loaded: {path!r} is outside the mission folders "
-                           f"({', '.join(str(d) for d in allowed)}; commands.mission_dirs)")
-        try:
-            mission = load_mission_file(path, on_note=self.get_logger().info)
-        except ConfigError as e:
-            return False, f"mission not loaded: {e}"
-        problems = check_mission(mission, self.vessel)
-        if problems:
-            return False, "mission not loaded: " + "; ".join(str(p) for p in problems)
-        self.autopilot.load_mission(mission)
-        self.publish_path()
-        self._publish_state(force=True)
-        return True, f"mission {mission.name!r} loaded from {path}"
+        """Load a mission (YAML, QGC WPL 110 or .plan) by path; refused, with every reason, if it fails its
+        checks or lies outside the mission folders."""
+        a = self.desk.load_mission_file(path, "a caller of AutopilotNode.load_mission_file")
+        return a.ok, a.text
 
     def _srv_arm(self, request, response):
         with self.lock:
+            origin = "a caller of the arm service"
             if request.data and self.gate.auth != "off":
-                ok, msg = False, ("arming refused: the arm service cannot carry a signature and commands.auth "
-                                  "is token; use `autopilot command --config FILE arm`")
+                a = self.desk.refuse("arming refused: the arm service cannot carry a signature and commands.auth "
+                                     "is token; use `autopilot command --config FILE arm`", origin)
             else:
-                ok, msg = self.arm() if request.data else self.disarm("disarm requested over ROS")
-            msg = f"{msg} (from a caller of the arm service)"
-        response.success, response.message = ok, msg
-        self._event(msg, error=not ok)
+                a = self.desk.arm(origin) if request.data else self.desk.disarm("disarm requested over ROS", origin)
+            self._publish_state(force=True)
+        response.success, response.message = a.ok, f"{a.text} (from {origin})"
         return response
 
     def _srv_hold(self, request, response):
         with self.lock:
-            ok, msg = self.set_mode("HOLD", "hold requested over ROS")
-            self._event(f"{msg} (from a caller of the hold service)", error=not ok)
-        response.success, response.message = ok, msg
+            a = self.desk.set_mode("HOLD", "a caller of the hold service", "hold requested over ROS")
+        response.success, response.message = a.ok, a.text
         return response
 
     # ------------------------------------------------------------------ who commands
@@ -494,62 +471,16 @@ class AutopilotNode(Node):
     def _on_command(self, msg: String, info=None) -> None:
         with self.lock:
             sender = self._sender_node(info, self.cfg.ros.topics.command)
-            adm = self.gate.admit(msg.data, sender)
-            if adm.command is None:
-                self._event(f"refused: {adm.reason} (from {adm.origin})", error=True)
-                return
-            self._command(adm.command, adm.origin)
-
-    def _command(self, text: str, origin: str = "") -> None:
-        words = text.strip().split(maxsplit=1)
-        verb = words[0].lower() if words else ""
-        arg = words[1].strip() if len(words) > 1 else ""
-        if verb == "arm":
-            ok, text = self.arm()
-        elif verb == "disarm":
-            ok, text = self.disarm(arg or "disarm command")
-        elif verb == "mode" and arg:
-            ok, text = self.set_mode(arg, "mode command over ROS")
-        elif verb == "mission" and arg:
-            ok, text = self.load_mission_file(arg)
-        elif verb in ("heartbeat", "manual") and hasattr(self.autopilot, "operator_heartbeat"):
-            command = text
-            ok, text = self._operator(verb, arg)
-            if ok:
-                # sent at 1-20 Hz by the operator's station: logged when a stream starts or changes hands
-                if origin != self._stream_origin:
-                    self._stream_origin = origin
-                    self._event(f"operator {verb} stream (from {origin})")
-                return
-            text = f"{text} ({command[:80]!r})"
-        else:
-            ok, text = False, (f"unknown command {text[:200]!r}: use 'arm', 'disarm [REASON]', 'mode NAME', "
-                               "'mission PATH', 'heartbeat' or 'manual THROTTLE STEERING'")
-        if not ok and "refused" not in text.lower():
-            text = f"refused: {text}"        # every refusal says so (`autopilot command` exits non-zero on it)
-        self._event(f"{text} (from {origin})" if origin else text, error=not ok)
-
-    @_locked
-    def _operator(self, verb: str, arg: str) -> tuple[bool, str]:
-        """`heartbeat` (the operator's station is alive) or `manual THROTTLE STEERING` (each in -1..1)."""
-        t = self.now_s()
-        if verb == "heartbeat":
-            self.autopilot.operator_heartbeat(t)
-            return True, "heartbeat"
-        try:
-            throttle, steering = (float(x) for x in arg.split())
-            self.autopilot.operator_command(t, throttle, steering)
-        except ValueError as e:
-            return False, f"manual command {arg!r} refused: expected two numbers THROTTLE STEERING in -1..1 ({e})"
-        return True, "manual"
+            self.desk.admit_text(msg.data, self.gate, sender)
+            self._publish_state()
 
     def _on_joy(self, msg, info=None) -> None:
         """A gamepad (sensor_msgs/Joy): with the enable button held, its sticks are MANUAL's throttle and
         steering and count as operator heartbeats; released, nothing is sent (MANUAL times out to neutral).
         With commands.auth on, only nodes in commands.joystick_nodes are listened to."""
+        sender = self._sender_node(info, self.cfg.ros.topics.joystick)
         if self.gate.auth != "off":
             from autopilot.command_auth import node_allowed
-            sender = self._sender_node(info, self.cfg.ros.topics.joystick)
             if not node_allowed(sender, self.cfg.commands.joystick_nodes or ("",)):
                 if sender not in self._joy_refused:
                     self._joy_refused.add(sender)
@@ -564,7 +495,7 @@ class AutopilotNode(Node):
             return
         steering = -axes[j.steering_axis] if j.invert_steering else axes[j.steering_axis]
         with self.lock:
-            self.autopilot.operator_command(self.now_s(), float(axes[j.throttle_axis]), float(steering))
+            self.desk.manual(float(axes[j.throttle_axis]), float(steering), f"joystick node {sender or '(unknown)'}")
 
     # ------------------------------------------------------------------ stop
     def _neutral_outputs(self) -> None:
