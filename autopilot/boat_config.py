@@ -193,6 +193,49 @@ class CommandsConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class MavlinkStreamsConfig:
+    """Telemetry rates [Hz] a ground station gets until it asks for others (REQUEST_DATA_STREAM,
+    MAV_CMD_SET_MESSAGE_INTERVAL); 0 = not sent unless asked for."""
+
+    heartbeat: float = param(1.0, unit="Hz", min=0.0, max=50.0)
+    sys_status: float = param(1.0, unit="Hz", min=0.0, max=50.0)
+    gps_raw_int: float = param(2.0, unit="Hz", min=0.0, max=50.0)
+    global_position_int: float = param(4.0, unit="Hz", min=0.0, max=50.0)
+    attitude: float = param(4.0, unit="Hz", min=0.0, max=50.0)
+    vfr_hud: float = param(2.0, unit="Hz", min=0.0, max=50.0)
+    nav_controller_output: float = param(2.0, unit="Hz", min=0.0, max=50.0)
+    mission_current: float = param(1.0, unit="Hz", min=0.0, max=50.0)
+    servo_output_raw: float = param(2.0, unit="Hz", min=0.0, max=50.0)
+    home_position: float = param(0.2, unit="Hz", min=0.0, max=50.0)
+    ekf_status_report: float = param(1.0, unit="Hz", min=0.0, max=50.0)
+    battery_status: float = param(1.0, unit="Hz", min=0.0, max=50.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MavlinkConfig:
+    """The boat as a MAVLink vehicle (autopilot/mavlink/): links to ground stations, identity, signing."""
+
+    links: Tuple[str, ...] = param(("udpout:127.0.0.1:14550",),
+                                   doc="any number of: udpout:HOST:PORT (send to a GCS), udpin:HOST:PORT (a GCS "
+                                       "connects in), tcpin:HOST:PORT (TCP server), serial:DEVICE:BAUD (a SiK "
+                                       "radio, e.g. serial:/dev/ttyUSB0:57600)")
+    system_id: int = param(1, min=1, max=255)
+    component_id: int = param(1, min=1, max=255, doc="1 = MAV_COMP_ID_AUTOPILOT1")
+    signing_key_file: str = param("", doc="MAVLink 2 signing key (32 bytes, or 64 hex digits; mode 600), "
+                                          "relative to this file; when set, unsigned commands are refused "
+                                          "(except disarm and HOLD); '' = unsigned")
+    streams: MavlinkStreamsConfig = param(default_factory=MavlinkStreamsConfig)
+
+    def validate(self):
+        from autopilot.mavlink.links import parse_link
+        for i, spec in enumerate(self.links):
+            try:
+                parse_link(spec)
+            except ValueError as e:
+                raise ValueError(f"links[{i}]: {e}") from None
+
+
+@dataclass(frozen=True, kw_only=True)
 class BoatConfig:
     vessel: str = param(doc="vessel preset name (foka) or path to a vessel YAML")
     mission: Optional[str] = param(None, doc="mission YAML; `autopilot run --mission` overrides it")
@@ -201,6 +244,8 @@ class BoatConfig:
     gazebo: Optional[GazeboConfig] = param(None, doc="required for backend gazebo")
     logging: LoggingConfig = param(default_factory=LoggingConfig)
     commands: CommandsConfig = param(default_factory=CommandsConfig)
+    mavlink: Optional[MavlinkConfig] = param(None, doc="serve MAVLink ground stations (QGC, Mission Planner, "
+                                                      "MAVProxy); absent = no MAVLink")
     source_file: str = param("")
 
     def validate(self):
@@ -215,6 +260,14 @@ class BoatConfig:
 
     def token_path(self) -> Path:
         p = Path(self.commands.token_file)
+        if p.is_absolute() or not self.source_file:
+            return p
+        return Path(self.source_file).resolve().parent / p
+
+    def signing_key_path(self) -> Optional[Path]:
+        if self.mavlink is None or not self.mavlink.signing_key_file:
+            return None
+        p = Path(self.mavlink.signing_key_file)
         if p.is_absolute() or not self.source_file:
             return p
         return Path(self.source_file).resolve().parent / p

@@ -1,4 +1,5 @@
-"""`autopilot keys token --config FILE`: create the boat's command token; `autopilot keys sros2`: the SROS2 set-up.
+"""`autopilot keys token --config FILE`: create the boat's command token; `autopilot keys mavlink --config FILE`:
+the MAVLink signing passphrase; `autopilot keys sros2`: the SROS2 set-up.
 
 The token file (mode 600, next to the boat config unless `commands.token_file` says otherwise) is the shared
 secret `autopilot command` and ground stations sign commands with (autopilot/command_auth.py). Copy it to the
@@ -22,6 +23,11 @@ def register(subparsers) -> None:
     t.add_argument("--config", required=True, metavar="FILE")
     t.add_argument("--replace", action="store_true", help="replace an existing token (every station needs the new one)")
     t.set_defaults(func=run_token)
+    m = ks.add_parser("mavlink", help="create the MAVLink 2 signing passphrase named by the boat config's "
+                                      "mavlink.signing_key_file (mode 600)")
+    m.add_argument("--config", required=True, metavar="FILE")
+    m.add_argument("--replace", action="store_true", help="replace an existing key (every GCS needs the new one)")
+    m.set_defaults(func=run_mavlink_key)
     s = ks.add_parser("sros2", help="print the SROS2 keystore, enclave and environment set-up for this boat")
     s.add_argument("--config", required=True, metavar="FILE")
     s.add_argument("--keystore", default="/etc/autopilot/sros2_keystore", metavar="DIR")
@@ -58,6 +64,37 @@ def run_token(args) -> int:
           f"of {args.config}; `autopilot command --config ...` signs with it.")
     if cfg.commands.auth == "off":
         print("note: commands.auth is off in this config: the token is not checked until you remove that line")
+    return 0
+
+
+def run_mavlink_key(args) -> int:
+    import os
+    import secrets
+    cfg = _config(args.config)
+    if cfg is None:
+        return 2
+    path = cfg.signing_key_path()
+    if path is None:
+        print(f"error: {args.config} has no mavlink.signing_key_file; add one (e.g. mavlink.key) first",
+              file=sys.stderr)
+        return 2
+    passphrase = secrets.token_urlsafe(18)
+    try:
+        if args.replace and path.exists():
+            path.unlink()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(passphrase + "\n")
+    except FileExistsError:
+        print(f"error: {path} exists; keep it, or make a new one with --replace", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"error: cannot create {path}: {e.strerror}", file=sys.stderr)
+        return 1
+    print(f"MAVLink signing passphrase written to {path} (mode 600): {passphrase}\n"
+          f"Enter it in the ground station: MAVProxy `signing key {passphrase}`; QGroundControl: Application "
+          f"Settings > MAVLink > signing key. Unsigned commands (except disarm and HOLD) are now refused.")
     return 0
 
 

@@ -33,6 +33,12 @@ def run(args) -> int:
                   file=sys.stderr)
             return 2
         mission = load_mission_file(mission_path)
+        from autopilot.tunables import load_with_overlay, overlay_path_for
+        params = load_with_overlay(vessel, mission, overlay_path_for(args.config))
+        vessel, mission = params.vessel, params.mission
+        if params.overlay:
+            print(f"parameters from {params.overlay_path}: "
+                  + ", ".join(f"{k}={v}" for k, v in params.overlay.items()))
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -49,4 +55,4 @@ def run(args) -> int:
         print(f"error: ROS 2 is not available ({e}). On a boat: `source /opt/ros/$ROS_DISTRO/setup.bash` "
               "before starting; on a laptop: `pip install .[ros]`.", file=sys.stderr)
         return 2
-    return run_boat(cfg, vessel, mission, config_file=str(args.config), seed=args.seed)
+    return run_boat(cfg, vessel, mission, config_file=str(args.config), seed=args.seed, params=params)

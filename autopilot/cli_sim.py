@@ -95,8 +95,20 @@ def register(subparsers) -> None:
     p.add_argument("--transport", choices=("inproc", "ros"), default="inproc",
                    help="inproc (default): one process; ros: the autopilot nodes in their own process against "
                         "the Gazebo stand-in over DDS (needs rclpy); the report adds latency_p99_ms")
-    p.add_argument("--mode", choices=("AUTO", "LOITER", "HOLD"), default="AUTO",
-                   help="mode asked for at the start; the run arms once its pre-arm checks pass (default AUTO)")
+    p.add_argument("--mode", choices=("AUTO", "LOITER", "HOLD"), default=None,
+                   help="mode asked for at the start; the run arms once its pre-arm checks pass (default AUTO; "
+                        "HOLD with --mavlink)")
+    p.add_argument("--mavlink", action="append", default=[], metavar="LINK",
+                   help="serve MAVLink ground stations (repeatable): udpout:HOST:PORT (QGC on this laptop: "
+                        "udpout:127.0.0.1:14550), udpin:HOST:PORT, tcpin:HOST:PORT. The ground station then arms, "
+                        "picks modes and uploads missions; the run lasts --duration (default 1 h) or until "
+                        "Ctrl-C. Use with --realtime")
+    p.add_argument("--mavlink-sysid", type=int, default=1, metavar="N", help="MAVLink system id (default 1)")
+    p.add_argument("--mavlink-key", metavar="FILE",
+                   help="MAVLink 2 signing key (32 bytes or 64 hex digits, mode 600): unsigned commands refused")
+    p.add_argument("--params", metavar="FILE",
+                   help="parameter overlay (NAME: value) read at start and written by a ground station's "
+                        "PARAM_SET (default with --mavlink: kept in memory only)")
     p.add_argument("--fault", type=_fault, action="append", default=[], metavar="KIND@START_S[:DURATION_S]",
                    help="inject a fault into the emulated devices (repeatable): gps-loss, gps-glitch (50 m, or "
                         "=SIZE_M: gps-glitch@60:1=20), gps-forge (=F: share of epochs forged), imu-loss, imu-zero, "
@@ -147,7 +159,14 @@ def run(args) -> int:
                             wave_hs_m=args.waves[0], wave_tp_s=args.waves[1], wave_from_deg=args.waves[2])
     opts = SimOptions(seed=args.seed, env=env, gps_noise=args.gps_noise, gps_rate_hz=args.gps_rate_hz,
                       duration_s=args.duration, realtime=args.realtime, devices=args.devices,
-                      faults=tuple(args.fault), initial_mode=args.mode, plant_spec=plant_spec)
+                      faults=tuple(args.fault), initial_mode=args.mode or "AUTO", plant_spec=plant_spec)
+    if args.mavlink:
+        if args.transport == "ros":
+            print("error: --mavlink serves the in-process simulator (--transport inproc); a ROS boat serves "
+                  "MAVLink from its boat config's mavlink: section", file=sys.stderr)
+            return 2
+        from autopilot.cli_sim_mavlink import fly_with_mavlink
+        return fly_with_mavlink(vessel, mission, opts, args, env)
     if args.transport == "ros":
         if args.fault:
             print("error: --fault needs the in-process simulator (--transport inproc)", file=sys.stderr)

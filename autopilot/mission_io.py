@@ -28,6 +28,12 @@ What a boat takes from it (MAV_CMD numbers from the MAVLink common message set):
 
 The fields a waypoint file cannot carry (acceptance radius, guidance law, geofence, ...) come from `defaults`,
 a mapping of MissionConfig keys, and otherwise from QGC_DEFAULTS.
+
+The same rules apply to items that do not come from a file (`mission_from_items`: a MAVLink upload), and
+`mission_to_items` writes any mission as items a ground station downloads and reads back to the same path.
+MAVLink fences (`fence_from_items`): one inclusion polygon (MAV_CMD 5001, PARAM1 = vertex count); exclusion
+polygons and circles are refused naming the item. Rally points (5100) are read so they can be downloaded again,
+but not flown.
 """
 from __future__ import annotations
 
@@ -35,7 +41,7 @@ import dataclasses
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Optional, Tuple
+from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 
 from autopilot.config import MissionConfig, PointConfig, load_mission
 from autopilot.config_schema import ConfigError, build
@@ -63,6 +69,26 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+class MissionItem:
+    """One mission item, as a waypoint file line or a MAVLink MISSION_ITEM_INT carries it."""
+
+    seq: int
+    frame: int                                  # MAV_FRAME
+    command: int                                # MAV_CMD
+    params: Tuple[float, float, float, float]   # PARAM1..PARAM4
+    lat_deg: float
+    lon_deg: float
+    alt_m: float = 0.0
+    current: int = 0
+    autocontinue: int = 1
+    line: int = 0                               # line in its file (0: not from a file)
+
+    @property
+    def where(self) -> str:
+        return f"line {self.line}" if self.line else f"item {self.seq}"
+
+
+@dataclass(frozen=True)
 class LoadedMission:
     """A mission with what the loader has to say about it.
 
@@ -71,9 +97,10 @@ class LoadedMission:
     """
 
     mission: MissionConfig
-    format: str                               # "yaml" or "qgc-wpl-110"
+    format: str                               # "yaml", "qgc-wpl-110" or "mavlink"
     waypoint_labels: Tuple[str, ...]
     notes: Tuple[str, ...] = ()
+    items: Tuple[MissionItem, ...] = ()       # the items it came from (waypoint files and uploads)
 
 
 def load_mission_file(path, defaults: Optional[Mapping] = None,
@@ -107,7 +134,17 @@ def parse_qgc_wpl(text: str, file: str = "<text>", defaults: Optional[Mapping] =
     for k, it in enumerate(items):
         if it.seq != k:
             raise ConfigError(file, f"line {it.line}", f"item number {it.seq} out of sequence (expected {k})")
+    loaded = mission_from_items(items, file, defaults)
+    return dataclasses.replace(loaded, format="qgc-wpl-110")
 
+
+def mission_from_items(items: Sequence[MissionItem], file: str, defaults: Optional[Mapping] = None) -> LoadedMission:
+    """A mission from items (a waypoint file's lines, a MAVLink upload) by the rules in the module docstring;
+    ConfigError(file, "item N", reason) naming the first item that cannot be flown."""
+    items = list(items)
+    for k, it in enumerate(items):
+        if it.seq != k:
+            raise ConfigError(file, it.where, f"item number {it.seq} out of sequence (expected {k})")
     notes = []
     data = dict(QGC_DEFAULTS)
     data.update(defaults or {})
@@ -184,22 +221,113 @@ def parse_qgc_wpl(text: str, file: str = "<text>", defaults: Optional[Mapping] =
     data.pop("source_file", None)
     mission = build(MissionConfig, data, file)
     mission = dataclasses.replace(mission, source_file=file)
-    return LoadedMission(mission, "qgc-wpl-110", tuple(labels), tuple(notes))
+    return LoadedMission(mission, "mavlink", tuple(labels), tuple(notes), tuple(items))
+
+
+MAV_CMD_NAV_FENCE_POLYGON_VERTEX_INCLUSION = 5001
+MAV_CMD_NAV_FENCE_POLYGON_VERTEX_EXCLUSION = 5002
+MAV_CMD_NAV_FENCE_CIRCLE_INCLUSION = 5003
+MAV_CMD_NAV_FENCE_CIRCLE_EXCLUSION = 5004
+MAV_CMD_NAV_RALLY_POINT = 5100
+MAV_FRAME_GLOBAL, MAV_FRAME_GLOBAL_RELATIVE_ALT = 0, 3
+
+
+def mission_to_items(mission: MissionConfig) -> List[MissionItem]:
+    """The items a ground station downloads for `mission` (one loaded from YAML or anything else); read back
+    by mission_from_items they fly the same path: item 0 home (the launch point, else the anchor, else the first
+    waypoint), DO_CHANGE_SPEED with the cruise speed, a NAV_WAYPOINT per waypoint (a DO_CHANGE_SPEED before one
+    whose leg speed differs), and a last RTL, or the last waypoint as LOITER_UNLIM, for on_complete."""
+    from autopilot.guidance import mission_frame
+    frame = mission_frame(mission)
+    geo = []
+    for p in mission.waypoints:
+        if p.lat_deg is not None:
+            geo.append((p.lat_deg, p.lon_deg))
+        else:
+            geo.append(frame.to_wgs84(p.north_m, p.east_m))
+    if mission.start is not None:
+        sp = mission.start.point
+        home = (sp.lat_deg, sp.lon_deg) if sp.lat_deg is not None else frame.to_wgs84(sp.north_m, sp.east_m)
+    elif mission.anchor is not None:
+        home = (mission.anchor.lat_deg, mission.anchor.lon_deg)
+    else:
+        home = geo[0]
+    rows = [(MAV_FRAME_GLOBAL, MAV_CMD_NAV_WAYPOINT, (0.0, 0.0, 0.0, 0.0), home),
+            (MAV_FRAME_GLOBAL_RELATIVE_ALT, MAV_CMD_DO_CHANGE_SPEED, (1.0, mission.cruise_speed_mps, -1.0, 0.0),
+             (0.0, 0.0))]
+    speed = None
+    last = len(geo) - 1
+    for i, (p, ll) in enumerate(zip(mission.waypoints, geo)):
+        if p.speed_mps is not None and p.speed_mps != speed:
+            rows.append((MAV_FRAME_GLOBAL_RELATIVE_ALT, MAV_CMD_DO_CHANGE_SPEED, (1.0, p.speed_mps, -1.0, 0.0),
+                         (0.0, 0.0)))
+            speed = p.speed_mps
+        if i == last and mission.on_complete == "loiter":
+            rows.append((MAV_FRAME_GLOBAL_RELATIVE_ALT, MAV_CMD_NAV_LOITER_UNLIM,
+                         (0.0, 0.0, mission.loiter_radius_m, 0.0), ll))
+        else:
+            rows.append((MAV_FRAME_GLOBAL_RELATIVE_ALT, MAV_CMD_NAV_WAYPOINT,
+                         (0.0, mission.acceptance_radius_m, 0.0, 0.0), ll))
+    if mission.on_complete == "rtl":
+        rows.append((MAV_FRAME_GLOBAL_RELATIVE_ALT, MAV_CMD_NAV_RETURN_TO_LAUNCH, (0.0, 0.0, 0.0, 0.0), (0.0, 0.0)))
+    return [MissionItem(k, fr, cmd, params, lat, lon, 0.0, int(k == 0), 1)
+            for k, (fr, cmd, params, (lat, lon)) in enumerate(rows)]
+
+
+def fence_from_items(items: Sequence[MissionItem], file: str) -> Tuple[PointConfig, ...]:
+    """A geofence polygon from MAVLink fence items: one inclusion polygon (MAV_CMD 5001, PARAM1 the vertex
+    count, global frame). Exclusion polygons, circles and a second polygon are refused naming the item."""
+    items = list(items)
+    what = {MAV_CMD_NAV_FENCE_POLYGON_VERTEX_EXCLUSION: "an exclusion polygon",
+            MAV_CMD_NAV_FENCE_CIRCLE_INCLUSION: "an inclusion circle",
+            MAV_CMD_NAV_FENCE_CIRCLE_EXCLUSION: "an exclusion circle"}
+    for k, it in enumerate(items):
+        where = f"item {it.seq}"
+        if it.seq != k:
+            raise ConfigError(file, where, f"item number {it.seq} out of sequence (expected {k})")
+        if it.command in what:
+            raise ConfigError(file, where, f"{what[it.command]} is not supported; this boat keeps to one inclusion "
+                                           f"polygon (MAV_CMD 5001)")
+        if it.command != MAV_CMD_NAV_FENCE_POLYGON_VERTEX_INCLUSION:
+            raise ConfigError(file, where, f"MAV_CMD {it.command} is not a fence vertex; only inclusion polygon "
+                                           f"vertices (5001) are taken")
+        if int(it.params[0]) != len(items):
+            raise ConfigError(file, where, f"vertex count {it.params[0]:g} does not match the {len(items)} vertices "
+                                           f"sent (one inclusion polygon is supported)")
+        if it.frame not in GLOBAL_FRAMES:
+            raise ConfigError(file, where, f"frame {it.frame} is not a global (latitude/longitude) frame")
+    if 0 < len(items) < 3:
+        raise ConfigError(file, "item 0", f"a fence polygon needs at least 3 vertices, got {len(items)}")
+    return tuple(build(PointConfig, {"lat_deg": it.lat_deg, "lon_deg": it.lon_deg}, file, f"item {it.seq}")
+                 for it in items)
+
+
+def fence_to_items(fence: Sequence[PointConfig], frame=None) -> List[MissionItem]:
+    """MAVLink fence items for a geofence polygon (points in metres need `frame`, the mission's LocalFrame)."""
+    out = []
+    for k, p in enumerate(fence):
+        lat, lon = (p.lat_deg, p.lon_deg) if p.lat_deg is not None else frame.to_wgs84(p.north_m, p.east_m)
+        out.append(MissionItem(k, MAV_FRAME_GLOBAL, MAV_CMD_NAV_FENCE_POLYGON_VERTEX_INCLUSION,
+                               (float(len(fence)), 0.0, 0.0, 0.0), lat, lon))
+    return out
+
+
+def rally_from_items(items: Sequence[MissionItem], file: str) -> Tuple[PointConfig, ...]:
+    """Rally points (MAV_CMD 5100) from MAVLink rally items. They are kept so a ground station can download
+    them again, but not flown: RTL goes home."""
+    out = []
+    for k, it in enumerate(items):
+        where = f"item {it.seq}"
+        if it.seq != k:
+            raise ConfigError(file, where, f"item number {it.seq} out of sequence (expected {k})")
+        if it.command != MAV_CMD_NAV_RALLY_POINT:
+            raise ConfigError(file, where, f"MAV_CMD {it.command} is not a rally point (5100)")
+        out.append(build(PointConfig, {"lat_deg": it.lat_deg, "lon_deg": it.lon_deg}, file, where))
+    return tuple(out)
 
 
 # ------------------------------------------------------------------------------------------- helpers
-@dataclass(frozen=True)
-class _Item:
-    line: int
-    seq: int
-    frame: int
-    command: int
-    params: Tuple[float, float, float, float]
-    lat_deg: float
-    lon_deg: float
-
-
-def _parse_item(file: str, line_no: int, line: str) -> _Item:
+def _parse_item(file: str, line_no: int, line: str) -> MissionItem:
     f = line.split()
     if len(f) != 12:
         raise ConfigError(file, f"line {line_no}", f"expected 12 fields (SEQ CURRENT FRAME COMMAND P1..P4 LAT LON "
@@ -211,14 +339,19 @@ def _parse_item(file: str, line_no: int, line: str) -> _Item:
         raise ConfigError(file, f"line {line_no}", "fields must be numbers") from None
     if any(v != v or v in (float("inf"), float("-inf")) for v in nums):
         raise ConfigError(file, f"line {line_no}", "fields must be finite numbers")
-    return _Item(line_no, seq, frame, command, tuple(nums[:4]), nums[4], nums[5])
+    try:
+        autocontinue = int(float(f[11]))
+    except (ValueError, OverflowError):
+        autocontinue = 1                         # not used by this autopilot; kept for the round trip
+    return MissionItem(seq, frame, command, tuple(nums[:4]), nums[4], nums[5], nums[6], int(_current),
+                       autocontinue, line=line_no)
 
 
-def _point(file: str, it: _Item, p: dict) -> PointConfig:
+def _point(file: str, it: MissionItem, p: dict) -> PointConfig:
     return build(PointConfig, p, file, f"item {it.seq}")
 
 
-def _waypoint(file: str, it: _Item, p: dict) -> PointConfig:
+def _waypoint(file: str, it: MissionItem, p: dict) -> PointConfig:
     where = f"item {it.seq}"
     if it.frame not in GLOBAL_FRAMES:
         raise ConfigError(file, where, f"frame {it.frame} is not a global (latitude/longitude) frame; "

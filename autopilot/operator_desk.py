@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pathlib
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, Tuple
 
 from autopilot.config import ConfigError, MissionConfig, VesselConfig
 
@@ -29,6 +29,7 @@ class Answer:
 
     ok: bool
     text: str
+    reasons: Tuple[str, ...] = ()     # a refusal's separate reasons (each failed pre-arm check), when it has several
 
 
 TEXT_COMMANDS = ("'arm', 'disarm [REASON]', 'mode NAME', 'mission PATH', 'heartbeat' or "
@@ -84,7 +85,7 @@ class OperatorDesk:
         if checks is not None:
             failures = checks(t)
             if failures:
-                return Answer(False, "arming refused: " + "; ".join(failures))
+                return Answer(False, "arming refused: " + "; ".join(failures), tuple(failures))
         try:
             ap.arm(t)
         except (RuntimeError, ValueError) as e:
@@ -142,10 +143,11 @@ class OperatorDesk:
         return self._answer(Answer(True, f"mission {mission.name!r} loaded{where} "
                                          f"({len(mission.waypoints)} waypoints)"), origin)
 
-    def mission_problems(self, mission: MissionConfig) -> list:
-        """Why `mission` would be refused (mission_check's findings), as texts; empty: it would be loaded."""
+    def mission_problems(self, mission: MissionConfig, labels: Optional[Sequence[str]] = None) -> list:
+        """Why `mission` would be refused (mission_check's findings), as texts; empty: it would be loaded.
+        `labels[i]` names waypoint i as its source does ("item 3" of an upload)."""
         from autopilot.mission_check import check_mission
-        return [str(p) for p in check_mission(mission, self.vessel)]
+        return [str(p) for p in check_mission(mission, self.vessel, labels or None)]
 
     def set_home(self, north_m: float, east_m: float, origin: str = "") -> Answer:
         """RTL's destination [m, local NED frame of the mission]."""

@@ -116,6 +116,7 @@ class Autopilot:
         self.battery_v: Optional[float] = None
         self.actuator = actuator
         self._last_thrust: Optional[ThrustCommand] = None
+        self.last_result: Optional[CycleResult] = None   # the latest cycle's outcome (telemetry reads it)
         self._thrust_delivered = True            # the actuator delivers what is commanded (see _check)
         self._pending_mode: Optional[tuple[str, str]] = None
         self._enter_pending = False              # a navigating mode waits for the navigation checks
@@ -168,15 +169,7 @@ class Autopilot:
             if self.nav is not None:
                 auto.enter(self.nav.time_s, self.nav)
         self.modes["AUTO"] = auto
-        loiter = self.modes["LOITER"]
-        loiter.radius_m = mission.loiter_radius_m
-        loiter.max_speed_mps = min(0.5 * cruise, self.vessel.hull.max_speed_mps)
-        rtl = self.modes["RTL"]
-        rtl.speed_mps = cruise
-        rtl.lookahead_m = default_lookahead_m(self.vessel, mission)
-        rtl.crab_compensation = mission.guidance.crab_compensation
-        rtl.arrive_m = max(mission.acceptance_radius_m, mission.loiter_radius_m)
-        self.modes["HEADING_HOLD"].speed_mps = min(self.vessel.failsafe.gnss.slow_speed_mps, cruise)
+        self._mission_figures(mission)
         problems = [str(p) for p in check_mission(mission, self.vessel)]
         fences = []
         if mission.geofence:
@@ -201,6 +194,41 @@ class Autopilot:
         self.failsafe.fences = fences
         self.config_problems = problems
         self._emit(self._now(), "mission", f"mission {mission.name!r} loaded ({len(mission.waypoints)} waypoints)")
+
+    def _mission_figures(self, mission: MissionConfig) -> None:
+        """The speeds and radii the modes take from the mission (and the vessel)."""
+        cruise = min(mission.cruise_speed_mps, self.vessel.hull.max_speed_mps)
+        loiter = self.modes["LOITER"]
+        loiter.radius_m = mission.loiter_radius_m
+        loiter.max_speed_mps = min(0.5 * cruise, self.vessel.hull.max_speed_mps)
+        rtl = self.modes["RTL"]
+        rtl.speed_mps = cruise
+        rtl.lookahead_m = default_lookahead_m(self.vessel, mission)
+        rtl.crab_compensation = mission.guidance.crab_compensation
+        rtl.arrive_m = max(mission.acceptance_radius_m, mission.loiter_radius_m)
+        self.modes["HEADING_HOLD"].speed_mps = min(self.vessel.failsafe.gnss.slow_speed_mps, cruise)
+
+    def retune(self, vessel: VesselConfig, mission: MissionConfig) -> None:
+        """Fly on with new gains, speeds, radii and failsafe thresholds (autopilot/tunables.py) without losing
+        the mode, the arming, the estimate, the mission's progress or the controllers' integrals. The hull,
+        thrusters, sensors and waypoints must be those of the running files: only the tunables differ."""
+        self.vessel = vessel
+        self.failsafe.cfg = vessel.failsafe
+        self.manual.timeout_s = vessel.failsafe.manual.timeout_s
+        fresh = HeadingController(vessel, self.allocator.max_yaw_nm)
+        for attr in ("kp", "kd", "ki", "integral_limit_nm", "_hold_s"):
+            setattr(self.heading_ctl, attr, getattr(fresh, attr))
+        lim = self.heading_ctl.integral_limit_nm
+        self.heading_ctl.integral_nm = max(-lim, min(lim, self.heading_ctl.integral_nm))
+        sc = vessel.control.speed
+        self.speed_ctl.kp, self.speed_ctl.ki, self.speed_ctl.accel_limit_mps2 = \
+            sc.kp_per_s, sc.ki_per_s2, sc.accel_limit_mps2
+        self.mission = mission
+        g = self.guidance
+        g.mission = mission
+        g.lookahead_m = default_lookahead_m(vessel, mission)
+        g.sigma = mission.guidance.sigma if g.law == "ilos" else 0.0
+        self._mission_figures(mission)
 
     def set_actuator(self, actuator) -> None:
         """The ESC output (anything with a `connected` property) the pre-arm check and the failsafe watch."""
@@ -321,8 +349,9 @@ class Autopilot:
         # the estimator's model gets the thrust the pulses really produce (dead zone, whole microseconds)
         self._last_thrust = thrust if pulses is self.neutral_pulses else ThrustCommand(
             tuple(m.pulse_to_thrust(p) for m, p in zip(self.maps, pulses.pulse_us)))
-        return CycleResult(t_s, nav, out.setpoint, wrench, thrust, pulses, self.mode.name, self.armed,
-                           self._last_thrust)
+        self.last_result = CycleResult(t_s, nav, out.setpoint, wrench, thrust, pulses, self.mode.name, self.armed,
+                                       self._last_thrust)
+        return self.last_result
 
     def _control(self, t_s: float, nav: NavState, sp: GuidanceSetpoint) -> Wrench:
         yaw = self.heading_ctl.update(t_s, nav.heading_rad, nav.yaw_rate_rps, sp.heading_rad,

@@ -6,7 +6,8 @@ demand through the same thrust maps (as an ESC and thruster would). Ground truth
 
 Like an operator on the bank, the runner asks for the initial mode (AUTO) at the start and arms as soon as the
 pre-arm checks pass (checked every ARM_RETRY_S); a run that cannot arm within `arm_timeout_s` fails with
-SimArmingError listing the refusals. It also plays the operator's station: a heartbeat every
+SimArmingError listing the refusals. With `auto_arm` off, arming is left to a ground station (`autopilot sim
+--mavlink`). It also plays the operator's station: a heartbeat every
 HEARTBEAT_PERIOD_S unless `operator_link` is off or a link-loss fault cuts it, and the pack voltage on every
 batch. Faults (hil/sim_faults.py) are switched in the byte-level devices; the report lists
 `failsafe_events` and, per fault, the largest distance of the true position from the planned path.
@@ -61,6 +62,8 @@ class SimOptions:
     on_cycle: Optional[Callable] = None   # on_cycle(t_s, autopilot, truth) before each step: a scripted operator
     on_result: Optional[Callable] = None  # on_result(t_s, autopilot, batch, result, truth) after each step: a log
     plant_spec: Optional[PlantSpec] = None  # the true boat (None: the autopilot's own vessel file, as it is)
+    auto_arm: bool = True                 # arm as soon as the pre-arm checks pass (False: a ground station arms)
+    stop: Optional[object] = None         # a threading.Event: the run ends at the next cycle once it is set
 
 
 class SimArmingError(RuntimeError):
@@ -238,7 +241,7 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         if armed_at is None:
             if res.armed:
                 armed_at = t
-            elif t >= next_arm:
+            elif opts.auto_arm and t >= next_arm:
                 next_arm = t + ARM_RETRY_S
                 failures = autopilot.prearm_failures(t)
                 if not failures:
@@ -289,6 +292,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
             elif -lag > dt:
                 autopilot.report_overrun(t, -lag)
         if opts.duration_s is None and completed_at is not None and t >= completed_at + opts.linger_s:
+            break
+        if opts.stop is not None and opts.stop.is_set():
             break
     wall = time.perf_counter() - wall0
     if escs is not None:

@@ -204,6 +204,7 @@ class AutopilotNode(Node):
         self.gate = self._command_gate(cfg)
         self.params = params
         self.desk = self._make_desk(cfg)
+        self.loop_calls = None                # autopilot.mavlink.server.LoopCalls when MAVLink is served
         self._sender_names: dict = {}         # publisher gid -> node name, refreshed on a miss
         self._joy_refused: set = set()
         quiet_subscription(self, String, t.command, _with_info(self._on_command), command_qos(depth))
@@ -280,6 +281,8 @@ class AutopilotNode(Node):
         if self._stopped:
             return
         start = time.perf_counter()
+        if self.loop_calls is not None:      # a MAVLink server's commands and snapshots, between cycles
+            self.loop_calls.run_pending()
         try:
             batch = self.backend.poll(t_s)
             result = self.autopilot.step(t_s, batch)

@@ -71,7 +71,7 @@ class StopOnSignal:
 
 class BoatProcess:
     def __init__(self, cfg, vessel, mission, context: Optional[Context] = None, config_file: str = "",
-                 seed: int = 1, backend_factory=None, services=None):
+                 seed: int = 1, backend_factory=None, services=None, params=None):
         self.cfg = cfg
         self._wake_guard = None          # created by spin(); wake() triggers it
         self.context = context
@@ -85,7 +85,8 @@ class BoatProcess:
                                        use_sim_time=use_sim_time, config_file=config_file,
                                        on_batch=self._publish_sensors,
                                        on_cycle=services.on_cycle if services is not None else None,
-                                       on_event=services.on_event if services is not None else None, **kw)
+                                       on_event=services.on_event if services is not None else None,
+                                       params=params, **kw)
         if services is not None:
             services.applied_thrust_fn = self.autopilot.applied_thrust_n     # read only when a log row is due
         tb = self.autopilot.tb
@@ -103,6 +104,7 @@ class BoatProcess:
         self.executor = SingleThreadedExecutor(**kw)
         for n in self.nodes:
             self.executor.add_node(n)
+        self.mavlink = None                  # the MAVLink server, once serve_mavlink() started it
 
     @property
     def nodes(self) -> list:
@@ -127,9 +129,16 @@ class BoatProcess:
         if self._wake_guard is not None:
             self._wake_guard.trigger()
 
+    def serve_mavlink(self, upload_dir=None) -> None:
+        """Serve the boat config's `mavlink:` links (nothing when it has none); uploads are kept in upload_dir."""
+        if self.cfg.mavlink is not None and self.mavlink is None:
+            self.mavlink = start_mavlink(self.cfg, self.autopilot, upload_dir)
+
     def stop(self) -> None:
         """Neutral thrust first, then tear the nodes down."""
         self.autopilot.stop()
+        if self.mavlink is not None:
+            self.mavlink.stop()
         # let the neutral commands leave before the publishers are destroyed
         for _ in range(3):
             try:
@@ -140,6 +149,19 @@ class BoatProcess:
             self.executor.remove_node(n)
             n.destroy_node()
         self.executor.shutdown()
+
+
+def start_mavlink(cfg, node: AutopilotNode, upload_dir=None):
+    """Serve the boat config's `mavlink:` links for `node`: commands go to its OperatorDesk, run by its control
+    loop between cycles. MavlinkError when no link opens or the signing key is unusable."""
+    from pathlib import Path
+
+    from autopilot.mavlink.server import LoopCalls, MavlinkServer, read_signing_key
+    key_path = cfg.signing_key_path()
+    key = read_signing_key(key_path) if key_path is not None else None
+    node.loop_calls = LoopCalls()
+    return MavlinkServer(cfg.mavlink, node.desk, node.loop_calls, signing_key=key,
+                         upload_dir=Path(upload_dir) if upload_dir else None).start()
 
 
 def _startup_errors() -> tuple:
@@ -155,7 +177,7 @@ def _startup_errors() -> tuple:
 STARTUP_ERRORS = _startup_errors()
 
 
-def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1) -> int:
+def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1, params=None) -> int:
     """`autopilot run`: spin the composed process until SIGINT/SIGTERM; thrusters neutral on the way out."""
     opts = _no_signal_handlers()
     rclpy.init(**({"signal_handler_options": opts} if opts is not None else {}))
@@ -171,7 +193,8 @@ def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1) -> int:
                                  log_rate_hz=lc.rate_hz, keep_runs=lc.keep_runs, max_total_mb=lc.max_total_mb,
                                  extra_files=[config_file] if config_file else ())
         try:
-            proc = BoatProcess(cfg, vessel, mission, config_file=config_file, seed=seed, services=services)
+            proc = BoatProcess(cfg, vessel, mission, config_file=config_file, seed=seed, services=services,
+                               params=params)
         except STARTUP_ERRORS as e:
             print(f"error: the boat could not start: {e}", file=sys.stderr)
             return 1
@@ -179,6 +202,12 @@ def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1) -> int:
             services.start_log()
         log = proc.autopilot.get_logger()
         services._warn = log.warning
+        from autopilot.mavlink.server import MavlinkError
+        try:
+            proc.serve_mavlink(services.log.run_dir if services.log is not None else None)
+        except MavlinkError as e:
+            print(f"error: the boat could not start: {e}", file=sys.stderr)
+            return 1
         status = (f"autopilot up: vessel {vessel.name}, mission {mission.name!r}, backend {cfg.backend}, "
                   f"nodes {', '.join(cfg.ros.nodes)}, namespace {cfg.ros.namespace or '/'}, "
                   f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}")

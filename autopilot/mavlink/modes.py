@@ -1,0 +1,35 @@
+"""Our modes as ArduPilot Rover's custom mode numbers (HEARTBEAT.custom_mode, SET_MODE, MAV_CMD_DO_SET_MODE).
+
+Ground stations name a boat's custom modes from the Rover table, so QGC, Mission Planner and MAVProxy list
+MANUAL, HOLD, LOITER, AUTO and RTL by name and send these numbers. The two modes only a failsafe enters are
+reported as the nearest Rover mode: HEADING_HOLD (hold the heading at slow speed while GNSS is lost) as
+STEERING (3), BRAKE (stop, then the failsafe's next action) as HOLD (4). Neither can be asked for.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+ROVER_MODE_NUMBERS = {"MANUAL": 0, "HOLD": 4, "LOITER": 5, "AUTO": 10, "RTL": 11}
+REPORTED_AS = {"HEADING_HOLD": 3, "BRAKE": 4}          # failsafe-only modes, shown as the nearest Rover mode
+ROVER_NAMES = {0: "MANUAL", 1: "ACRO", 3: "STEERING", 4: "HOLD", 5: "LOITER", 6: "FOLLOW", 7: "SIMPLE",
+               8: "DOCK", 9: "CIRCLE", 10: "AUTO", 11: "RTL", 12: "SMART_RTL", 15: "GUIDED", 16: "INITIALISING"}
+
+
+def custom_mode(name: str) -> int:
+    """HEARTBEAT.custom_mode for our mode `name` (AUTO for an identification run, which flies as AUTO)."""
+    if name in ROVER_MODE_NUMBERS:
+        return ROVER_MODE_NUMBERS[name]
+    return REPORTED_AS.get(name, ROVER_MODE_NUMBERS["HOLD"])
+
+
+def mode_name(number: int) -> Optional[str]:
+    """Our mode for a Rover custom mode number a ground station asks for; None if we have no such mode."""
+    for name, n in ROVER_MODE_NUMBERS.items():
+        if n == number:
+            return name
+    return None
+
+
+def describe(number: int) -> str:
+    """A Rover mode number as a person reads it ('GUIDED (15)')."""
+    return f"{ROVER_NAMES.get(number, 'mode')} ({number})"

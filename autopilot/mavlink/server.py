@@ -1,0 +1,806 @@
+"""The MAVLink server: one thread serving every configured link, so ground stations see and command the boat.
+
+It never touches the autopilot from its own thread. Everything that reads or changes it (a telemetry snapshot,
+an operator command) is handed to the thread that steps the autopilot through `LoopCalls`, which that thread
+drains between cycles (`run_pending`, a bounded number per cycle): a flood of messages costs the control loop
+at most that many short calls a cycle, and a stalled link never holds a lock the loop needs.
+
+Commands go to the OperatorDesk (autopilot/operator_desk.py), the same one the ROS node uses:
+- COMMAND_LONG / COMMAND_INT: COMPONENT_ARM_DISARM (the pre-arm checks decide; refusals come back as
+  COMMAND_ACK DENIED and each reason as a STATUSTEXT), DO_SET_MODE and SET_MODE (Rover numbers, modes.py),
+  NAV_RETURN_TO_LAUNCH, MISSION_START (AUTO), DO_SET_HOME, DO_SET_MISSION_CURRENT, SET_MESSAGE_INTERVAL,
+  REQUEST_MESSAGE, REQUEST_AUTOPILOT_CAPABILITIES; anything else is answered UNSUPPORTED;
+- MISSION_SET_CURRENT; MANUAL_CONTROL (x: throttle, r (else y): steering, each -1000..1000) and
+  RC_CHANNELS_OVERRIDE (channel 1 steering, channel 3 throttle, 1100..1900 us about 1500) drive MANUAL, whose
+  1 s timeout returns the thrusters to neutral when they stop; a ground station's HEARTBEAT feeds the
+  operator-link failsafe;
+- the mission protocol (missions.py) and PARAM_REQUEST_LIST / PARAM_REQUEST_READ / PARAM_SET (the desk's
+  parameter store, autopilot/tunables.py).
+
+With a signing key, the links sign what they send and every command that arrives unsigned (or with a bad
+signature) is refused with the reason, except disarm and HOLD: stopping the boat never waits for a key. Reads
+(telemetry rates, downloads, parameter reads) stay open. Without a key, anyone who reaches a link commands the
+boat, and the server says so at start.
+
+Every event of the autopilot (mode changes, failsafes, warnings) and every answer of the desk goes out as a
+STATUSTEXT. Malformed input (garbage, bad CRC, truncated frames) is counted and dropped; no input stops the
+thread, and a failing link is reopened by mavutil.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+import queue
+import select
+import stat
+import threading
+import time
+from collections import deque
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Callable, Dict, List, Optional
+
+from autopilot.mavlink import missions as M
+from autopilot.mavlink import telemetry as T
+from autopilot.mavlink.links import open_link, parse_link
+from autopilot.mavlink.modes import describe, mode_name
+from autopilot.mavlink.pymav import mavlink as S
+from autopilot.mavlink.snapshot import SnapshotTaker
+from autopilot import mission_io
+
+log = logging.getLogger(__name__)
+
+MAV_COMP_ID_ALL = 0
+GCS_TIMEOUT_S = 5.0             # a ground station not heard for this long is dropped from the partner list
+REFUSAL_TEXT_EVERY_S = 1.0      # repeated refusals of one kind are reported once a second, not per message
+MAX_MESSAGES_PER_PASS = 200     # per link, so one flooding link cannot starve the others
+FORCE_ARM_MAGIC = 21196         # COMPONENT_ARM_DISARM param2: "force"; never skips our pre-arm checks
+PREARM_EVERY_S = 1.0            # the pre-arm checks are evaluated for SYS_STATUS this often
+
+
+class MavlinkError(RuntimeError):
+    """The server cannot start: no link opened, or the signing key is unusable."""
+
+
+class LoopCalls:
+    """Work for the thread that steps the autopilot, run by it between cycles (`run_pending`).
+
+    `submit(fn, key)` queues fn and returns a Future; a call with a `key` replaces a still-pending call with the
+    same key (a stream of MANUAL_CONTROL keeps only its newest). `call(fn)` waits for the result."""
+
+    def __init__(self, max_per_cycle: int = 32):
+        self.max_per_cycle = max_per_cycle
+        self._lock = threading.Lock()
+        self._queue: deque = deque()
+        self._keyed: Dict[str, list] = {}
+
+    def submit(self, fn: Callable, key: Optional[str] = None) -> Future:
+        fut: Future = Future()
+        entry = [fn, fut]
+        with self._lock:
+            if key is not None:
+                old = self._keyed.get(key)
+                if old is not None and not old[1].done():
+                    old[0] = None                        # superseded: skipped when its turn comes
+                    old[1].cancel()
+                self._keyed[key] = entry
+            self._queue.append(entry)
+        return fut
+
+    def call(self, fn: Callable, timeout_s: float = 2.0):
+        """fn's result, run by the loop; TimeoutError when the loop does not run it in time (stopped, stalled)."""
+        return self.submit(fn).result(timeout=timeout_s)
+
+    def run_pending(self) -> int:
+        """Run up to max_per_cycle queued calls in the calling (loop) thread; returns how many ran."""
+        done = 0
+        while done < self.max_per_cycle:
+            with self._lock:
+                if not self._queue:
+                    break
+                fn, fut = self._queue.popleft()
+            if fn is None or not fut.set_running_or_notify_cancel():
+                continue
+            try:
+                fut.set_result(fn())
+            except BaseException as e:          # handed back to the caller, never into the loop
+                fut.set_exception(e)
+            done += 1
+        return done
+
+    def cancel_all(self) -> None:
+        with self._lock:
+            while self._queue:
+                _, fut = self._queue.popleft()
+                fut.cancel()
+
+
+def signing_key_from_text(text: str) -> bytes:
+    """The 32-byte MAVLink 2 key of a key file's text: 64 hex digits are the key itself; anything else is a
+    passphrase, hashed with SHA-256 as MAVProxy's `signing key` and QGC's signing settings do."""
+    text = text.strip()
+    if len(text) == 64:
+        try:
+            return bytes.fromhex(text)
+        except ValueError:
+            pass
+    if len(text) < 8 or not text.isprintable() or not text.isascii():
+        raise ValueError("a signing passphrase is at least 8 printable ASCII characters on one line")
+    return hashlib.sha256(text.encode("ascii")).digest()
+
+
+def read_signing_key(path) -> bytes:
+    """The MAVLink 2 signing key in `path` (a passphrase, or 64 hex digits). MavlinkError if missing,
+    malformed or readable by other users."""
+    p = Path(path)
+    try:
+        st = os.stat(p)
+    except OSError as e:
+        raise MavlinkError(f"{p}: no MAVLink signing key ({e.strerror}); create one with "
+                           f"`autopilot keys mavlink --config FILE`") from None
+    if not stat.S_ISREG(st.st_mode) or st.st_size > 4096:
+        raise MavlinkError(f"{p}: not a signing key file")
+    if st.st_mode & 0o077:
+        raise MavlinkError(f"{p}: permissions {stat.S_IMODE(st.st_mode):04o} let other users read the signing "
+                           f"key: chmod 600 {p}")
+    try:
+        text = p.read_bytes().decode("ascii")
+    except (OSError, UnicodeDecodeError):
+        raise MavlinkError(f"{p}: not a readable ASCII key file") from None
+    try:
+        return signing_key_from_text(text)
+    except ValueError as e:
+        raise MavlinkError(f"{p}: {e}") from None
+
+
+class MavlinkServer:
+    """Serves `cfg.links` (boat config `mavlink:`) for the autopilot behind `desk`; see the module docstring.
+
+    `calls`: the LoopCalls the autopilot's loop drains. `signing_key`: 32 bytes, or None (unsigned).
+    `upload_dir`: where accepted uploads are written (the run log directory), or None."""
+
+    def __init__(self, cfg, desk, calls: LoopCalls, *, signing_key: Optional[bytes] = None,
+                 upload_dir: Optional[Path] = None, wall: Callable[[], float] = time.monotonic):
+        if S.WIRE_PROTOCOL_VERSION != "2.0":
+            raise MavlinkError("pymavlink was imported for MAVLink 1 before the server: import "
+                               "autopilot.mavlink.pymav first, or set MAVLINK20=1")
+        self.cfg = cfg
+        self.desk = desk
+        self.calls = calls
+        self.key = signing_key
+        self.wall = wall
+        self.store = M.MissionStore(upload_dir)
+        self.taker = SnapshotTaker(desk.autopilot)
+        self.links: List = []
+        self.link_names: List[str] = []
+        self.stats = {"received": 0, "bad_data": 0, "handled_errors": 0, "unsigned_refused": 0, "sent": 0,
+                      "commands": 0}
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self._texts: "queue.Queue[tuple[int, str]]" = queue.Queue(maxsize=200)
+        self._text_id = 0
+        self._uploads: Dict[tuple, M.Upload] = {}
+        self._rates = {name: float(getattr(cfg.streams, name)) for name in T.MESSAGE_IDS}
+        self._next_due = {name: 0.0 for name in self._rates}
+        self._once: set = set()                  # messages asked for once (REQUEST_MESSAGE)
+        self._last_refusal: Dict[str, float] = {}
+        self._partners: Dict[tuple, float] = {}  # (link, sysid, compid) -> wall time last heard
+        self._prearm_ok: Optional[bool] = None
+        self._next_prearm = 0.0
+        self._snap = None
+        self._mission_seqs: tuple = (None, ([], 0))   # (mission, (waypoint item seqs, item count))
+        desk_log = desk._on_event
+        desk._on_event = self._desk_event(desk_log)
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> "MavlinkServer":
+        """Open every link (one that fails is reported and skipped) and start serving. MavlinkError if none
+        opens."""
+        problems = []
+        for spec_text in self.cfg.links:
+            spec = parse_link(spec_text)
+            try:
+                conn = open_link(spec, self.cfg.system_id, self.cfg.component_id)
+            except Exception as e:             # mavutil raises bare Exceptions for ports and devices
+                problems.append(f"{spec}: {e}")
+                continue
+            if self.key is not None:
+                conn.setup_signing(self.key, sign_outgoing=True, allow_unsigned_callback=lambda mav, msg_id: True)
+            self.links.append(conn)
+            self.link_names.append(str(spec))
+        for p in problems:
+            self.desk.log(f"MAVLink link not opened: {p}", True)
+        if not self.links:
+            raise MavlinkError("no MAVLink link could be opened: " + "; ".join(problems))
+        if self.key is None:
+            self.desk.log("MAVLink without signing: anyone who reaches " + ", ".join(self.link_names)
+                          + " can command the boat (set mavlink.signing_key_file)", True)
+        self._thread = threading.Thread(target=self._run, name="mavlink", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=3.0)
+        for conn in self.links:
+            try:
+                conn.close()
+            except Exception:
+                pass
+
+    def _desk_event(self, downstream):
+        def on_event(text: str, error: bool) -> None:
+            if downstream is not None:
+                downstream(text, error)
+            self.statustext(text, S.MAV_SEVERITY_WARNING if error else S.MAV_SEVERITY_INFO)
+        return on_event
+
+    def statustext(self, text: str, severity: int = S.MAV_SEVERITY_INFO) -> None:
+        """Queue a STATUSTEXT for every link (dropped when 200 are already waiting)."""
+        try:
+            self._texts.put_nowait((severity, text))
+        except queue.Full:
+            pass
+
+    # ------------------------------------------------------------------ the thread
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._wait_for_input(self._time_to_next_telemetry())
+                for i, conn in enumerate(self.links):
+                    self._read_link(i, conn)
+                now = self.wall()
+                self._telemetry(now)
+                self._upload_timeouts(now)
+                self._send_texts()
+            except Exception as e:             # a bug in one message's handling must not end the server
+                self.stats["handled_errors"] += 1
+                log.exception("MAVLink server: %r", e)
+                time.sleep(0.05)
+
+    def _time_to_next_telemetry(self) -> float:
+        now = self.wall()
+        due = min((t for name, t in self._next_due.items() if self._rates[name] > 0), default=now + 0.1)
+        return max(0.0, min(0.05, due - now))
+
+    def _wait_for_input(self, timeout_s: float) -> None:
+        fds = []
+        for conn in self.links:
+            fd = getattr(conn, "fd", None)
+            if isinstance(fd, int) and fd >= 0:
+                fds.append(fd)
+        if not fds or len(fds) != len(self.links):
+            time.sleep(min(timeout_s, 0.01))
+            return
+        try:
+            select.select(fds, [], [], timeout_s)
+        except (OSError, ValueError):
+            time.sleep(min(timeout_s, 0.01))
+
+    def _read_link(self, index: int, conn) -> None:
+        for _ in range(MAX_MESSAGES_PER_PASS):
+            try:
+                msg = conn.recv_msg()
+            except Exception:                  # a truncated or hostile frame pymavlink could not take
+                self.stats["bad_data"] += 1
+                continue
+            if msg is None:
+                return
+            self.stats["received"] += 1
+            kind = msg.get_type()
+            if kind in ("BAD_DATA", "UNKNOWN") or kind.startswith("UNKNOWN"):
+                self.stats["bad_data"] += 1
+                continue
+            if msg.get_srcSystem() == self.cfg.system_id and msg.get_srcComponent() == self.cfg.component_id:
+                continue                       # our own messages echoed back
+            try:
+                self._handle(index, conn, msg)
+            except Exception as e:
+                self.stats["handled_errors"] += 1
+                log.warning("MAVLink %s from %d/%d: %r", kind, msg.get_srcSystem(), msg.get_srcComponent(), e)
+
+    # ------------------------------------------------------------------ dispatch
+    def _for_us(self, msg) -> bool:
+        ts = getattr(msg, "target_system", 0)
+        tc = getattr(msg, "target_component", MAV_COMP_ID_ALL)
+        return ts in (0, self.cfg.system_id) and tc in (MAV_COMP_ID_ALL, self.cfg.component_id)
+
+    def _signed(self, msg) -> bool:
+        return self.key is None or bool(getattr(msg, "_signed", False))
+
+    def _origin(self, index: int, msg) -> str:
+        tag = "" if self.key is None else (" signed" if self._signed(msg) else " unsigned")
+        return f"GCS {msg.get_srcSystem()}/{msg.get_srcComponent()} on {self.link_names[index]}{tag}"
+
+    def _handle(self, index: int, conn, msg) -> None:
+        kind = msg.get_type()
+        partner = (index, msg.get_srcSystem(), msg.get_srcComponent())
+        self._partners[partner] = self.wall()
+        if kind == "HEARTBEAT":
+            if msg.type == S.MAV_TYPE_GCS:
+                if self._signed(msg):
+                    self.calls.submit(lambda: self.desk.heartbeat(self._origin(index, msg)), key=f"hb{partner}")
+            return
+        if not self._for_us(msg):
+            return
+        handler = getattr(self, f"_on_{kind.lower()}", None)
+        if handler is not None:
+            handler(index, conn, msg, partner)
+
+    def _refuse_unsigned(self, conn, what: str) -> None:
+        self.stats["unsigned_refused"] += 1
+        now = self.wall()
+        if now - self._last_refusal.get(what, -math.inf) >= REFUSAL_TEXT_EVERY_S:
+            self._last_refusal[what] = now
+            self.desk.log(f"refused: unsigned {what}: this boat requires MAVLink 2 signing", True)
+
+    def _run_desk(self, fn, timeout_s: float = 3.0):
+        """Run a desk call in the loop and return its Answer (a refusal when the loop does not take it)."""
+        from autopilot.operator_desk import Answer
+        try:
+            return self.calls.call(fn, timeout_s)
+        except Exception as e:               # TimeoutError (loop stopped or stalled), or the call's own error
+            return Answer(False, f"refused: the autopilot did not take the command ({type(e).__name__})")
+
+    # ------------------------------------------------------------------ commands
+    def _ack(self, conn, msg, command: int, result: int) -> None:
+        self._send(conn, conn.mav.command_ack_encode(command, result, 0, 0, msg.get_srcSystem(),
+                                                     msg.get_srcComponent()))
+
+    def _on_command_long(self, index, conn, msg, partner) -> None:
+        self._command(index, conn, msg, msg.command, [msg.param1, msg.param2, msg.param3, msg.param4,
+                                                      msg.param5, msg.param6, msg.param7], False)
+
+    def _on_command_int(self, index, conn, msg, partner) -> None:
+        self._command(index, conn, msg, msg.command, [msg.param1, msg.param2, msg.param3, msg.param4,
+                                                      msg.x / 1e7, msg.y / 1e7, msg.z], True)
+
+    def _command(self, index, conn, msg, command: int, p: list, is_int: bool) -> None:
+        self.stats["commands"] += 1
+        origin = self._origin(index, msg)
+        desk = self.desk
+        stopping = ((command == S.MAV_CMD_COMPONENT_ARM_DISARM and p[0] == 0.0)
+                    or (command == S.MAV_CMD_DO_SET_MODE and int(p[1]) == 4))
+        reads = command in (S.MAV_CMD_SET_MESSAGE_INTERVAL, S.MAV_CMD_REQUEST_MESSAGE,
+                            S.MAV_CMD_REQUEST_AUTOPILOT_CAPABILITIES, S.MAV_CMD_REQUEST_PROTOCOL_VERSION,
+                            S.MAV_CMD_GET_HOME_POSITION)
+        if not self._signed(msg) and not stopping and not reads:
+            self._refuse_unsigned(conn, f"command {command}")
+            self._ack(conn, msg, command, S.MAV_RESULT_DENIED)
+            return
+        result = S.MAV_RESULT_ACCEPTED
+        if command == S.MAV_CMD_COMPONENT_ARM_DISARM:
+            if p[0] == 1.0:
+                answer = self._run_desk(lambda: desk.arm(origin))
+                if not answer.ok:
+                    self._prearm_texts(answer)
+                result = S.MAV_RESULT_ACCEPTED if answer.ok else S.MAV_RESULT_DENIED
+            elif p[0] == 0.0:
+                self._run_desk(lambda: desk.disarm("disarm from the ground station", origin))
+            else:
+                result = S.MAV_RESULT_DENIED
+        elif command == S.MAV_CMD_DO_SET_MODE:
+            result = self._set_mode(int(p[1]) if int(p[0]) & S.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED else -1, origin)
+        elif command == S.MAV_CMD_NAV_RETURN_TO_LAUNCH:
+            result = self._set_mode(11, origin)
+        elif command == S.MAV_CMD_MISSION_START:
+            result = self._set_mode(10, origin)
+        elif command == S.MAV_CMD_DO_SET_HOME:
+            result = self._set_home(p, origin)
+        elif command == S.MAV_CMD_DO_SET_MISSION_CURRENT:
+            result = self._set_current(int(p[0]), origin)
+        elif command == S.MAV_CMD_SET_MESSAGE_INTERVAL:
+            result = self._set_interval(int(p[0]), p[1])
+        elif command in (S.MAV_CMD_REQUEST_MESSAGE, S.MAV_CMD_GET_HOME_POSITION):
+            msg_id = S.MAVLINK_MSG_ID_HOME_POSITION if command == S.MAV_CMD_GET_HOME_POSITION else int(p[0])
+            result = self._request_message(conn, msg_id)
+        elif command == S.MAV_CMD_REQUEST_AUTOPILOT_CAPABILITIES:
+            result = self._request_message(conn, S.MAVLINK_MSG_ID_AUTOPILOT_VERSION)
+        else:
+            result = S.MAV_RESULT_UNSUPPORTED
+        self._ack(conn, msg, command, result)
+
+    def _prearm_texts(self, answer) -> None:
+        """One STATUSTEXT per failed pre-arm check, as ground stations show them ("PreArm: ...")."""
+        for reason in (answer.reasons or (answer.text,))[:8]:
+            self.statustext(f"PreArm: {reason}", S.MAV_SEVERITY_CRITICAL)
+
+    def _set_mode(self, number: int, origin: str) -> int:
+        name = mode_name(number)
+        if name is None:
+            self.desk.log(f"refused: mode {describe(number)}: this boat flies MANUAL, HOLD, LOITER, AUTO and RTL "
+                          f"(from {origin})", True)
+            return S.MAV_RESULT_DENIED
+        answer = self._run_desk(lambda: self.desk.set_mode(name, origin))
+        return S.MAV_RESULT_ACCEPTED if answer.ok else S.MAV_RESULT_DENIED
+
+    def _on_set_mode(self, index, conn, msg, partner) -> None:
+        if msg.target_system not in (0, self.cfg.system_id):
+            return
+        number = msg.custom_mode if msg.base_mode & S.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED else -1
+        if not self._signed(msg) and number != 4:
+            self._refuse_unsigned(conn, "SET_MODE")
+            return
+        self._set_mode(number, self._origin(index, msg))
+
+    def _set_home(self, p: list, origin: str) -> int:
+        desk = self.desk
+
+        def set_home():
+            ap = desk.autopilot
+            if p[0] == 1.0:
+                nav = ap.nav
+                if nav is None or not nav.valid:
+                    return desk.refuse("home not set: no position yet", origin)
+                return desk.set_home(nav.north_m, nav.east_m, origin)
+            lat, lon = p[4], p[5]
+            if not (math.isfinite(lat) and math.isfinite(lon) and -90 <= lat <= 90 and -180 <= lon <= 180) \
+                    or (lat == 0.0 and lon == 0.0):
+                return desk.refuse(f"home not set: latitude {lat!r}, longitude {lon!r} is not a position", origin)
+            return desk.set_home(*ap.frame.to_ned(lat, lon), origin)
+        answer = self._run_desk(set_home)
+        return S.MAV_RESULT_ACCEPTED if answer.ok else S.MAV_RESULT_DENIED
+
+    def _set_current(self, seq: int, origin: str) -> int:
+        def jump():
+            mission = self.desk.autopilot.mission
+            seqs = self.store.waypoint_item_seqs(mission)
+            index = next((k for k, s in enumerate(seqs) if s >= seq), None)
+            if index is None:
+                return self.desk.refuse(f"item {seq} is not a waypoint of the mission", origin)
+            return self.desk.set_current_waypoint(index, origin)
+        answer = self._run_desk(jump)
+        return S.MAV_RESULT_ACCEPTED if answer.ok else S.MAV_RESULT_DENIED
+
+    def _on_mission_set_current(self, index, conn, msg, partner) -> None:
+        if not self._signed(msg):
+            self._refuse_unsigned(conn, "MISSION_SET_CURRENT")
+            return
+        self._set_current(int(msg.seq), self._origin(index, msg))
+
+    def _set_interval(self, msg_id: int, interval_us: float) -> int:
+        name = next((n for n, i in T.MESSAGE_IDS.items() if i == msg_id), None)
+        if name is None:
+            return S.MAV_RESULT_UNSUPPORTED
+        if interval_us == -1:
+            self._rates[name] = 0.0
+        elif interval_us == 0:
+            self._rates[name] = float(getattr(self.cfg.streams, name))
+        elif interval_us > 0 and math.isfinite(interval_us):
+            self._rates[name] = min(50.0, 1e6 / interval_us)
+        else:
+            return S.MAV_RESULT_DENIED
+        self._next_due[name] = self.wall()
+        return S.MAV_RESULT_ACCEPTED
+
+    def _on_request_data_stream(self, index, conn, msg, partner) -> None:
+        groups = T.DATA_STREAMS.keys() if msg.req_stream_id == S.MAV_DATA_STREAM_ALL else [msg.req_stream_id]
+        rate = 0.0 if not msg.start_stop else min(50.0, float(msg.req_message_rate))
+        for g in groups:
+            for name in T.DATA_STREAMS.get(g, ()):
+                self._rates[name] = rate
+                self._next_due[name] = self.wall()
+
+    def _request_message(self, conn, msg_id: int) -> int:
+        if msg_id == S.MAVLINK_MSG_ID_AUTOPILOT_VERSION:
+            caps = (S.MAV_PROTOCOL_CAPABILITY_MISSION_INT | S.MAV_PROTOCOL_CAPABILITY_COMMAND_INT
+                    | S.MAV_PROTOCOL_CAPABILITY_PARAM_FLOAT
+                    | S.MAV_PROTOCOL_CAPABILITY_MAVLINK2 | S.MAV_PROTOCOL_CAPABILITY_MISSION_FENCE
+                    | S.MAV_PROTOCOL_CAPABILITY_MISSION_RALLY)
+            self._send(conn, conn.mav.autopilot_version_encode(caps, 0, 0, 0, 0, [0] * 8, [0] * 8, [0] * 8,
+                                                               0, 0, 0))
+            return S.MAV_RESULT_ACCEPTED
+        name = next((n for n, i in T.MESSAGE_IDS.items() if i == msg_id), None)
+        if name is None:
+            return S.MAV_RESULT_UNSUPPORTED
+        self._once.add(name)
+        return S.MAV_RESULT_ACCEPTED
+
+    # ------------------------------------------------------------------ manual driving
+    def _on_manual_control(self, index, conn, msg, partner) -> None:
+        if not self._signed(msg):
+            self._refuse_unsigned(conn, "MANUAL_CONTROL")
+            return
+        steer = msg.r if msg.r not in (0, 0x7FFF) else msg.y
+        throttle, steering = msg.x / 1000.0, steer / 1000.0
+        origin = self._origin(index, msg)
+        self.calls.submit(lambda: self.desk.manual(throttle, steering, origin), key=f"manual{partner}")
+
+    def _on_rc_channels_override(self, index, conn, msg, partner) -> None:
+        if not self._signed(msg):
+            self._refuse_unsigned(conn, "RC_CHANNELS_OVERRIDE")
+            return
+
+        def axis(us: int) -> Optional[float]:
+            if us in (0, 0xFFFF) or not 800 <= us <= 2200:
+                return None                  # 0 / UINT16_MAX: released or not overridden
+            return max(-1.0, min(1.0, (us - 1500) / 400.0))
+        steering, throttle = axis(msg.chan1_raw), axis(msg.chan3_raw)
+        if steering is None or throttle is None:
+            return
+        origin = self._origin(index, msg)
+        self.calls.submit(lambda: self.desk.manual(throttle, steering, origin), key=f"manual{partner}")
+
+    # ------------------------------------------------------------------ parameters
+    def _param_value(self, conn, name: str, value: float, index: int, count: int):
+        return conn.mav.param_value_encode(name.encode("ascii")[:16], float(value), S.MAV_PARAM_TYPE_REAL32,
+                                           count, index)
+
+    def _params_snapshot(self):
+        params = self.desk.params
+        if params is None:
+            return []
+        return self._run_desk_value(lambda: [(n, float(params.value(n))) for n in params.names()])
+
+    def _run_desk_value(self, fn):
+        try:
+            return self.calls.call(fn, 3.0)
+        except Exception:
+            return []
+
+    def _on_param_request_list(self, index, conn, msg, partner) -> None:
+        values = self._params_snapshot()
+        for i, (name, value) in enumerate(values):
+            self._send(conn, self._param_value(conn, name, value, i, len(values)))
+
+    def _on_param_request_read(self, index, conn, msg, partner) -> None:
+        values = self._params_snapshot()
+        wanted = _param_id(msg.param_id)
+        for i, (name, value) in enumerate(values):
+            if (msg.param_index >= 0 and i == msg.param_index) or (msg.param_index < 0 and name == wanted):
+                self._send(conn, self._param_value(conn, name, value, i, len(values)))
+                return
+
+    def _on_param_set(self, index, conn, msg, partner) -> None:
+        name = _param_id(msg.param_id)
+        if not self._signed(msg):
+            self._refuse_unsigned(conn, f"PARAM_SET {name}")
+        else:
+            value = float(msg.param_value)
+            self._run_desk(lambda: self.desk.set_param(name, value, self._origin(index, msg)))
+        # the answer to a PARAM_SET is the parameter's value now: the new one, or the old when refused
+        values = self._params_snapshot()
+        for i, (n, v) in enumerate(values):
+            if n == name:
+                self._send(conn, self._param_value(conn, n, v, i, len(values)))
+
+    # ------------------------------------------------------------------ missions
+    def _mission_type(self, msg) -> int:
+        return int(getattr(msg, "mission_type", 0) or 0)
+
+    def _on_mission_request_list(self, index, conn, msg, partner) -> None:
+        mtype = self._mission_type(msg)
+        if mtype not in M.TYPE_NAMES:
+            self._send(conn, conn.mav.mission_ack_encode(msg.get_srcSystem(), msg.get_srcComponent(),
+                                                         M.UNSUPPORTED, mtype))
+            return
+        items = self._items(mtype)
+        self._send(conn, conn.mav.mission_count_encode(msg.get_srcSystem(), msg.get_srcComponent(), len(items),
+                                                       mtype))
+
+    def _items(self, mtype: int) -> list:
+        ap = self.desk.autopilot
+        try:
+            return self.calls.call(lambda: self.store.items_for(mtype, ap.mission, ap.frame), 3.0)
+        except Exception:
+            return []
+
+    def _on_mission_request_int(self, index, conn, msg, partner) -> None:
+        self._send_item(conn, msg, as_int=True)
+
+    def _on_mission_request(self, index, conn, msg, partner) -> None:
+        self._send_item(conn, msg, as_int=False)
+
+    def _send_item(self, conn, msg, as_int: bool) -> None:
+        mtype = self._mission_type(msg)
+        items = self._items(mtype) if mtype in M.TYPE_NAMES else []
+        if not 0 <= msg.seq < len(items):
+            self._send(conn, conn.mav.mission_ack_encode(msg.get_srcSystem(), msg.get_srcComponent(),
+                                                         M.INVALID_SEQUENCE, mtype))
+            return
+        it = items[msg.seq]
+        p1, p2, p3, p4 = it.params
+        if as_int:
+            out = conn.mav.mission_item_int_encode(msg.get_srcSystem(), msg.get_srcComponent(), it.seq, it.frame,
+                                                   it.command, it.current, it.autocontinue, p1, p2, p3, p4,
+                                                   int(round(it.lat_deg * 1e7)), int(round(it.lon_deg * 1e7)),
+                                                   it.alt_m, mtype)
+        else:
+            out = conn.mav.mission_item_encode(msg.get_srcSystem(), msg.get_srcComponent(), it.seq, it.frame,
+                                               it.command, it.current, it.autocontinue, p1, p2, p3, p4,
+                                               it.lat_deg, it.lon_deg, it.alt_m, mtype)
+        self._send(conn, out)
+
+    def _mission_ack(self, conn, partner, result: int, mtype: int) -> None:
+        self._send(conn, conn.mav.mission_ack_encode(partner[1], partner[2], result, mtype))
+
+    def _on_mission_count(self, index, conn, msg, partner) -> None:
+        mtype = self._mission_type(msg)
+        if mtype not in M.TYPE_NAMES:
+            self._mission_ack(conn, partner, M.UNSUPPORTED, mtype)
+            return
+        if not self._signed(msg):
+            self._refuse_unsigned(conn, f"{M.TYPE_NAMES[mtype]} upload")
+            self._mission_ack(conn, partner, M.DENIED, mtype)
+            return
+        if msg.count == 0:
+            self._clear(conn, partner, mtype, self._origin(index, msg))
+            return
+        if msg.count > M.MAX_ITEMS:
+            self.desk.log(f"refused: {M.TYPE_NAMES[mtype]} of {msg.count} items (at most {M.MAX_ITEMS})", True)
+            self._mission_ack(conn, partner, M.NO_SPACE, mtype)
+            return
+        up = M.Upload(partner, mtype, int(msg.count))
+        self._uploads[partner] = up
+        self._ask(conn, up)
+
+    def _on_mission_clear_all(self, index, conn, msg, partner) -> None:
+        mtype = self._mission_type(msg)
+        if not self._signed(msg):
+            self._refuse_unsigned(conn, "MISSION_CLEAR_ALL")
+            self._mission_ack(conn, partner, M.DENIED, mtype)
+            return
+        self._clear(conn, partner, mtype, self._origin(index, msg))
+
+    def _clear(self, conn, partner, mtype: int, origin: str) -> None:
+        if mtype == M.MISSION:
+            self.desk.log(f"refused: clearing the mission: a boat always has one; upload another instead "
+                          f"(from {origin})", True)
+            self._mission_ack(conn, partner, M.DENIED, mtype)
+            return
+        if mtype == M.RALLY:
+            self.store.keep(M.RALLY, None, [])
+            self._mission_ack(conn, partner, M.ACCEPTED, mtype)
+            return
+        desk = self.desk
+
+        def clear_fence():
+            import dataclasses
+            new = dataclasses.replace(desk.autopilot.mission, geofence=())
+            answer = desk.load_mission(new, origin, source="a fence clear")
+            if answer.ok:
+                self.store.keep(M.FENCE, new, [])
+            return answer
+        answer = self._run_desk(clear_fence)
+        self._mission_ack(conn, partner, M.ACCEPTED if answer.ok else M.DENIED, mtype)
+
+    def _ask(self, conn, up: M.Upload) -> None:
+        up.asked_wall_s = self.wall()
+        self._send(conn, conn.mav.mission_request_int_encode(up.partner[1], up.partner[2], up.next_seq,
+                                                             up.mission_type))
+
+    def _on_mission_item_int(self, index, conn, msg, partner) -> None:
+        self._take_item(conn, partner, msg, msg.x / 1e7, msg.y / 1e7)
+
+    def _on_mission_item(self, index, conn, msg, partner) -> None:
+        self._take_item(conn, partner, msg, float(msg.x), float(msg.y))
+
+    def _take_item(self, conn, partner, msg, lat: float, lon: float) -> None:
+        up = self._uploads.get(partner)
+        if up is None or self._mission_type(msg) != up.mission_type:
+            return
+        if msg.seq != up.next_seq:
+            return                             # a repeat, or out of order: the next request asks again
+        up.items.append(mission_io.MissionItem(int(msg.seq), int(msg.frame), int(msg.command),
+                                    (float(msg.param1), float(msg.param2), float(msg.param3), float(msg.param4)),
+                                    lat, lon, float(msg.z), int(msg.current), int(msg.autocontinue)))
+        up.retries = 0
+        if up.next_seq < up.count:
+            self._ask(conn, up)
+            return
+        del self._uploads[partner]
+        self._finish(conn, up, f"GCS {partner[1]}/{partner[2]} on {self.link_names[partner[0]]}")
+
+    def _finish(self, conn, up: M.Upload, origin: str) -> None:
+        desk, store = self.desk, self.store
+        what = M.TYPE_NAMES[up.mission_type]
+
+        def load():
+            current = desk.autopilot.mission
+            built = store.build(up, current, f"MAVLink {what} upload from {origin}")
+            if isinstance(built, M.UploadResult):
+                desk.refuse(built.text, origin)
+                return built
+            mission, labels = built
+            if up.mission_type == M.RALLY:
+                store.keep(M.RALLY, None, up.items)
+                desk.log(f"{len(up.items)} rally points kept (not flown: RTL goes home) (from {origin})")
+                return M.UploadResult(M.ACCEPTED, "")
+            problems = desk.mission_problems(mission, labels)
+            if problems:
+                desk.refuse(f"{what} refused: " + "; ".join(problems), origin)
+                return M.UploadResult(M.INVALID, problems[0])
+            answer = desk.load_mission(mission, origin, source=f"a MAVLink {what} upload")
+            if not answer.ok:
+                return M.UploadResult(M.INVALID, answer.text)
+            store.keep(up.mission_type, mission, up.items)
+            return M.UploadResult(M.ACCEPTED, "")
+        try:
+            result = self.calls.call(load, 5.0)
+        except Exception as e:
+            self.desk.log(f"refused: {what} upload: the autopilot did not take it ({type(e).__name__})", True)
+            result = M.UploadResult(M.ERROR, "")
+        self._mission_ack(conn, up.partner, result.result, up.mission_type)
+
+    def _upload_timeouts(self, now: float) -> None:
+        for partner, up in list(self._uploads.items()):
+            if now - up.asked_wall_s < M.REQUEST_TIMEOUT_S:
+                continue
+            conn = self.links[partner[0]]
+            if up.retries >= M.REQUEST_RETRIES:
+                del self._uploads[partner]
+                self.desk.log(f"{M.TYPE_NAMES[up.mission_type]} upload from GCS {partner[1]} given up: no item "
+                              f"{up.next_seq} after {up.retries + 1} requests", True)
+                self._mission_ack(conn, partner, M.CANCELLED, up.mission_type)
+                continue
+            up.retries += 1
+            self._ask(conn, up)
+
+    # ------------------------------------------------------------------ telemetry
+    def _telemetry(self, now: float) -> None:
+        due = [n for n, rate in self._rates.items() if rate > 0 and now >= self._next_due[n]] + list(self._once)
+        if not due:
+            return
+        self._once.clear()
+        with_prearm = now >= self._next_prearm
+        try:
+            snap = self.calls.call(lambda: self.taker.take(self.desk.now_s(), with_prearm), 1.0)
+        except Exception:
+            return                             # the loop did not answer (stopped, stalled): nothing true to say
+        if with_prearm:
+            self._next_prearm = now + PREARM_EVERY_S
+            self._prearm_ok = not snap.prearm_failures
+        for ev in snap.new_events:
+            sev = {"failsafe": S.MAV_SEVERITY_CRITICAL, "warning": S.MAV_SEVERITY_WARNING}.get(
+                ev.kind, S.MAV_SEVERITY_INFO)
+            self.statustext(ev.message, sev)
+        for name in due:
+            rate = self._rates.get(name, 0.0)
+            if rate > 0:
+                self._next_due[name] = max(self._next_due[name] + 1.0 / rate, now)
+            for conn in self.links:
+                out = self._encode(name, conn, snap)
+                if out is not None:
+                    self._send(conn, out)
+
+    def _encode(self, name: str, conn, snap):
+        if name == "sys_status":
+            return T.encode_sys_status(conn.mav, snap, self._prearm_ok)
+        if name == "mission_current":
+            mission = self.desk.autopilot.mission
+            if self._mission_seqs[0] is not mission:
+                def numbering():
+                    items = self.store.items_for(M.MISSION, mission, self.desk.autopilot.frame)
+                    return self.store.waypoint_item_seqs(mission), len(items)
+                self._mission_seqs = (mission, self._run_desk_value(numbering) or ([], 0))
+            seqs, total = self._mission_seqs[1]
+            seq = seqs[min(snap.waypoint_index, len(seqs) - 1)] if seqs else 0
+            return T.encode_mission_current(conn.mav, snap, seq, total)
+        return T.ENCODERS[name](conn.mav, snap)
+
+    def _send_texts(self) -> None:
+        while True:
+            try:
+                severity, text = self._texts.get_nowait()
+            except queue.Empty:
+                return
+            self._text_id = (self._text_id % 0xFFFF) + 1
+            for conn in self.links:
+                for out in T.statustext_chunks(conn.mav, severity, text, self._text_id):
+                    self._send(conn, out)
+
+    def _send(self, conn, out) -> None:
+        try:
+            conn.mav.send(out)
+            self.stats["sent"] += 1
+        except Exception:                      # a link that went away (a TCP client left, a radio unplugged)
+            pass
+
+
+def _param_id(raw) -> str:
+    if isinstance(raw, bytes):
+        raw = raw.decode("ascii", "replace")
+    return str(raw).split("\x00", 1)[0].strip()

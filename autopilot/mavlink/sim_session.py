@@ -1,0 +1,51 @@
+"""MAVLink for a run of the built-in simulator: `autopilot sim MISSION --mavlink udpout:127.0.0.1:14550
+--realtime` lets a ground station on the laptop watch and command the simulated boat.
+
+Pass `on_cycle` as hil.sim_runner.SimOptions.on_cycle (with auto_arm and the simulated operator heartbeat
+off: the ground station arms, picks modes and sends the heartbeat). At the first cycle it builds the
+OperatorDesk and starts the MavlinkServer for the run's autopilot; every cycle it runs the calls the server
+handed over. `close()` stops the server.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from autopilot.mavlink.server import LoopCalls, MavlinkServer
+
+
+class SimMavlink:
+    def __init__(self, cfg, vessel, *, signing_key: Optional[bytes] = None, upload_dir: Optional[Path] = None,
+                 params=None, on_event=None):
+        """cfg: boat_config.MavlinkConfig. params: an autopilot.tunables.ParamStore or None.
+        on_event(text, is_error): where the desk's answers are printed."""
+        self.cfg = cfg
+        self.vessel = vessel
+        self.signing_key = signing_key
+        self.upload_dir = upload_dir
+        self.params = params
+        self.on_event = on_event
+        self.calls = LoopCalls()
+        self.server: Optional[MavlinkServer] = None
+        self.desk = None
+        self.t_s = 0.0
+
+    def on_cycle(self, t_s: float, autopilot, truth) -> None:
+        self.t_s = t_s
+        if self.server is None:
+            self._start(autopilot)
+        self.calls.run_pending()
+
+    def _start(self, autopilot) -> None:
+        from autopilot.operator_desk import OperatorDesk
+        self.desk = OperatorDesk(autopilot, self.vessel, lambda: self.t_s, on_event=self.on_event,
+                                 params=self.params)
+        if self.params is not None:
+            self.params.apply(autopilot)
+        self.server = MavlinkServer(self.cfg, self.desk, self.calls, signing_key=self.signing_key,
+                                    upload_dir=self.upload_dir).start()
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+        self.calls.cancel_all()
