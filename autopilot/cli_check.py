@@ -18,8 +18,8 @@ def register(subparsers) -> None:
                     "schemas, magnetometer calibration file, speeds, leg lengths, geofence. Exits 1 on any "
                     "problem.")
     p.add_argument("config", metavar="CONFIG", help="vessel YAML or boat config YAML")
-    p.add_argument("--mission", metavar="FILE", help="mission YAML or QGC WPL 110 waypoint file "
-                                                     "(default: the boat config's mission)")
+    p.add_argument("--mission", metavar="FILE", help="mission YAML, QGC WPL 110 waypoint file or QGroundControl "
+                                                     ".plan (default: the boat config's mission)")
     p.add_argument("--max-leg-m", type=float, default=DEFAULT_MAX_LEG_M, metavar="M",
                    help=f"longest acceptable leg [m] (default {DEFAULT_MAX_LEG_M:g})")
     p.set_defaults(func=run)

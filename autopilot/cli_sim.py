@@ -7,7 +7,8 @@ import math
 import sys
 from pathlib import Path
 
-from autopilot.config import ConfigError, load_mission, load_vessel
+from autopilot.config import ConfigError, load_vessel
+from autopilot.mission_io import load_mission_file
 
 
 def _pair(text: str, what: str) -> tuple[float, float]:
@@ -77,7 +78,8 @@ def register(subparsers) -> None:
                               description="Fly MISSION in the built-in vessel simulator with the real autopilot "
                                           "in the loop; print a summary and optionally write a plot, a JSON "
                                           "report and a CSV log.")
-    p.add_argument("mission", help="mission YAML (e.g. config/missions/demo.yaml)")
+    p.add_argument("mission", help="mission YAML (e.g. config/missions/demo.yaml) or a QGroundControl / Mission "
+                                   "Planner waypoint file (QGC WPL 110)")
     p.add_argument("--vessel", default="foka", help="preset name (foka, iacquabot, wamv) or vessel YAML path")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--wind", type=_wind, default=(0.0, 0.0), metavar="SPEED_MPS,FROM_DEG")
@@ -142,7 +144,7 @@ def run(args) -> int:
 
     try:
         vessel = load_vessel(args.vessel)
-        mission = load_mission(args.mission)
+        mission = load_mission_file(args.mission, on_note=lambda note: print(f"note: {note}", file=sys.stderr))
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -1,4 +1,5 @@
-"""Load a mission from our YAML or from a QGroundControl / Mission Planner waypoint file (`QGC WPL 110`).
+"""Load a mission from our YAML, a QGroundControl / Mission Planner waypoint file (`QGC WPL 110`) or a
+QGroundControl `.plan` (JSON: mission, geofence, rally points; see parse_qgc_plan).
 
 Both give an `autopilot.config.MissionConfig`, validated by the same schema, so everything downstream (checks,
 guidance, the log) sees one kind of mission. The format is recognised by content: a file whose first line is
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, List, Mapping, Optional, Sequence, Tuple
@@ -97,7 +99,7 @@ class LoadedMission:
     """
 
     mission: MissionConfig
-    format: str                               # "yaml", "qgc-wpl-110" or "mavlink"
+    format: str                               # "yaml", "qgc-wpl-110", "qgc-plan" or "mavlink"
     waypoint_labels: Tuple[str, ...]
     notes: Tuple[str, ...] = ()
     items: Tuple[MissionItem, ...] = ()       # the items it came from (waypoint files and uploads)
@@ -119,6 +121,8 @@ def read_mission_file(path, defaults: Optional[Mapping] = None) -> LoadedMission
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     if first.startswith("QGC WPL"):
         return parse_qgc_wpl(text, str(path), defaults)
+    if first.startswith("{") and '"fileType"' in text[:4096] or path.suffix == ".plan":
+        return parse_qgc_plan(text, str(path), defaults)
     mission = load_mission(path)
     return LoadedMission(mission, "yaml", tuple(f"waypoints[{i}]" for i in range(len(mission.waypoints))))
 
@@ -222,6 +226,121 @@ def mission_from_items(items: Sequence[MissionItem], file: str, defaults: Option
     mission = build(MissionConfig, data, file)
     mission = dataclasses.replace(mission, source_file=file)
     return LoadedMission(mission, "mavlink", tuple(labels), tuple(notes), tuple(items))
+
+
+BOAT_VEHICLE_TYPES = (10, 11)        # MAV_TYPE_GROUND_ROVER, MAV_TYPE_SURFACE_BOAT: their cruiseSpeed is ours
+
+
+def parse_qgc_plan(text: str, file: str = "<text>", defaults: Optional[Mapping] = None) -> LoadedMission:
+    """A QGroundControl .plan (JSON, fileType "Plan"): the mission's SimpleItems by the waypoint-file rules
+    (plannedHomePosition is item 0), one inclusion polygon of its geoFence as the mission's geofence, and its
+    rally points (read, not flown). Complex items (survey, corridor scan, structure scan), exclusion polygons
+    and circles are refused naming where they are; a ConfigError(file, "mission.items[3]", reason), never the
+    file's content."""
+    import json
+    try:
+        plan = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        where = f"line {e.lineno}" if hasattr(e, "lineno") else ""
+        raise ConfigError(file, where, "not valid JSON (a QGroundControl .plan file is JSON)") from None
+    if not isinstance(plan, dict) or plan.get("fileType") != "Plan":
+        raise ConfigError(file, "fileType", 'must be "Plan" (a QGroundControl plan file)')
+    mission = _obj(plan.get("mission"), file, "mission")
+    raw_items = mission.get("items")
+    if not isinstance(raw_items, list):
+        raise ConfigError(file, "mission.items", "must be a list of mission items")
+    home = mission.get("plannedHomePosition")
+    if home is None:
+        home = [0.0, 0.0, 0.0]
+    home = _numbers(home, file, "mission.plannedHomePosition", 3)
+    items = [MissionItem(0, 0, MAV_CMD_NAV_WAYPOINT, (0.0, 0.0, 0.0, 0.0), home[0], home[1], home[2], 1, 1)]
+    notes = []
+    for k, raw in enumerate(raw_items):
+        key = f"mission.items[{k}]"
+        it = _obj(raw, file, key)
+        kind = it.get("type")
+        if kind == "ComplexItem":
+            what = it.get("complexItemType", "a complex item")
+            raise ConfigError(file, key, f"{str(what)[:40]!r} is a QGroundControl pattern this autopilot does not "
+                                         f"fly; convert it to waypoints in QGC (or export a .waypoints file)")
+        if kind != "SimpleItem":
+            raise ConfigError(file, f"{key}.type", 'must be "SimpleItem" or "ComplexItem"')
+        command, frame = it.get("command"), it.get("frame")
+        if isinstance(command, bool) or not isinstance(command, int) or \
+                isinstance(frame, bool) or not isinstance(frame, int):
+            raise ConfigError(file, key, "command and frame must be whole numbers")
+        raw_params = it.get("params")
+        if not isinstance(raw_params, list) or len(raw_params) != 7:
+            raise ConfigError(file, f"{key}.params", "must be a list of 7 numbers (null allowed)")
+        params = []
+        for j, v in enumerate(raw_params):
+            if v is None:
+                v = 0.0
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(float(v)):
+                raise ConfigError(file, f"{key}.params[{j}]", "must be a finite number or null")
+            params.append(float(v))
+        items.append(MissionItem(len(items), frame, command, tuple(params[:4]), params[4], params[5], params[6],
+                                 0, 1 if it.get("autoContinue", True) else 0))
+    data = dict(defaults or {})
+    speed = mission.get("cruiseSpeed")
+    if isinstance(speed, (int, float)) and not isinstance(speed, bool) and speed > 0 and \
+            mission.get("vehicleType") in BOAT_VEHICLE_TYPES:
+        data.setdefault("cruise_speed_mps", float(speed))
+    data.setdefault("name", Path(file).stem)
+    data.setdefault("description", f"QGroundControl plan {Path(file).name}")
+    fence = _plan_fence(plan.get("geoFence"), file)
+    if fence:
+        data["geofence"] = [{"lat_deg": lat, "lon_deg": lon} for lat, lon in fence]
+    rally = plan.get("rallyPoints")
+    if isinstance(rally, dict) and rally.get("points"):
+        notes.append(f"{file}: rallyPoints: {len(rally['points'])} rally points read but not flown (RTL goes to "
+                     f"the launch point)")
+    loaded = mission_from_items(items, file, data)
+    return dataclasses.replace(loaded, format="qgc-plan", notes=loaded.notes + tuple(notes))
+
+
+def _obj(value, file: str, key: str) -> dict:
+    if not isinstance(value, dict):
+        raise ConfigError(file, key, "must be a JSON object")
+    return value
+
+
+def _numbers(value, file: str, key: str, n: int) -> list:
+    if not isinstance(value, list) or len(value) < 2 or len(value) > n:
+        raise ConfigError(file, key, f"must be a list of 2..{n} numbers")
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(float(v)):
+            raise ConfigError(file, key, "must hold finite numbers")
+        out.append(float(v))
+    return out + [0.0] * (n - len(out))
+
+
+def _plan_fence(fence, file: str) -> list:
+    """The one inclusion polygon of a .plan's geoFence as (lat, lon) pairs ([] when it has none)."""
+    if fence is None:
+        return []
+    fence = _obj(fence, file, "geoFence")
+    circles = fence.get("circles") or []
+    if circles:
+        raise ConfigError(file, "geoFence.circles", "circular fences are not supported; draw the area as one "
+                                                    "inclusion polygon")
+    polygons = fence.get("polygons") or []
+    if not isinstance(polygons, list):
+        raise ConfigError(file, "geoFence.polygons", "must be a list")
+    if len(polygons) > 1:
+        raise ConfigError(file, "geoFence.polygons", f"{len(polygons)} polygons: one inclusion polygon is "
+                                                     f"supported")
+    if not polygons:
+        return []
+    poly = _obj(polygons[0], file, "geoFence.polygons[0]")
+    if poly.get("inclusion", True) is not True:
+        raise ConfigError(file, "geoFence.polygons[0].inclusion", "exclusion polygons are not supported; the "
+                                                                  "fence is the area the boat must stay inside")
+    points = poly.get("polygon")
+    if not isinstance(points, list) or len(points) < 3:
+        raise ConfigError(file, "geoFence.polygons[0].polygon", "must be a list of at least 3 [lat, lon] points")
+    return [tuple(_numbers(p, file, f"geoFence.polygons[0].polygon[{i}]", 2)) for i, p in enumerate(points)]
 
 
 MAV_CMD_NAV_FENCE_POLYGON_VERTEX_INCLUSION = 5001

@@ -57,14 +57,18 @@ class OperatorDesk:
         self.now_s = now_s
         self.mission_dirs = tuple(mission_dirs)
         self.params = params
-        self._on_event = on_event
+        self._listeners = [on_event] if on_event is not None else []
         self._on_mission = on_mission
         self._stream_origin = ""        # origin of the last heartbeat/manual stream (logged on change)
 
     # ------------------------------------------------------------------ logging
     def log(self, text: str, error: bool = False) -> None:
-        if self._on_event is not None:
-            self._on_event(text, error)
+        for listener in self._listeners:
+            listener(text, error)
+
+    def add_listener(self, on_event: Callable[[str, bool], None]) -> None:
+        """Also tell `on_event(text, is_error)` every answer and note (a ground station's STATUSTEXT)."""
+        self._listeners.append(on_event)
 
     def refuse(self, text: str, origin: str = "") -> Answer:
         """Refuse a command the path it came in on could not admit, logged like every other answer."""

@@ -62,3 +62,59 @@ def test_rally_points_are_kept_and_anything_else_in_their_place_is_refused():
     assert len(rally_from_items([MissionItem(0, 0, 5100, (0, 0, 0, 0), 51.1, 17.06)], "u")) == 1
     with pytest.raises(ConfigError, match="not a rally point"):
         rally_from_items([MissionItem(0, 0, 16, (0, 0, 0, 0), 51.1, 17.06)], "u")
+
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def test_a_qgc_plan_is_flown_in_the_simulator_with_its_fence_in_force(tmp_path, capsys):
+    from autopilot.cli import main
+    from autopilot.mission_io import read_mission_file
+    loaded = read_mission_file(DATA / "pond.plan")
+    assert loaded.format == "qgc-plan" and len(loaded.mission.waypoints) == 2
+    assert loaded.mission.on_complete == "rtl" and len(loaded.mission.geofence) == 4
+    assert any("rally points read but not flown" in n for n in loaded.notes)
+    report = tmp_path / "r.json"
+    assert main(["sim", str(DATA / "pond.plan"), "--devices", "typed", "--gps-noise", "white",
+                 "--report", str(report)]) == 0
+    import json
+    r = json.loads(report.read_text())
+    assert r["mission_complete"] and r["failsafe_events"] == []
+    # the fence is in force: a waypoint outside it is refused by `autopilot check`
+    outside = (DATA / "pond.plan").read_text().replace("17.0600005", "17.0610000")
+    bad = tmp_path / "outside.plan"
+    bad.write_text(outside)
+    assert main(["check", str(MISSIONS.parent / "vessels" / "foka.yaml"), "--mission", str(bad)]) != 0
+    assert "outside the geofence" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("edit, fragment", [
+    (lambda p: p["mission"]["items"].append({"type": "ComplexItem", "complexItemType": "survey"}),
+     "convert it to waypoints"),
+    (lambda p: p["geoFence"]["polygons"][0].__setitem__("inclusion", False), "exclusion polygons"),
+    (lambda p: p["geoFence"].__setitem__("circles", [{"circle": {"center": [51.11, 17.06], "radius": 20}}]),
+     "circular fences"),
+    (lambda p: p["mission"]["items"][0].__setitem__("params", [0, 0, "x", 0, 51.11, 17.06, 0]), "params[2]"),
+    (lambda p: p["mission"]["items"][1].__setitem__("command", 22), "NAV_TAKEOFF"),
+    (lambda p: p.__setitem__("fileType", "Mission"), "fileType"),
+])
+def test_what_a_plan_file_holds_that_this_boat_cannot_fly_is_refused_by_name(tmp_path, edit, fragment):
+    import json
+
+    from autopilot.mission_io import read_mission_file
+    plan = json.loads((DATA / "pond.plan").read_text())
+    edit(plan)
+    path = tmp_path / "x.plan"
+    path.write_text(json.dumps(plan))
+    with pytest.raises(ConfigError) as e:
+        read_mission_file(path)
+    assert fragment in str(e.value)
+
+
+def test_a_plan_that_is_not_json_is_refused_without_quoting_it(tmp_path):
+    from autopilot.mission_io import read_mission_file
+    path = tmp_path / "x.plan"
+    path.write_text('{"fileType": "Plan", "mission": SECRET')
+    with pytest.raises(ConfigError) as e:
+        read_mission_file(path)
+    assert "not valid JSON" in str(e.value) and "SECRET" not in str(e.value)

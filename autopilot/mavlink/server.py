@@ -191,8 +191,7 @@ class MavlinkServer:
         self._next_prearm = 0.0
         self._snap = None
         self._mission_seqs: tuple = (None, ([], 0))   # (mission, (waypoint item seqs, item count))
-        desk_log = desk._on_event
-        desk._on_event = self._desk_event(desk_log)
+        desk.add_listener(self._on_desk_event)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "MavlinkServer":
@@ -231,12 +230,8 @@ class MavlinkServer:
             except Exception:
                 pass
 
-    def _desk_event(self, downstream):
-        def on_event(text: str, error: bool) -> None:
-            if downstream is not None:
-                downstream(text, error)
-            self.statustext(text, S.MAV_SEVERITY_WARNING if error else S.MAV_SEVERITY_INFO)
-        return on_event
+    def _on_desk_event(self, text: str, error: bool) -> None:
+        self.statustext(text, S.MAV_SEVERITY_WARNING if error else S.MAV_SEVERITY_INFO)
 
     def statustext(self, text: str, severity: int = S.MAV_SEVERITY_INFO) -> None:
         """Queue a STATUSTEXT for every link (dropped when 200 are already waiting)."""
