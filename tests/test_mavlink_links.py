@@ -93,3 +93,57 @@ def test_a_telemetry_radio_on_a_serial_port_carries_telemetry_and_commands(serve
     assert got.get("HEARTBEAT") is not None and got["HEARTBEAT"].type == M.MAV_TYPE_SURFACE_BOAT
     assert got.get("COMMAND_ACK") is not None and got["COMMAND_ACK"].result == M.MAV_RESULT_ACCEPTED
     assert "GLOBAL_POSITION_INT" in got or "GPS_RAW_INT" in got
+
+
+def _udp_links():
+    from tests.mavlink_gcs import free_udp_port
+    port = free_udp_port()
+    return [f"udpout:127.0.0.1:{port}"], port
+
+
+@pytest.mark.parametrize("served", [_udp_links], indirect=True)
+def test_rates_home_current_waypoint_and_rc_override_from_a_ground_station(served):
+    from tests.mavlink_gcs import Gcs
+    gcs = Gcs(served)
+    try:
+        gcs.connect()
+        # a message's rate follows MAV_CMD_SET_MESSAGE_INTERVAL; -1 stops it
+        assert gcs.command(M.MAV_CMD_SET_MESSAGE_INTERVAL, M.MAVLINK_MSG_ID_ATTITUDE, 100000).result == \
+            M.MAV_RESULT_ACCEPTED
+        gcs.poll(0.5)
+        count = 0
+        end = time.monotonic() + 2.0
+        while time.monotonic() < end:
+            count += gcs.wait("ATTITUDE", timeout=0.3) is not None
+        assert count >= 14, count                                   # 10 Hz asked; the default is 4 Hz
+        assert gcs.command(M.MAV_CMD_SET_MESSAGE_INTERVAL, M.MAVLINK_MSG_ID_ATTITUDE, -1).result == \
+            M.MAV_RESULT_ACCEPTED
+        gcs.poll(0.5)
+        assert gcs.wait("ATTITUDE", timeout=1.5) is None
+        # home: set to where the boat is now, reported in HOME_POSITION
+        assert gcs.until(lambda: "GLOBAL_POSITION_INT" in gcs.last, 20.0)
+        assert gcs.command(M.MAV_CMD_DO_SET_HOME, 1).result == M.MAV_RESULT_ACCEPTED
+        gcs.mav.command_long_send(1, 1, M.MAV_CMD_REQUEST_MESSAGE, 0, M.MAVLINK_MSG_ID_HOME_POSITION, 0, 0, 0, 0,
+                                  0, 0)
+        home = gcs.wait("HOME_POSITION", timeout=5.0)
+        pos = gcs.last["GLOBAL_POSITION_INT"]
+        assert home is not None and abs(home.latitude - pos.lat) < 50 and abs(home.longitude - pos.lon) < 80
+        # a home at 0, 0 is no position: refused
+        assert gcs.command(M.MAV_CMD_DO_SET_HOME, 0, 0, 0, 0, 0.0, 0.0).result == M.MAV_RESULT_DENIED
+        # MISSION_SET_CURRENT to an item that is not a waypoint of the mission: refused, the reason as text
+        assert gcs.command(M.MAV_CMD_DO_SET_MISSION_CURRENT, 40).result == M.MAV_RESULT_DENIED
+        assert gcs.wait_text("item 40"), gcs.texts[-3:]
+        assert gcs.command(M.MAV_CMD_DO_SET_MISSION_CURRENT, 2).result == M.MAV_RESULT_ACCEPTED
+        # RC override (channel 3 throttle) drives MANUAL; releasing it lets MANUAL time out to neutral
+        assert gcs.set_mode(0).result == M.MAV_RESULT_ACCEPTED
+        assert gcs.until(lambda: gcs.arm().result == M.MAV_RESULT_ACCEPTED, 20.0), gcs.texts[-3:]
+        for _ in range(20):
+            gcs.mav.rc_channels_override_send(1, 1, 1500, 0, 1800, 0, 0, 0, 0, 0)
+            gcs.poll(0.05)
+        servo = gcs.wait("SERVO_OUTPUT_RAW", timeout=2.0)
+        assert servo is not None and servo.servo1_raw > 1550 and servo.servo2_raw > 1550
+        gcs.poll(2.0)
+        servo = gcs.wait("SERVO_OUTPUT_RAW", timeout=2.0)
+        assert servo is not None and abs(servo.servo1_raw - 1500) <= 30 and abs(servo.servo2_raw - 1500) <= 30
+    finally:
+        gcs.close()

@@ -53,7 +53,7 @@ from autopilot import mission_io
 log = logging.getLogger(__name__)
 
 MAV_COMP_ID_ALL = 0
-GCS_TIMEOUT_S = 5.0             # a ground station not heard for this long is dropped from the partner list
+MAX_UPLOADS = 8                 # uploads in progress at once (from different ground stations)
 REFUSAL_TEXT_EVERY_S = 1.0      # repeated refusals of one kind are reported once a second, not per message
 MAX_MESSAGES_PER_PASS = 200     # per link, so one flooding link cannot starve the others
 FORCE_ARM_MAGIC = 21196         # COMPONENT_ARM_DISARM param2: "force"; never skips our pre-arm checks
@@ -186,7 +186,6 @@ class MavlinkServer:
         self._next_due = {name: 0.0 for name in self._rates}
         self._once: set = set()                  # messages asked for once (REQUEST_MESSAGE)
         self._last_refusal: Dict[str, float] = {}
-        self._partners: Dict[tuple, float] = {}  # (link, sysid, compid) -> wall time last heard
         self._prearm_ok: Optional[bool] = None
         self._next_prearm = 0.0
         self._snap = None
@@ -313,7 +312,6 @@ class MavlinkServer:
     def _handle(self, index: int, conn, msg) -> None:
         kind = msg.get_type()
         partner = (index, msg.get_srcSystem(), msg.get_srcComponent())
-        self._partners[partner] = self.wall()
         if kind == "HEARTBEAT":
             if msg.type == S.MAV_TYPE_GCS:
                 if self._signed(msg):
@@ -626,6 +624,9 @@ class MavlinkServer:
             return
         if msg.count > M.MAX_ITEMS:
             self.desk.log(f"refused: {M.TYPE_NAMES[mtype]} of {msg.count} items (at most {M.MAX_ITEMS})", True)
+            self._mission_ack(conn, partner, M.NO_SPACE, mtype)
+            return
+        if partner not in self._uploads and len(self._uploads) >= MAX_UPLOADS:
             self._mission_ack(conn, partner, M.NO_SPACE, mtype)
             return
         up = M.Upload(partner, mtype, int(msg.count))
