@@ -44,7 +44,10 @@ def test_a_ground_station_uploads_a_mission_arms_when_the_checks_pass_flies_it_a
     assert back is not None and len(back) == len(items)
     for a, b in zip(items, back):
         assert a[:2] == b[:2] and a[2:6] == pytest.approx(b[2:6]) and a[6:8] == pytest.approx(b[6:8], abs=1e-7)
-    assert list((tmp / "log").glob("upload-*-mission.waypoints")), "the upload is kept with the run's log"
+    kept = list((tmp / "log").glob("upload-*-mission.waypoints"))
+    assert kept, "the upload is kept with the run's log"
+    from autopilot.mission_io import read_mission_file
+    assert len(read_mission_file(kept[0]).mission.waypoints) == 2            # and reads back as a mission
 
     # a mission that fails our checks is refused with MAV_MISSION_* and a STATUSTEXT naming the item
     too_fast = list(items) + [(3, 178, 1, 9.0, -1, 0, 0, 0, 0), (3, 16, 0, 2, 0, 0, 51.1099101, 17.0598572, 0)]

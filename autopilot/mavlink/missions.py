@@ -65,6 +65,7 @@ class MissionStore:
     def __init__(self, upload_dir: Optional[Path] = None):
         self.upload_dir = upload_dir
         self._uploaded = {}           # mission type -> (the MissionConfig it produced, its items)
+        self._written = 0
         self.rally: tuple = ()
 
     def items_for(self, mission_type: int, mission: MissionConfig, frame) -> list:
@@ -125,8 +126,10 @@ class MissionStore:
             return None
         try:
             self.upload_dir.mkdir(parents=True, exist_ok=True)
+            self._written += 1
             stamp = time.strftime("%Y%m%d-%H%M%S")
-            path = self.upload_dir / f"upload-{stamp}-{TYPE_NAMES[mission_type].split()[0]}.waypoints"
+            path = self.upload_dir / (f"upload-{stamp}-{self._written:03d}-{TYPE_NAMES[mission_type].split()[0]}"
+                                      f".waypoints")
             path.write_text(items_to_wpl(items))
             return path
         except OSError:
