@@ -25,6 +25,7 @@ SUBCOMMAND_MODULES = (
     "autopilot.cli_keys",           # autopilot keys token --config FILE
     "autopilot.cli_calibrate",      # autopilot calibrate mag (--bus N | --from-log LOG | --sim) ...
     "autopilot.cli_identify",       # autopilot identify thrust BENCH.csv / identify hull RUN_DIR... --vessel F
+    "autopilot.cli_campaign",       # autopilot campaign SPEC.yaml [--ray auto] / campaign report DIR [DIR_B]
 )
 
 

@@ -203,6 +203,22 @@ def run(args) -> int:
     return 1 if refused else 0
 
 
+def _track_lines(r) -> list:
+    """Cross-track error on the mission's legs; station keeping for a run that held a point in LOITER."""
+    out = []
+    if r.get("xte_rms_m") is not None and math.isfinite(r["xte_rms_m"]):
+        out.append(f"  cross-track error (true position): rms {r['xte_rms_m']:.2f} m, max {r['xte_max_m']:.2f} m")
+    sk = r.get("station_keeping")
+    if sk and sk["time_s"] >= 10.0:
+        out.append(f"  station keeping in LOITER ({sk['time_s']:.0f} s, true position): "
+                   f"{100 * sk['within_radius_frac']:.0f} % within {sk['radius_m']:g} m, "
+                   f"{100 * sk['within_2m_frac']:.0f} % within 2 m, p95 {sk['p95_m']:.2f} m, max {sk['max_m']:.2f} m, "
+                   f"VRX score {sk['vrx_score']:.2f}")
+    if not out:
+        out.append("  cross-track error: no mission leg flown")
+    return out
+
+
 def _plant_spec(vessel, args):
     """The true boat from --plant-vessel, --mismatch, --plant-extra and --force (None: the vessel file as is)."""
     import dataclasses
@@ -324,7 +340,7 @@ def format_summary(r: dict, env) -> str:
         f"Tp {env.wave_tp_s:g} s from {env.wave_from_deg:g} deg",
         f"  GNSS: {r['gps_noise']} noise at {r['gps_rate_hz']:g} Hz",
         *_plant_lines(r.get("plant"), r["vessel"]),
-        f"  cross-track error (true position): rms {r['xte_rms_m']:.2f} m, max {r['xte_max_m']:.2f} m",
+        *_track_lines(r),
         f"  position estimate error: rms {r['pos_err_rms_m']:.2f} m, mae {r['pos_err_mae_m']:.2f} m "
         f"(raw GNSS: rms {r['gps_err_rms_m']:.2f} m, mae {r['gps_err_mae_m']:.2f} m)",
         f"  heading estimate error: rms {r['heading_err_rms_deg']:.2f} deg",

@@ -213,6 +213,7 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
     next_arm, next_heartbeat, armed_at = 0.0, 0.0, None
     battery_v = vessel.battery.voltage_v
     completed_at = None
+    loiter_track = []                    # (north, east) from the LOITER centre [m], heading error [rad]
     wall0 = time.perf_counter()
     k = 0
     for k in range(n_cycles):
@@ -264,6 +265,12 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
             pulse_log[k] = res.pulses.pulse_us
         if opts.on_result is not None:
             opts.on_result(t, autopilot, batch, res, truth)
+        if res.mode == "LOITER":
+            centre = autopilot.modes["LOITER"].center_ned
+            if centre is not None:
+                loiter_track.append((truth.north_m - centre[0], truth.east_m - centre[1],
+                                     math.remainder(truth.heading_rad - autopilot.modes["LOITER"].heading_ref_rad,
+                                                    2.0 * math.pi)))
         in_auto = res.mode == "AUTO"
         metrics.add_cycle(t, truth_ne, truth.heading_rad, res.nav, autopilot.guidance.leg if in_auto else None,
                           autopilot.guidance.index, in_auto)
@@ -333,6 +340,11 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
                                  if isinstance(v, int) and not isinstance(v, bool) and k != "baud"}
         report["gnss_forged_epochs"] = sensors.gnss.emitter.forged_epochs
     report.update(metrics.summary())
+    if loiter_track:
+        from hil.station_keeping import station_keeping
+        lt = np.array(loiter_track)
+        report["station_keeping"] = dict(station_keeping(lt[:, 0], lt[:, 1], mission.loiter_radius_m, lt[:, 2]),
+                                         time_s=round(len(lt) * dt, 2), radius_m=mission.loiter_radius_m)
     auto = autopilot.modes["AUTO"]
     if mission.identification is not None:
         report["identification"] = {"segments_flown": auto.index, "segments_total": len(auto.segments),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create (or refresh) the project's virtual environment in .venv and install the autopilot into it.
-# Usage: scripts/setup.sh [--ros]   (--ros also installs rclpy and the standard messages from PyPI, and MAVProxy:
-# laptops/CI)
+# Usage: scripts/setup.sh [--ros]   (--ros also installs rclpy and the standard messages from PyPI, MAVProxy and
+# Ray: laptops/CI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -13,6 +13,6 @@ if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv || { echo "error: cannot create a venv; on Debian/Ubuntu: sudo apt install python3-venv" >&2; exit 1; }
 fi
 extras="test"
-[ "${1:-}" = "--ros" ] && extras="test,ros,gcs"
+[ "${1:-}" = "--ros" ] && extras="test,ros,gcs,campaign"
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[${extras}]"

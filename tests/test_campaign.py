@@ -1,0 +1,127 @@
+"""Campaigns: the same table from one worker, all cores and a local Ray instance; no finished run lost to a dead
+worker or a Ctrl-C; a resume does only the rest."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from autopilot.config import ConfigError
+from hil.campaign import RESULTS, expand, load_campaign, read_rows, run_campaign, run_one
+from hil.campaign_report import compare, format_report
+
+TINY = """name: tiny
+missions: [straight_line]
+vessels: [wamv]
+mismatch: ["", "x_u=2,iz=0.5"]
+seeds: 1-2
+duration_s: 25
+"""
+VOLATILE = ("wall_s",)
+
+
+def _spec(tmp_path, text=TINY):
+    path = tmp_path / "tiny.yaml"
+    path.write_text(text)
+    return load_campaign(path)
+
+
+def _table(rows):
+    return sorted((json.dumps({k: v for k, v in r.items() if k not in VOLATILE}, sort_keys=True) for r in rows))
+
+
+def test_one_worker_two_workers_and_ray_give_the_same_table(tmp_path):
+    spec, base = _spec(tmp_path)
+    runs = expand(spec, base)
+    assert len(runs) == 4 and len({r["id"] for r in runs}) == 4
+    one = run_campaign(runs, tmp_path / "one", workers=1)
+    two = run_campaign(runs, tmp_path / "two", workers=2)
+    ray = run_campaign(runs, tmp_path / "ray", ray_address="auto")
+    assert all("error" not in r and r["pos_err_rms_m"] < r["gps_err_rms_m"] for r in one), \
+        [r.get("error") for r in one]
+    assert _table(one) == _table(two) == _table(ray)
+    assert _table(read_rows(tmp_path / "ray")) == _table(one)        # what is on disk is what came back
+    text = format_report(one)
+    assert "mismatch" in text and "x_u=2,iz=0.5" in text
+
+
+_KILLED = "killed-once"
+
+
+def _dies_once(run):
+    """A worker that dies (SIGKILL) on its first attempt at seed 2."""
+    marker = Path(os.environ["CAMPAIGN_TEST_DIR"]) / _KILLED
+    if run["seed"] == 2 and not marker.exists():
+        marker.write_text("x")
+        os.kill(os.getpid(), 9)
+    return dict(run, complete=True, xte_rms_m=float(run["seed"]))
+
+
+def test_a_worker_killed_mid_campaign_loses_no_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAMPAIGN_TEST_DIR", str(tmp_path))
+    spec, base = _spec(tmp_path, TINY.replace("seeds: 1-2", "seeds: 1-4"))
+    runs = expand(spec, base)
+    rows = run_campaign(runs, tmp_path / "out", workers=2, fn=_dies_once)
+    assert (tmp_path / _KILLED).exists()
+    assert sorted(r["id"] for r in rows) == sorted(r["id"] for r in runs)
+    assert len(read_rows(tmp_path / "out")) == len(runs)
+
+
+def _counting(run):
+    return dict(run, complete=True, xte_rms_m=1.0)
+
+
+def test_a_resume_after_ctrl_c_does_only_the_rest(tmp_path):
+    spec, base = _spec(tmp_path, TINY.replace("seeds: 1-2", "seeds: 1-5"))
+    runs = expand(spec, base)
+
+    def interrupt(row, done, total):
+        if done == 3:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        run_campaign(runs, tmp_path / "out", workers=1, fn=_counting, on_row=interrupt)
+    kept = read_rows(tmp_path / "out")
+    assert len(kept) == 3
+    seen = []
+    rows = run_campaign(runs, tmp_path / "out", workers=1, fn=_counting,
+                        on_row=lambda row, done, total: seen.append(row["id"]))
+    assert len(seen) == len(runs) - 3 and not set(seen) & {r["id"] for r in kept}
+    assert len(rows) == len(runs) == len(read_rows(tmp_path / "out"))
+
+
+def test_a_line_cut_by_a_crash_is_skipped_and_done_again(tmp_path):
+    spec, base = _spec(tmp_path)
+    runs = expand(spec, base)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / RESULTS).write_text(json.dumps(_counting(runs[0])) + "\n" + '{"id": "' + runs[1]["id"][:5])
+    assert len(read_rows(out)) == 1
+    assert len(run_campaign(runs, out, workers=1, fn=_counting)) == len(runs)
+
+
+@pytest.mark.parametrize("edit, key", [
+    (("mismatch: [\"\", \"x_u=2,iz=0.5\"]", "mismatch: [\"x_q=2\"]"), "mismatch[0]"),
+    (("missions: [straight_line]", "missions: [nowhere.yaml]"), "missions[0]"),
+    (("seeds: 1-2", "seeds: one-two"), "seeds"),
+    (("duration_s: 25", "duration_s: 25\nfaults: [\"gps-loss@10\"]"), "devices"),
+    (("duration_s: 25", "duration_s: 25\nwind: [[3]]"), "wind[0]"),
+])
+def test_a_bad_campaign_file_names_the_key(tmp_path, edit, key):
+    with pytest.raises(ConfigError) as e:
+        _spec(tmp_path, TINY.replace(*edit))
+    assert key in str(e.value)
+
+
+def test_station_keeping_is_reported_for_loiter_and_two_campaigns_compare(tmp_path):
+    spec, base = _spec(tmp_path, TINY.replace("missions: [straight_line]", "missions: [loiter]")
+                       .replace("duration_s: 25", "loiter_s: 40"))
+    row = run_one(expand(spec, base)[0])
+    assert "error" not in row and row["complete"]
+    assert 0.0 <= row["within_2m_frac"] <= 1.0 and row["p95_m"] < 5.0 and row["vrx_score"] > 0.0
+    a = [dict(_counting(r), xte_rms_m=1.0 + 0.01 * r["seed"]) for r in expand(*_spec(tmp_path, TINY.replace(
+        "seeds: 1-2", "seeds: 1-8")))]
+    b = [dict(r, xte_rms_m=r["xte_rms_m"] + 1.0) for r in a]
+    text = compare(a, b)
+    assert "worse" in text and "better" not in text
