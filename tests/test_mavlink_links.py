@@ -147,3 +147,31 @@ def test_rates_home_current_waypoint_and_rc_override_from_a_ground_station(serve
         assert servo is not None and abs(servo.servo1_raw - 1500) <= 30 and abs(servo.servo2_raw - 1500) <= 30
     finally:
         gcs.close()
+
+
+def _late_radio_links():
+    import tempfile
+    master, slave = os.openpty()
+    late = os.path.join(tempfile.mkdtemp(), "ttyRADIO")
+    from tests.mavlink_gcs import free_udp_port
+    return [f"udpout:127.0.0.1:{free_udp_port()}", f"serial:{late}:57600"], (master, slave, late)
+
+
+@pytest.mark.parametrize("served", [_late_radio_links], indirect=True)
+def test_a_radio_plugged_in_after_start_is_served_from_then_on(served):
+    master, slave, late = served
+    time.sleep(1.0)                              # the boat started without it (and said so)
+    os.symlink(os.ttyname(slave), late)          # the radio appears
+    parser = M.MAVLink(None, srcSystem=255, srcComponent=190)
+    parser.robust_parsing = True
+    os.set_blocking(master, False)
+    heartbeat = None
+    end = time.monotonic() + 15.0
+    while time.monotonic() < end and heartbeat is None:
+        try:
+            data = os.read(master, 4096)
+        except BlockingIOError:
+            data = b""
+        heartbeat = next((m for m in parser.parse_buffer(data) or [] if m.get_type() == "HEARTBEAT"), None)
+        time.sleep(0.05)
+    assert heartbeat is not None and heartbeat.type == M.MAV_TYPE_SURFACE_BOAT

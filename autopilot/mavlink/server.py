@@ -54,6 +54,7 @@ log = logging.getLogger(__name__)
 
 MAV_COMP_ID_ALL = 0
 MAX_UPLOADS = 8                 # uploads in progress at once (from different ground stations)
+LINK_RETRY_S = 5.0              # a link that did not open is tried again this often
 REFUSAL_TEXT_EVERY_S = 1.0      # repeated refusals of one kind are reported once a second, not per message
 MAX_MESSAGES_PER_PASS = 200     # per link, so one flooding link cannot starve the others
 FORCE_ARM_MAGIC = 21196         # COMPONENT_ARM_DISARM param2: "force"; never skips our pre-arm checks
@@ -188,7 +189,7 @@ class MavlinkServer:
         self._last_refusal: Dict[str, float] = {}
         self._prearm_ok: Optional[bool] = None
         self._next_prearm = 0.0
-        self._snap = None
+        self._closed_links: List = []             # (LinkSpec, wall time of the next try): reopened when they can be
         self._mission_seqs: tuple = (None, ([], 0))   # (mission, (waypoint item seqs, item count))
         desk.add_listener(self._on_desk_event)
 
@@ -199,17 +200,12 @@ class MavlinkServer:
         problems = []
         for spec_text in self.cfg.links:
             spec = parse_link(spec_text)
-            try:
-                conn = open_link(spec, self.cfg.system_id, self.cfg.component_id)
-            except Exception as e:             # mavutil raises bare Exceptions for ports and devices
-                problems.append(f"{spec}: {e}")
-                continue
-            if self.key is not None:
-                conn.setup_signing(self.key, sign_outgoing=True, allow_unsigned_callback=lambda mav, msg_id: True)
-            self.links.append(conn)
-            self.link_names.append(str(spec))
+            problem = self._open(spec)
+            if problem:
+                problems.append(problem)
+                self._closed_links.append((spec, self.wall() + LINK_RETRY_S))
         for p in problems:
-            self.desk.log(f"MAVLink link not opened: {p}", True)
+            self.desk.log(f"MAVLink link not opened: {p} (tried again every {LINK_RETRY_S:g} s)", True)
         if not self.links:
             raise MavlinkError("no MAVLink link could be opened: " + "; ".join(problems))
         if self.key is None:
@@ -218,6 +214,30 @@ class MavlinkServer:
         self._thread = threading.Thread(target=self._run, name="mavlink", daemon=True)
         self._thread.start()
         return self
+
+    def _open(self, spec) -> str:
+        """Open one link and serve it; '' on success, else what went wrong."""
+        try:
+            conn = open_link(spec, self.cfg.system_id, self.cfg.component_id)
+        except Exception as e:                 # mavutil raises bare Exceptions for ports and devices
+            return f"{spec}: {e}"
+        if self.key is not None:
+            conn.setup_signing(self.key, sign_outgoing=True, allow_unsigned_callback=lambda mav, msg_id: True)
+        self.links.append(conn)
+        self.link_names.append(str(spec))
+        return ""
+
+    def _retry_links(self, now: float) -> None:
+        """A radio plugged in after start (or a port freed) is served from then on."""
+        for item in list(self._closed_links):
+            spec, when = item
+            if now < when:
+                continue
+            self._closed_links.remove(item)
+            if self._open(spec):
+                self._closed_links.append((spec, now + LINK_RETRY_S))
+            else:
+                self.calls.submit(lambda: self.desk.log(f"MAVLink link {spec} opened"))
 
     def stop(self) -> None:
         self._stop.set()
@@ -250,6 +270,8 @@ class MavlinkServer:
                 self._telemetry(now)
                 self._upload_timeouts(now)
                 self._send_texts()
+                if self._closed_links:
+                    self._retry_links(now)
             except Exception as e:             # a bug in one message's handling must not end the server
                 self.stats["handled_errors"] += 1
                 log.exception("MAVLink server: %r", e)
