@@ -2,7 +2,7 @@
 
     python benchmarks/bench_robustness.py [--presets foka,iacquabot,wamv] [--missions demo,hexagon,loiter]
         [--seeds 1,2,3] [--random 20] [--factors 0.4,0.6,1.5,2.5] [--keys ...] [--extras] [--workers N]
-        [--devices bytes|typed] [--out rows.jsonl] [--ekf KEY=VALUE,...]
+        [--devices bytes|typed] [--out DIR] [--ray auto|ADDRESS] [--ekf KEY=VALUE,...]
 
 For every preset and mission, the plant is the preset's own vessel file scaled by a mismatch (hil.plant_spec):
 each coefficient of --keys alone at each of --factors, plus --random combinations with every coefficient
@@ -19,7 +19,8 @@ Printed per preset and mission: runs, missions completed, false failsafes (every
 injected here), xte_rms on true position against the matched run of the same seed (median and worst ratio),
 the worst xte_max, the worst estimate error (RMS, true position) and the smallest raw GNSS error (RMS) of any
 run, the runs whose estimate was not better than raw GNSS, and for LOITER the worst 95th percentile. Then the
-worst runs by xte ratio. Runs go to worker processes (all cores by default). Nothing is asserted here.
+worst runs by xte ratio. Runs go through hil/campaign.py's runner: worker processes (all cores by default) or
+Ray tasks (--ray), each row kept in --out as it finishes. Nothing is asserted here.
 """
 from __future__ import annotations
 
@@ -29,7 +30,6 @@ import os
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -172,31 +172,28 @@ def main() -> None:
     ap.add_argument("--extras", action="store_true", help="add the realistic extras to every plant")
     ap.add_argument("--devices", choices=("bytes", "typed"), default="bytes")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--out", help="write every run as a JSON line here")
+    ap.add_argument("--ray", metavar="auto|ADDRESS", help="run as Ray tasks (hil/campaign.py) instead of local "
+                                                          "processes")
+    ap.add_argument("--out", metavar="DIR", help="keep every run in DIR/results.jsonl; running again with the same "
+                                                 "DIR does only the runs not there yet")
     ap.add_argument("--ekf", default={}, type=lambda s: {k: json.loads(v) for k, v in
                                                          (p.split("=", 1) for p in s.split(",") if p)},
                     metavar="KEY=VALUE,...", help="EkfTuning fields to try instead of the defaults")
     args = ap.parse_args()
-    todo = tasks(args)
-    print(f"{len(todo)} runs on {args.workers} workers ({args.devices} devices"
+    from hil.campaign import run_campaign, run_id
+    todo = [dict(t, id=run_id(t)) for t in tasks(args)]
+    where = f"Ray ({args.ray})" if args.ray else f"{args.workers} workers"
+    print(f"{len(todo)} runs on {where} ({args.devices} devices"
           f"{', realistic extras' if args.extras else ''})", file=sys.stderr)
     t0 = time.perf_counter()
-    rows = []
-    out = open(args.out, "w") if args.out else None
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        futures = [pool.submit(run_one, t) for t in todo]
-        for i, fut in enumerate(as_completed(futures), 1):
-            row = fut.result()
-            rows.append(row)
-            if out:
-                out.write(json.dumps(row, default=str) + "\n")
-                out.flush()
-            if i % 20 == 0 or i == len(todo):
-                print(f"  {i}/{len(todo)} runs, {time.perf_counter() - t0:.0f} s", file=sys.stderr)
-    if out:
-        out.close()
+
+    def progress(row, done, total):
+        if done % 20 == 0 or done == total:
+            print(f"  {done}/{total} runs, {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    rows = run_campaign(todo, args.out or tempfile.mkdtemp(), workers=args.workers, ray_address=args.ray,
+                        on_row=progress, fn=run_one)
     rows.sort(key=lambda r: (r["preset"], r["mission"], r["seed"], r["label"]))
-    print(f"mismatch campaign: {len(rows)} runs in {time.perf_counter() - t0:.0f} s wall on {args.workers} workers; "
+    print(f"mismatch campaign: {len(rows)} runs in {time.perf_counter() - t0:.0f} s wall on {where}; "
           f"demo weather, 1 Hz GNSS 2.0 m CEP white{', realistic extras' if args.extras else ''}")
     summarise(rows)
 

@@ -236,7 +236,7 @@ class _Sink:
         self.f = open(out_dir / RESULTS, "a", encoding="utf-8")
 
     def add(self, row: dict) -> None:
-        self.f.write(json.dumps(row, sort_keys=True) + "\n")
+        self.f.write(json.dumps(row, sort_keys=True, default=str) + "\n")
         self.f.flush()
         os.fsync(self.f.fileno())
 
