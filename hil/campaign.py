@@ -23,6 +23,7 @@ has its runs done again by another (a pool is rebuilt; Ray retries the task).
     devices: typed                       # typed | bytes
     loiter_s: 300                        # the `loiter` mission: station keeping this long after arriving
 
+A run may carry `params` (autopilot/tunables.py names -> values: a tuning candidate, hil/tuning.py).
 Rows hold the run's parameters and: complete, xte_rms_m, xte_max_m, pos_err_rms_m, gps_err_rms_m,
 heading_err_rms_deg, failsafes (kind->action), false_failsafes (a failsafe no injected fault explains),
 genuine_failsafes, and for `loiter` the station keeping (station_keeping.py's figures), plus wall_s.
@@ -173,6 +174,14 @@ def run_one(run: dict) -> dict:
     try:
         vessel = load_vessel(run["vessel"])
         mission = _mission(run["mission"])
+        if run.get("params"):                  # a tuning candidate: field tunables over the files
+            from autopilot.tunables import ParamStore
+            store = ParamStore(vessel, mission)
+            for name, value in run["params"].items():
+                ok, text = store.set(name, value)
+                if not ok:
+                    raise ValueError(text)
+            vessel, mission = store.vessel, store.mission
         plant = load_vessel(run["plant_vessel"]) if run["plant_vessel"] else None
         mismatch = parse_mismatch(run["mismatch"]) if run["mismatch"] else {}
         spec = None
