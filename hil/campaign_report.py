@@ -1,4 +1,5 @@
-"""What a campaign's table says: per-group percentiles, a comparison of two campaigns, box plots.
+"""What a campaign's table says: per-group percentiles, a comparison of two campaigns, box plots and a heat map
+over the first two swept factors.
 
 Groups are the combinations of the run parameters that vary in the table, except the seed: each group's
 figures are over its seeds. `compare(a, b)` matches groups by those parameters and tests each figure's
@@ -134,6 +135,38 @@ def plot(rows: Sequence[dict], path) -> None:
         ax.set_ylabel(name)
         ax.grid(True, alpha=0.3)
     axes[-1].set_xticks(range(1, len(labels) + 1), labels, rotation=60, ha="right", fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    if len(keys) >= 2:
+        heatmap(rows, keys[0], keys[1], str(path).rsplit(".", 1)[0] + "-heatmap.png")
+
+
+def heatmap(rows: Sequence[dict], key_x: str, key_y: str, path) -> None:
+    """Median cross-track RMS over everything else, for two swept factors (PNG)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    xs = list(dict.fromkeys(_label(r.get(key_x)) for r in rows))
+    ys = list(dict.fromkeys(_label(r.get(key_y)) for r in rows))
+    grid = np.full((len(ys), len(xs)), np.nan)
+    for j, y in enumerate(ys):
+        for i, x in enumerate(xs):
+            v = [r["xte_rms_m"] for r in rows if _label(r.get(key_x)) == x and _label(r.get(key_y)) == y
+                 and isinstance(r.get("xte_rms_m"), (int, float)) and math.isfinite(r["xte_rms_m"])]
+            if v:
+                grid[j, i] = float(np.median(v))
+    fig, ax = plt.subplots(figsize=(1.2 * len(xs) + 3, 0.6 * len(ys) + 2))
+    im = ax.imshow(grid, cmap="viridis", aspect="auto")
+    for j in range(len(ys)):
+        for i in range(len(xs)):
+            if math.isfinite(grid[j, i]):
+                ax.text(i, j, f"{grid[j, i]:.2f}", ha="center", va="center", color="w", fontsize=8)
+    ax.set_xticks(range(len(xs)), xs, rotation=45, ha="right", fontsize=7)
+    ax.set_yticks(range(len(ys)), ys, fontsize=7)
+    ax.set_xlabel(key_x)
+    ax.set_ylabel(key_y)
+    fig.colorbar(im, ax=ax, label="median cross-track RMS [m]")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

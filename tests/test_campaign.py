@@ -125,3 +125,11 @@ def test_station_keeping_is_reported_for_loiter_and_two_campaigns_compare(tmp_pa
     b = [dict(r, xte_rms_m=r["xte_rms_m"] + 1.0) for r in a]
     text = compare(a, b)
     assert "worse" in text and "better" not in text
+
+
+def test_the_report_plots_boxes_per_group_and_a_heat_map_of_two_swept_factors(tmp_path):
+    from hil.campaign_report import plot
+    spec, base = _spec(tmp_path, TINY.replace("missions: [straight_line]", "missions: [straight_line, demo]"))
+    rows = [dict(_counting(r), xte_rms_m=0.1 * r["seed"]) for r in expand(spec, base)]
+    plot(rows, tmp_path / "box.png")
+    assert (tmp_path / "box.png").stat().st_size > 1000 and (tmp_path / "box-heatmap.png").stat().st_size > 1000
