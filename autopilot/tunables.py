@@ -153,7 +153,7 @@ class ParamStore:
         if t.choices:
             k = int(round(value))
             if abs(value - k) > 1e-6 or not 0 <= k < len(t.choices):
-                raise ConfigError("parameter", t.name, f"must be one of " +
+                raise ConfigError("parameter", t.name, "must be one of " +
                                   ", ".join(f"{i} ({c})" for i, c in enumerate(t.choices)) + f"; got {value:g}")
             return t.choices[k]
         if t.zero_is_auto and value == 0.0:

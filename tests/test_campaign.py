@@ -3,14 +3,13 @@ worker or a Ctrl-C; a resume does only the rest."""
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 
 from autopilot.config import ConfigError
 from hil.campaign import RESULTS, expand, load_campaign, read_rows, run_campaign, run_one
 from hil.campaign_report import compare, format_report
+from tests.campaign_helpers import KILLED, dies_once
 
 TINY = """name: tiny
 missions: [straight_line]
@@ -47,24 +46,14 @@ def test_one_worker_two_workers_and_ray_give_the_same_table(tmp_path):
     assert "mismatch" in text and "x_u=2,iz=0.5" in text
 
 
-_KILLED = "killed-once"
-
-
-def _dies_once(run):
-    """A worker that dies (SIGKILL) on its first attempt at seed 2."""
-    marker = Path(os.environ["CAMPAIGN_TEST_DIR"]) / _KILLED
-    if run["seed"] == 2 and not marker.exists():
-        marker.write_text("x")
-        os.kill(os.getpid(), 9)
-    return dict(run, complete=True, xte_rms_m=float(run["seed"]))
-
-
-def test_a_worker_killed_mid_campaign_loses_no_run(tmp_path, monkeypatch):
-    monkeypatch.setenv("CAMPAIGN_TEST_DIR", str(tmp_path))
+@pytest.mark.parametrize("engine", ["pool", "ray"])
+def test_a_worker_killed_mid_campaign_loses_no_run(tmp_path, monkeypatch, engine):
+    monkeypatch.setenv("CAMPAIGN_TEST_DIR", str(tmp_path))        # inherited by the pool's and Ray's workers
     spec, base = _spec(tmp_path, TINY.replace("seeds: 1-2", "seeds: 1-4"))
     runs = expand(spec, base)
-    rows = run_campaign(runs, tmp_path / "out", workers=2, fn=_dies_once)
-    assert (tmp_path / _KILLED).exists()
+    kw = dict(workers=2) if engine == "pool" else dict(ray_address="auto")
+    rows = run_campaign(runs, tmp_path / "out", fn=dies_once, **kw)
+    assert (tmp_path / KILLED).exists()
     assert sorted(r["id"] for r in rows) == sorted(r["id"] for r in runs)
     assert len(read_rows(tmp_path / "out")) == len(runs)
 

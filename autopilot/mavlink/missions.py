@@ -21,7 +21,7 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import List, Optional
 
 from autopilot import mission_io
 from autopilot.config import ConfigError, MissionConfig
