@@ -34,7 +34,6 @@ import math
 import threading
 import time
 from collections import deque
-import pathlib
 from typing import Callable, Optional
 
 import numpy as np
