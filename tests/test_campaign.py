@@ -3,6 +3,7 @@ worker or a Ctrl-C; a resume does only the rest."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -122,3 +123,11 @@ def test_the_report_plots_boxes_per_group_and_a_heat_map_of_two_swept_factors(tm
     rows = [dict(_counting(r), xte_rms_m=0.1 * r["seed"]) for r in expand(spec, base)]
     plot(rows, tmp_path / "box.png")
     assert (tmp_path / "box.png").stat().st_size > 1000 and (tmp_path / "box-heatmap.png").stat().st_size > 1000
+
+
+def test_the_benchmark_campaign_files_load_and_expand():
+    from hil.campaign import load_campaign as load
+    files = sorted((Path(__file__).resolve().parents[1] / "benchmarks" / "campaigns").glob("*.yaml"))
+    assert len(files) >= 4
+    sizes = {f.stem: len(expand(*load(f))) for f in files}
+    assert sizes["demo_1000"] == 1000 and all(n > 0 for n in sizes.values()), sizes
