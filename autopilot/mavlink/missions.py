@@ -66,6 +66,7 @@ class MissionStore:
         self.upload_dir = upload_dir
         self._uploaded = {}           # mission type -> (the MissionConfig it produced, its items)
         self._written = 0
+        self.version = 0              # counts accepted uploads (a download cache keys on it)
         self.rally: tuple = ()
 
     def items_for(self, mission_type: int, mission: MissionConfig, frame) -> list:
@@ -112,6 +113,7 @@ class MissionStore:
 
     def keep(self, mission_type: int, mission: Optional[MissionConfig], items: list) -> None:
         """Remember an accepted upload (downloaded identically while `mission` is flown) and write it out."""
+        self.version += 1
         if mission_type == RALLY:
             self.rally = tuple(items)
         else:

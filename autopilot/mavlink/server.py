@@ -183,6 +183,7 @@ class MavlinkServer:
         self._texts: "queue.Queue[tuple[int, str]]" = queue.Queue(maxsize=200)
         self._text_id = 0
         self._uploads: Dict[tuple, M.Upload] = {}
+        self._items_cache: Dict[int, tuple] = {}     # mission type -> (mission, store version, items)
         self._rates = {name: float(getattr(cfg.streams, name)) for name in T.MESSAGE_IDS}
         self._next_due = {name: 0.0 for name in self._rates}
         self._once: set = set()                  # messages asked for once (REQUEST_MESSAGE)
@@ -597,11 +598,18 @@ class MavlinkServer:
                                                        mtype))
 
     def _items(self, mtype: int) -> list:
+        """The items of `mtype` a download serves, built in the loop once per mission and upload."""
         ap = self.desk.autopilot
+        mission, version = ap.mission, self.store.version
+        cached = self._items_cache.get(mtype)
+        if cached is not None and cached[0] is mission and cached[1] == version:
+            return cached[2]
         try:
-            return self.calls.call(lambda: self.store.items_for(mtype, ap.mission, ap.frame), 3.0)
+            items = self.calls.call(lambda: self.store.items_for(mtype, ap.mission, ap.frame), 3.0)
         except Exception:
             return []
+        self._items_cache[mtype] = (mission, version, items)
+        return items
 
     def _on_mission_request_int(self, index, conn, msg, partner) -> None:
         self._send_item(conn, msg, as_int=True)
