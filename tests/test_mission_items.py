@@ -317,3 +317,20 @@ def test_a_plan_made_for_another_vehicle_keeps_the_boats_cruise_speed_and_says_s
                                         "params": [10, 0, 1, None, None, None, None]})
     loaded = parse_qgc_plan(json.dumps(plan), "fw.plan")
     assert any("mission.items[1]: DO_SET_CAM_TRIGG_DIST (206) skipped" in n for n in loaded.notes)
+
+
+def test_an_upload_keeps_a_fence_given_in_metres_where_it_was_on_the_water(tmp_path):
+    from autopilot.guidance import mission_frame
+    from autopilot.mavlink.missions import MISSION, MissionStore, Upload
+    path = tmp_path / "fenced.yaml"
+    path.write_text("name: fenced\nanchor: {lat_deg: 51.11, lon_deg: 17.06}\nwaypoints: [{north_m: 10, east_m: 0}]\n"
+                    "cruise_speed_mps: 0.8\nacceptance_radius_m: 2.0\n"
+                    "geofence: [{north_m: -20, east_m: -30}, {north_m: 40, east_m: -30}, {north_m: 40, east_m: 30}]\n")
+    current = load_mission(path)
+    home = (51.1101, 17.0602)                      # the upload's home: a different anchor
+    up = Upload((0, 255, 190), MISSION, 2, [MissionItem(0, 0, 16, (0, 0, 0, 0), *home),
+                                              MissionItem(1, 3, 16, (0, 2, 0, 0), 51.1100899, 17.06)])
+    mission, _ = MissionStore().build(up, current, "upload")
+    frame = mission_frame(current)
+    for p, q in zip(current.geofence, mission.geofence):
+        assert (q.lat_deg, q.lon_deg) == pytest.approx(frame.to_wgs84(p.north_m, p.east_m), abs=1e-9)

@@ -98,6 +98,12 @@ class MissionStore:
                             if k in ("acceptance_radius_m", "cruise_speed_mps", "guidance", "geofence",
                                      "loiter_radius_m", "on_complete")}
                 defaults["name"] = "mavlink-upload"
+                # the upload's home becomes its anchor: a fence given in metres keeps its place on the water
+                from autopilot.guidance import mission_frame
+                frame = mission_frame(current)
+                defaults["geofence"] = [
+                    {"lat_deg": p.lat_deg, "lon_deg": p.lon_deg} if p.lat_deg is not None else
+                    dict(zip(("lat_deg", "lon_deg"), frame.to_wgs84(p.north_m, p.east_m))) for p in current.geofence]
                 loaded = mission_io.mission_from_items(items, source, defaults)
                 return loaded.mission, tuple(loaded.waypoint_labels)
             if up.mission_type == FENCE:
