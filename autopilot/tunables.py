@@ -116,14 +116,14 @@ class ParamStore:
         except ConfigError as e:
             return False, f"{name} = {value!r} refused: {e.key}: {e.reason}"
         if self.overlay_path is not None:
-            overlay = dict(self.overlay, **{name: self._plain(t, value)})
+            overlay = dict(self.overlay, **{name: self._field_value(t, value)})
             try:
                 self._write(overlay)
             except OSError as e:
                 return False, f"{name} refused: cannot write {self.overlay_path}: {e.strerror}"
             self.overlay = overlay
         else:
-            self.overlay[name] = self._plain(t, value)
+            self.overlay[name] = self._field_value(t, value)
         self.vessel, self.mission = vessel, mission
         when = "applied now" if t.live else "applied at the next start"
         kept = f"kept in {self.overlay_path}" if self.overlay_path is not None else "not kept across a restart"
@@ -138,12 +138,9 @@ class ParamStore:
     def _root(self, t: Tunable):
         return self.vessel if t.path.startswith("vessel.") else self.mission
 
-    def _plain(self, t: Tunable, value: float):
-        """The overlay file's value: the choice's name, a whole number, or a float."""
-        v = self._field_value(t, value)
-        return v
-
     def _field_value(self, t: Tunable, value: float):
+        """The file's value for a ground station's float: the choice's name, a whole number, None for an
+        automatic 0, or the float (also what the overlay file holds). ConfigError when it cannot be one."""
         try:
             value = float(value)
         except (TypeError, ValueError):
