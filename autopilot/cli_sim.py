@@ -216,6 +216,10 @@ def _track_lines(r) -> list:
                    f"VRX score {sk['vrx_score']:.2f}")
     if not out:
         out.append("  cross-track error: no mission leg flown")
+    tu = r.get("thruster_usage")
+    if tu and math.isfinite(tu["reversals_per_min"]):
+        out.append(f"  thrusters: {tu['reversals_per_min']:.1f} reversals/min, "
+                   f"{100 * tu['saturated_frac']:.1f} % of cycles at a limit")
     return out
 
 

@@ -26,7 +26,7 @@ has its runs done again by another (a pool is rebuilt; Ray retries the task).
 A run may carry `params` (autopilot/tunables.py names -> values: a tuning candidate, hil/tuning.py).
 Rows hold the run's parameters and: complete, xte_rms_m, xte_max_m, pos_err_rms_m, gps_err_rms_m,
 heading_err_rms_deg, failsafes (kind->action), false_failsafes (a failsafe no injected fault explains),
-genuine_failsafes, and for `loiter` the station keeping (station_keeping.py's figures), plus wall_s.
+genuine_failsafes, reversals_per_min and saturated_frac (hil/thruster_usage.py), and for `loiter` the station keeping (station_keeping.py's figures), plus wall_s.
 """
 from __future__ import annotations
 
@@ -204,7 +204,9 @@ def run_one(run: dict) -> dict:
                    heading_err_rms_deg=r["heading_err_rms_deg"],
                    failsafes=[f"{e['kind']}->{e['action']}" for e in r["failsafe_events"]],
                    false_failsafes=sum(e["kind"] not in explained for e in events),
-                   genuine_failsafes=sum(e["kind"] in explained for e in events))
+                   genuine_failsafes=sum(e["kind"] in explained for e in events),
+                   reversals_per_min=r["thruster_usage"]["reversals_per_min"],
+                   saturated_frac=r["thruster_usage"]["saturated_frac"])
         if loiter:
             entered = [e.time_s for e in res.events if e.kind == "mode" and "-> LOITER" in e.message]
             if entered:

@@ -57,6 +57,9 @@ def summary(rows: Sequence[dict]) -> dict:
            "gps_p50": _pcts(r.get("gps_err_rms_m") for r in ok)[0],
            "false_fs": sum(int(r.get("false_failsafes", 0)) for r in ok),
            "genuine_fs": sum(int(r.get("genuine_failsafes", 0)) for r in ok)}
+    if any("reversals_per_min" in r for r in ok):
+        out["reversals_p50"] = _pcts(r.get("reversals_per_min") for r in ok)[0]
+        out["saturated_mean"] = float(np.nanmean([r.get("saturated_frac", math.nan) for r in ok]))
     if any("p95_m" in r for r in ok):
         out["station_p95"] = _pcts(r.get("p95_m") for r in ok)[1]
         out["vrx_score"] = float(np.nanmean([r.get("vrx_score", math.nan) for r in ok]))
@@ -71,8 +74,10 @@ def format_report(rows: Sequence[dict], title: str = "") -> str:
                  f"wall time per run: median {np.median([r.get('wall_s', 0) for r in rows]):.1f} s")
     head = " ".join(f"{k[:14]:>14s}" for k in keys)
     station = any("p95_m" in r for r in rows)
+    usage = any("reversals_per_min" in r for r in rows)
     lines.append(f"{head} {'runs':>5s} {'done%':>6s} {'xte p50':>8s} {'p95':>6s} {'max':>6s} {'est p50':>8s} "
                  f"{'p95':>6s} {'gps p50':>8s} {'falseFS':>7s} {'realFS':>6s} {'err':>4s}"
+                 + (f" {'rev/min':>7s} {'sat%':>5s}" if usage else "")
                  + (f" {'stn p95':>8s} {'VRX':>6s}" if station else ""))
     for key, group in groups(rows, keys).items():
         s = summary(group)
@@ -80,6 +85,8 @@ def format_report(rows: Sequence[dict], title: str = "") -> str:
         line = (f"{cells} {s['runs']:5d} {100 * s['complete_frac']:6.1f} {s['xte_p50']:8.2f} {s['xte_p95']:6.2f} "
                 f"{s['xte_max']:6.2f} {s['est_p50']:8.2f} {s['est_p95']:6.2f} {s['gps_p50']:8.2f} "
                 f"{s['false_fs']:7d} {s['genuine_fs']:6d} {s['errors']:4d}")
+        if usage:
+            line += f" {s.get('reversals_p50', math.nan):7.1f} {100 * s.get('saturated_mean', math.nan):5.1f}"
         if station:
             line += f" {s.get('station_p95', math.nan):8.2f} {s.get('vrx_score', math.nan):6.2f}"
         lines.append(line)
@@ -90,7 +97,7 @@ def format_report(rows: Sequence[dict], title: str = "") -> str:
 
 
 FIGURES = (("xte_rms_m", "cross-track RMS [m]"), ("pos_err_rms_m", "estimate error RMS [m]"),
-           ("p95_m", "station keeping p95 [m]"))
+           ("p95_m", "station keeping p95 [m]"), ("reversals_per_min", "thruster reversals/min"))
 
 
 def compare(rows_a: Sequence[dict], rows_b: Sequence[dict], alpha: float = 0.05) -> str:

@@ -36,6 +36,7 @@ from hil.environment import EnvironmentConfig
 from hil.plant import Plant, PlantModel
 from hil.plant_spec import PlantSpec
 from hil.sim_metrics import SimMetrics, distance_to_path_m
+from hil.thruster_usage import thruster_usage
 
 ARM_RETRY_S = 0.2            # how often an unarmed run retries the pre-arm checks
 HEARTBEAT_PERIOD_S = 1.0     # the simulated operator station's heartbeat
@@ -340,6 +341,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
                                  if isinstance(v, int) and not isinstance(v, bool) and k != "baud"}
         report["gnss_forged_epochs"] = sensors.gnss.emitter.forged_epochs
     report.update(metrics.summary())
+    report["thruster_usage"] = thruster_usage(thrust_log[:n_done], dt, [m.max_forward_n for m in maps],
+                                              [m.max_reverse_n for m in maps])
     if loiter_track:
         from hil.station_keeping import station_keeping
         lt = np.array(loiter_track)

@@ -7,6 +7,10 @@ the candidate's cost is
 
     cost = p95 over the ensemble of xte_rms [m] + 5 m per incomplete run share + 2 m per false failsafe
            + 1 m per run that errored
+           + 0.2 m per thruster reversal per minute (ensemble mean) + 10 m per share of cycles at a thrust limit
+
+(reversals and saturation as hil/thruster_usage.py counts them: a tracking gain bought with a propeller that
+keeps reversing, or with thrust the boat does not have, is not a better gain).
 
 Optuna's TPE sampler (seeded: the same search twice gives the same trials) proposes candidates; the first trial
 is the vessel file's own gains, so the result is never worse than the file on this ensemble. The best gains are
@@ -25,6 +29,8 @@ import numpy as np
 SPACE: Dict[str, Tuple[float, float]] = {"HDG_OMEGA": (0.5, 2.0), "HDG_ZETA": (0.6, 1.6), "SPD_KP": (0.3, 3.0),
                                          "SPD_KI": (0.2, 3.0), "NAV_ILOS_SIGMA": (0.0, 2.0)}
 ABSOLUTE = {"HDG_ZETA", "NAV_ILOS_SIGMA"}       # searched as values, not factors
+REVERSAL_COST_M = 0.2        # per thruster reversal per minute
+SATURATION_COST_M = 10.0     # per share of cycles with a thruster at its limit
 
 
 def cost(rows: Sequence[dict]) -> float:
@@ -34,7 +40,15 @@ def cost(rows: Sequence[dict]) -> float:
     p95 = float(np.percentile(xte, 95)) if xte else 50.0
     incomplete = 1.0 - (np.mean([bool(r.get("complete")) for r in ok]) if ok else 0.0)
     false_fs = sum(int(r.get("false_failsafes", 0)) for r in ok)
-    return p95 + 5.0 * float(incomplete) + 2.0 * false_fs + 1.0 * (len(rows) - len(ok))
+    reversals = _mean_finite(r.get("reversals_per_min") for r in ok)
+    saturated = _mean_finite(r.get("saturated_frac") for r in ok)
+    return (p95 + 5.0 * float(incomplete) + 2.0 * false_fs + 1.0 * (len(rows) - len(ok))
+            + REVERSAL_COST_M * reversals + SATURATION_COST_M * saturated)
+
+
+def _mean_finite(values) -> float:
+    v = [x for x in values if isinstance(x, (int, float)) and math.isfinite(x)]
+    return float(np.mean(v)) if v else 0.0
 
 
 @dataclass
