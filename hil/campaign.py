@@ -20,6 +20,8 @@ has its runs done again by another (a pool is rebuilt; Ray retries the task).
     waves: [[0, 4, 0]]                   # [Hs m, period s, from deg]
     gps_noise: [white]                   # white | realistic
     faults: ["", "gps-loss@60:30"]       # ";"-separated `autopilot sim --fault` specs ("" = none)
+    gps_rate_hz: [0, 10]                 # GNSS fix rate (0 = the vessel file's)
+    params: ["", "NAV_ILOS_SIGMA=0"]     # field tunables over the files (autopilot/tunables.py; "" = none)
     devices: typed                       # typed | bytes
     loiter_s: 300                        # the `loiter` mission: station keeping this long after arriving
 
@@ -76,6 +78,8 @@ class CampaignSpec:
     waves: Tuple[Tuple[float, ...], ...] = param(((0.0, 4.0, 0.0),))
     gps_noise: Tuple[str, ...] = param(("white",), choices=("white", "realistic"))
     faults: Tuple[str, ...] = param(("",))
+    gps_rate_hz: Tuple[float, ...] = param((0.0,), unit="Hz", min=0.0, max=20.0, doc="0 = the vessel file's")
+    params: Tuple[str, ...] = param(("",), doc="field tunables, NAME=VALUE,... ('' = the files' own)")
     devices: str = param("typed", choices=("typed", "bytes"))
     duration_s: Optional[float] = param(None, unit="s", min=1.0, max=86400.0)
     loiter_s: float = param(300.0, unit="s", min=10.0, max=86400.0)
@@ -120,23 +124,50 @@ def load_campaign(path) -> Tuple[CampaignSpec, Path]:
                 parse_fault(part)
             except ValueError as e:
                 raise ConfigError(path, f"faults[{i}]", str(e)) from None
+    for i, text in enumerate(spec.params):
+        try:
+            parse_params(text)
+        except ValueError as e:
+            raise ConfigError(path, f"params[{i}]", str(e)) from None
     if any(f for f in spec.faults) and spec.devices != "bytes":
         raise ConfigError(path, "devices", "faults are injected into the emulated devices: use devices: bytes")
     return spec, base
 
 
+def parse_params(text: str) -> dict:
+    """`HDG_OMEGA=1.2,NAV_ILOS_SIGMA=0` -> {name: value}; "" -> {}. ValueError naming the unknown name or bad
+    value (a value out of the tunable's range is refused when the run starts, as a ground station's would be)."""
+    from autopilot.tunables import BY_NAME
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        name = name.strip().upper()
+        if not sep or name not in BY_NAME:
+            raise ValueError(f"{part!r}: expected NAME=VALUE with NAME one of {', '.join(sorted(BY_NAME))}")
+        try:
+            out[name] = float(value)
+        except ValueError:
+            raise ValueError(f"{name}: {value.strip()!r} is not a number") from None
+    return out
+
+
 def expand(spec: CampaignSpec, base: Path) -> List[dict]:
-    """Every run of the matrix, in a stable order, each with its `id`."""
+    """Every run of the matrix, in a stable order, each with its `id`. A run carries `gps_rate_hz` and
+    `params` only when they are set, so the ids of campaigns that do not sweep them stay what they were."""
     runs = []
-    for mission, vessel, plant, mismatch, wind, current, waves, noise, faults, seed in product(
+    for mission, vessel, plant, mismatch, wind, current, waves, noise, faults, rate, params, seed in product(
             spec.missions, spec.vessels, spec.plant_vessels, spec.mismatch, spec.wind, spec.current, spec.waves,
-            spec.gps_noise, spec.faults, spec.seeds):
+            spec.gps_noise, spec.faults, spec.gps_rate_hz, spec.params, spec.seeds):
         run = {"mission": mission if mission in PRESET_MISSIONS + ("loiter",) else str((base / mission).resolve()),
                "vessel": vessel if "/" not in vessel else str((base / vessel).resolve()),
                "plant_vessel": plant if "/" not in plant else str((base / plant).resolve()),
                "mismatch": mismatch, "wind": list(wind), "current": list(current), "waves": list(waves),
                "gps_noise": noise, "faults": faults, "seed": int(seed), "devices": spec.devices,
                "duration_s": spec.duration_s, "loiter_s": spec.loiter_s}
+        if rate:
+            run["gps_rate_hz"] = float(rate)
+        if parse_params(params):
+            run["params"] = parse_params(params)
         run["id"] = run_id(run)
         runs.append(run)
     return runs
@@ -194,7 +225,7 @@ def run_one(run: dict) -> dict:
         loiter = run["mission"] == "loiter"
         duration = run["duration_s"] or ((run["loiter_s"] + 60.0) if loiter else None)
         opts = SimOptions(seed=run["seed"], env=env, gps_noise=run["gps_noise"], devices=run["devices"],
-                          faults=faults, plant_spec=spec, duration_s=duration)
+                          faults=faults, plant_spec=spec, duration_s=duration, gps_rate_hz=run.get("gps_rate_hz"))
         res = run_sim(vessel, mission, opts)
         r = res.report
         explained = {k for f in faults for k in EXPLAINS.get(f.kind, ())}

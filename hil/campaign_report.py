@@ -14,7 +14,7 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 
 PARAMS = ("mission", "vessel", "plant_vessel", "mismatch", "wind", "current", "waves", "gps_noise", "faults",
-          "devices", "duration_s", "loiter_s")
+          "devices", "duration_s", "loiter_s", "gps_rate_hz", "params")
 
 
 def varying(rows: Sequence[dict]) -> List[str]:
@@ -28,6 +28,8 @@ def varying(rows: Sequence[dict]) -> List[str]:
 
 
 def _label(value) -> str:
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v:g}" for k, v in sorted(value.items())) or "-"
     if isinstance(value, list):
         return "/".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value)
     text = str(value) if value not in ("", None) else "-"
@@ -72,16 +74,18 @@ def format_report(rows: Sequence[dict], title: str = "") -> str:
     seeds = sorted({r.get("seed") for r in rows})
     lines.append(f"{len(rows)} runs, {len(seeds)} seeds; groups by {', '.join(keys) or '(one group)'}; "
                  f"wall time per run: median {np.median([r.get('wall_s', 0) for r in rows]):.1f} s")
-    head = " ".join(f"{k[:14]:>14s}" for k in keys)
+    grouped = groups(rows, keys)
+    widths = [min(32, max([len(k)] + [len(key[i]) for key in grouped])) for i, k in enumerate(keys)]
+    head = " ".join(f"{k:>{w}s}" for k, w in zip(keys, widths))
     station = any("p95_m" in r for r in rows)
     usage = any("reversals_per_min" in r for r in rows)
     lines.append(f"{head} {'runs':>5s} {'done%':>6s} {'xte p50':>8s} {'p95':>6s} {'max':>6s} {'est p50':>8s} "
                  f"{'p95':>6s} {'gps p50':>8s} {'falseFS':>7s} {'realFS':>6s} {'err':>4s}"
                  + (f" {'rev/min':>7s} {'sat%':>5s}" if usage else "")
                  + (f" {'stn p95':>8s} {'VRX':>6s}" if station else ""))
-    for key, group in groups(rows, keys).items():
+    for key, group in grouped.items():
         s = summary(group)
-        cells = " ".join(f"{k[:14]:>14s}" for k in key)
+        cells = " ".join(f"{k[:w]:>{w}s}" for k, w in zip(key, widths))
         line = (f"{cells} {s['runs']:5d} {100 * s['complete_frac']:6.1f} {s['xte_p50']:8.2f} {s['xte_p95']:6.2f} "
                 f"{s['xte_max']:6.2f} {s['est_p50']:8.2f} {s['est_p95']:6.2f} {s['gps_p50']:8.2f} "
                 f"{s['false_fs']:7d} {s['genuine_fs']:6d} {s['errors']:4d}")

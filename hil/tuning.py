@@ -81,7 +81,7 @@ def tune(runs: List[dict], evaluate: Callable[[List[dict]], List[dict]], base: D
         for name, (lo, hi) in bounds.items():
             x = trial.suggest_float(name, lo, hi)
             params[name] = round(x if name in ABSOLUTE else base[name] * x, 6)
-        rows = evaluate([dict(r, params=params) for r in runs])
+        rows = evaluate([dict(r, params={**r.get("params", {}), **params}) for r in runs])
         t = Trial(params, cost(rows), rows)
         out.append(t)
         if on_trial is not None:

@@ -97,6 +97,9 @@ def test_a_line_cut_by_a_crash_is_skipped_and_done_again(tmp_path):
     (("seeds: 1-2", "seeds: one-two"), "seeds"),
     (("duration_s: 25", "duration_s: 25\nfaults: [\"gps-loss@10\"]"), "devices"),
     (("duration_s: 25", "duration_s: 25\nwind: [[3]]"), "wind[0]"),
+    (("duration_s: 25", "duration_s: 25\nparams: [\"\", \"HDG_OMGEA=2\"]"), "params[1]"),
+    (("duration_s: 25", "duration_s: 25\nparams: [\"HDG_OMEGA=fast\"]"), "params[0]"),
+    (("duration_s: 25", "duration_s: 25\ngps_rate_hz: [50]"), "gps_rate_hz"),
 ])
 def test_a_bad_campaign_file_names_the_key(tmp_path, edit, key):
     with pytest.raises(ConfigError) as e:
@@ -131,3 +134,21 @@ def test_the_benchmark_campaign_files_load_and_expand():
     assert len(files) >= 4
     sizes = {f.stem: len(expand(*load(f))) for f in files}
     assert sizes["demo_1000"] == 1000 and all(n > 0 for n in sizes.values()), sizes
+
+
+def test_gains_and_the_gnss_rate_are_factors_of_the_matrix(tmp_path):
+    plain = expand(*_spec(tmp_path))
+    swept = expand(*_spec(tmp_path, TINY.replace("seeds: 1-2", "seeds: [1]\ngps_rate_hz: [0, 10]\n"
+                                                 "params: [\"\", \"nav_ilos_sigma=0\"]")))
+    assert len(swept) == 2 * 2 * 2
+    # a run that sweeps neither keeps the id it had before the factors existed (old tables still resume)
+    assert {r["id"] for r in plain} >= {r["id"] for r in swept if "params" not in r and "gps_rate_hz" not in r}
+    los = next(r for r in swept if r.get("params") == {"NAV_ILOS_SIGMA": 0.0} and r.get("gps_rate_hz") == 10.0
+               and r["mismatch"] == "")
+    ilos = next(r for r in swept if "params" not in r and r.get("gps_rate_hz") == 10.0 and r["mismatch"] == "")
+    a, b = run_one(los), run_one(ilos)
+    assert "error" not in a and "error" not in b and a["xte_rms_m"] != b["xte_rms_m"]
+    text = format_report([dict(_counting(r), xte_rms_m=1.0) for r in swept])
+    assert "NAV_ILOS_SIGMA=0" in text and "gps_rate_hz" in text
+    bad = run_one(dict(los, params={"HDG_OMEGA": -1.0}))      # out of range: refused like a ground station's
+    assert "HDG_OMEGA" in bad["error"]
