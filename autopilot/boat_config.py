@@ -236,6 +236,46 @@ class MavlinkConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class EscConfig:
+    """Where the ESC pulses go (drivers/esc_backends.py). The thrusters' GPIOs and pulse ranges are the vessel
+    file's; this says which hardware makes the pulses on this boat."""
+
+    backend: str = param("pigpio", choices=("pigpio", "kernel_pwm", "pca9685"),
+                         doc="pigpio: pigpiod (Pi 4 on Raspberry Pi OS Bookworm); kernel_pwm: /sys/class/pwm (Pi 4 "
+                             "and Pi 5, pwm-2chan overlay); pca9685: a PCA9685 board on I2C")
+    pigpio_host: str = param("localhost")
+    pigpio_port: int = param(8888, min=1, max=65535)
+    pwm_chip: int = param(-1, min=-1, max=64, doc="kernel_pwm: /sys/class/pwm/pwmchipN; -1 = found from the board")
+    pwm_sysfs_root: str = param("/sys/class/pwm", doc="kernel_pwm: where the PWM class is (a container may mount "
+                                                      "it elsewhere)")
+    pwm_channels: Tuple[int, ...] = param((), min=0, max=15,
+                                          doc="kernel_pwm: PWM channel per thruster (vessel order); empty = from "
+                                              "each thruster's GPIO (GPIO12 -> 0, 13 -> 1; Pi 5 also 18 -> 2, "
+                                              "19 -> 3)")
+    i2c_bus: int = param(1, min=0, max=20, doc="pca9685: /dev/i2c-N")
+    pca9685_address: int = param(0x40, min=0x03, max=0x77)
+    pca9685_channels: Tuple[int, ...] = param((), min=0, max=15,
+                                              doc="pca9685: board output per thruster, vessel order (required)")
+    pulse_scale: float = param(1.0, min=0.8, max=1.2,
+                               doc="pca9685: true pulse / intended pulse of this board's oscillator, measured "
+                                   "with `autopilot bench esc --calibrate`")
+
+    def validate(self):
+        if self.backend == "pca9685" and not self.pca9685_channels:
+            raise ValueError("pca9685_channels: give the board output (0-15) of each thruster, in the vessel's "
+                             "order, e.g. [0, 1]")
+
+    def backend_spec(self):
+        """The drivers' EscBackend for this section."""
+        from drivers.esc_backends import EscBackend
+        return EscBackend(kind=self.backend, host=self.pigpio_host, port=self.pigpio_port,
+                          sysfs_root=self.pwm_sysfs_root, pwm_chip=self.pwm_chip,
+                          pwm_channels=tuple(self.pwm_channels), i2c_bus=self.i2c_bus,
+                          pca9685_address=self.pca9685_address, pca9685_channels=tuple(self.pca9685_channels),
+                          pulse_scale=self.pulse_scale)
+
+
+@dataclass(frozen=True, kw_only=True)
 class BoatConfig:
     vessel: str = param(doc="vessel preset name (foka) or path to a vessel YAML")
     mission: Optional[str] = param(None, doc="mission YAML; `autopilot run --mission` overrides it")
@@ -243,6 +283,7 @@ class BoatConfig:
     ros: RosConfig = param(default_factory=RosConfig)
     gazebo: Optional[GazeboConfig] = param(None, doc="required for backend gazebo")
     logging: LoggingConfig = param(default_factory=LoggingConfig)
+    esc: EscConfig = param(default_factory=EscConfig, doc="the ESC output backend of the hw backend")
     commands: CommandsConfig = param(default_factory=CommandsConfig)
     mavlink: Optional[MavlinkConfig] = param(None, doc="serve MAVLink ground stations (QGC, Mission Planner, "
                                                       "MAVProxy); absent = no MAVLink")
@@ -313,6 +354,14 @@ def load_boat_config(path) -> BoatConfig:
     cfg = build(BoatConfig, data, str(path))
     cfg = dataclasses.replace(cfg, source_file=str(path))
     vessel = load_vessel(str(cfg.vessel_path()))
+    n = len(vessel.thrusters)
+    for key in ("pwm_channels", "pca9685_channels"):
+        given = getattr(cfg.esc, key)
+        if given and len(given) != n:
+            raise ConfigError(path, f"esc.{key}", f"lists {len(given)} outputs but the vessel has {n} thrusters "
+                                                  f"(one per thruster, in the vessel's order)")
+        if len(set(given)) != len(given):
+            raise ConfigError(path, f"esc.{key}", f"{list(given)}: each thruster needs its own output")
     if cfg.mission is not None:
         load_mission(cfg.mission_path())
     if cfg.gazebo is not None:

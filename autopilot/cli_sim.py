@@ -9,6 +9,7 @@ from pathlib import Path
 
 from autopilot.config import ConfigError, load_vessel
 from autopilot.mission_io import load_mission_file
+from drivers.esc import EscError
 
 
 def _pair(text: str, what: str) -> tuple[float, float]:
@@ -94,6 +95,10 @@ def register(subparsers) -> None:
     p.add_argument("--devices", choices=("bytes", "typed"), default="bytes",
                    help="bytes (default): emulated L76K/LSM9DS1/pigpio under the real drivers; "
                         "typed: sensor models straight into the estimator (faster, skips the drivers)")
+    p.add_argument("--esc-backend", choices=("pigpio", "kernel_pwm", "pca9685"), default="pigpio",
+                   help="with --devices bytes: the ESC output stage the pulses go through: pigpio (default, a "
+                        "pigpiod stand-in), kernel_pwm (a fake /sys/class/pwm, Pi 4 channels on GPIO12/13) or "
+                        "pca9685 (a PCA9685 board on an emulated I2C bus, thrusters on outputs 0, 1, ...)")
     p.add_argument("--transport", choices=("inproc", "ros"), default="inproc",
                    help="inproc (default): one process; ros: the autopilot nodes in their own process against "
                         "the Gazebo stand-in over DDS (needs rclpy); the report adds latency_p99_ms")
@@ -161,7 +166,11 @@ def run(args) -> int:
                             wave_hs_m=args.waves[0], wave_tp_s=args.waves[1], wave_from_deg=args.waves[2])
     opts = SimOptions(seed=args.seed, env=env, gps_noise=args.gps_noise, gps_rate_hz=args.gps_rate_hz,
                       duration_s=args.duration, realtime=args.realtime, devices=args.devices,
-                      faults=tuple(args.fault), initial_mode=args.mode or "AUTO", plant_spec=plant_spec)
+                      faults=tuple(args.fault), initial_mode=args.mode or "AUTO", plant_spec=plant_spec,
+                      esc_backend=args.esc_backend)
+    if args.esc_backend != "pigpio" and args.devices != "bytes":
+        print("error: --esc-backend needs the emulated devices (--devices bytes)", file=sys.stderr)
+        return 2
     if args.mavlink:
         if args.transport == "ros":
             print("error: --mavlink serves the in-process simulator (--transport inproc); a ROS boat serves "
@@ -179,7 +188,7 @@ def run(args) -> int:
         opts.on_result = sim_log.on_result
     try:
         result = run_sim(vessel, mission, opts)
-    except (SimArmingError, ValueError) as e:
+    except (SimArmingError, ValueError, EscError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     finally:

@@ -1,7 +1,8 @@
-"""ESC output through pigpio servo pulses: the autopilot.interfaces.ActuatorSink of the `hw` and `sim` backends.
+"""ESC output as servo pulses: the autopilot.interfaces.ActuatorSink of the `hw` and `sim` backends.
 
 `EscOutput(channels, pi)` turns PulseCommand (one pulse width per thruster, vessel config order, us) into
-`pi.set_servo_pulsewidth(gpio, us)` with, per channel, in this order:
+`pi.set_servo_pulsewidth(gpio, us)` on a port: pigpio's `pi`, the kernel's PWM or a PCA9685 board
+(drivers/esc_backends.py; `gpio` is the output's number on that port), with, per channel, in this order:
   1. arming: neutral only, for `arming_time_s` after the first write (or `arm(t_s)`); non-blocking, the
      runner keeps calling write() and commands are ignored until the ESC is armed;
   2. reverse: mirror about neutral (p -> 2 neutral - p) for a thruster wired or mounted backwards;
@@ -40,11 +41,11 @@ from typing import Callable, Optional, Sequence
 from autopilot.types import PulseCommand
 
 PI5_MODEL_FILES = ("/proc/device-tree/model", "/sys/firmware/devicetree/base/model")
-PI5_ADVICE = ("pigpio does not support the Raspberry Pi 5 (its GPIO sits behind the RP1 chip). Use a Raspberry "
-              "Pi 4 for pigpio ESC output, or drive the ESCs from the kernel's hardware PWM: on a Pi 5, GPIO12 and "
-              "GPIO13 are PWM0 channels 0 and 1 with `dtoverlay=pwm-2chan,pin=12,func=4,pin2=13,func2=4` in "
-              "/boot/firmware/config.txt (e.g. through the rpi-hardware-pwm package, 50 Hz, 1100-1900 us), or "
-              "use lgpio's tx_servo (software-timed, more jitter).")
+PI5_ADVICE = ("pigpio does not support the Raspberry Pi 5 (its GPIO sits behind the RP1 chip). Drive the ESCs "
+              "from the kernel's hardware PWM instead: `esc: {backend: kernel_pwm}` in the boat config, with "
+              "`dtoverlay=pwm-2chan,pin=12,func=4,pin2=13,func2=4` in /boot/firmware/config.txt and the ESC "
+              "signals on GPIO12 and 13 (systemd/install.sh sets this up), or from a PCA9685 board "
+              "(`esc: {backend: pca9685}`).")
 
 
 class EscError(RuntimeError):
@@ -74,9 +75,9 @@ class EscChannel:
                            f"{self.pulse_max_us}")
 
     @classmethod
-    def from_thruster(cls, thruster) -> "EscChannel":
-        """From an autopilot.config.ThrusterConfig."""
-        return cls(name=thruster.name, gpio=thruster.gpio, pulse_min_us=thruster.pulse_min_us,
+    def from_thruster(cls, thruster, output: Optional[int] = None) -> "EscChannel":
+        """From an autopilot.config.ThrusterConfig; `output` replaces its GPIO (a PCA9685 board channel)."""
+        return cls(name=thruster.name, gpio=thruster.gpio if output is None else output, pulse_min_us=thruster.pulse_min_us,
                    pulse_neutral_us=thruster.pulse_neutral_us, pulse_max_us=thruster.pulse_max_us,
                    reverse=thruster.reverse, trim_us=thruster.trim_us, arming_time_s=thruster.arming_time_s,
                    slew_us_per_s=thruster.slew_us_per_s)
@@ -98,8 +99,17 @@ class EscChannel:
         return 2 * self.pulse_neutral_us - p if self.reverse else p
 
 
-def channels_from_vessel(vessel) -> list:
-    """EscChannel per thruster in vessel order; every thruster must have a GPIO (gpio >= 0)."""
+def channels_from_vessel(vessel, backend=None) -> list:
+    """EscChannel per thruster in vessel order. Each `gpio` is the output on `backend` (drivers/esc_backends):
+    the thruster's BCM GPIO (which must be set), or for pca9685 the board channel from esc.pca9685_channels."""
+    if backend is not None and backend.kind == "pca9685":
+        outs = list(backend.pca9685_channels)
+        if len(outs) != len(vessel.thrusters):
+            raise EscError(f"esc.pca9685_channels lists {len(outs)} outputs for {len(vessel.thrusters)} thrusters: "
+                           f"give the board output (0-15) of each thruster, in the vessel's order")
+        if any(not 0 <= o <= 15 for o in outs):
+            raise EscError(f"esc.pca9685_channels {outs}: a PCA9685 has outputs 0-15")
+        return [EscChannel.from_thruster(t, o) for t, o in zip(vessel.thrusters, outs)]
     missing = [t.name for t in vessel.thrusters if t.gpio < 0]
     if missing:
         raise EscError(f"{vessel.source_file or vessel.name}: thrusters {', '.join(missing)} have no gpio: set "
@@ -199,19 +209,23 @@ class EscOutput:
 
     # ------------------------------------------------------------------------------ construction helpers
     @classmethod
-    def from_vessel(cls, vessel, pi=None, *, host: str = "localhost", port: int = 8888, deadman: bool = False,
-                    deadman_timeout_s: float = 0.4, **kwargs) -> "EscOutput":
-        """Hardware (pi=None): connect to pigpiod at host:port (EscError if impossible), reconnect on loss, and
-        with deadman=True spawn the guardian process. Simulation: pass a hil.fake_pigpiod.FakePi."""
-        channels = channels_from_vessel(vessel)
+    def from_vessel(cls, vessel, pi=None, *, backend=None, host: str = "localhost", port: int = 8888,
+                    deadman: bool = False, deadman_timeout_s: float = 0.4, **kwargs) -> "EscOutput":
+        """Hardware (pi=None): open `backend` (drivers/esc_backends.EscBackend; default pigpiod at host:port;
+        EscError if impossible), reopen it on loss, and with deadman=True spawn the guardian process with a port
+        of its own. Simulation: pass a hil.fake_pigpiod.FakePi, or an emulated backend and pi=None."""
+        from drivers.esc_backends import EscBackend, open_port
+        backend = backend if backend is not None else EscBackend(host=host, port=port)
+        channels = channels_from_vessel(vessel, backend)
+        outputs = [c.gpio for c in channels]
         link = None
         if pi is None:
-            pi = connect_pigpio(host, port)
-            kwargs.setdefault("pi_factory", lambda: connect_pigpio(host, port))
+            pi = open_port(backend, outputs)
+            kwargs.setdefault("pi_factory", lambda: open_port(backend, outputs))
             kwargs.setdefault("close_pi", True)
             if deadman:
                 from drivers.esc_deadman import DeadmanLink
-                link = DeadmanLink.spawn(channels, host=host, port=port, timeout_s=deadman_timeout_s)
+                link = DeadmanLink.spawn(channels, backend=backend, timeout_s=deadman_timeout_s)
         else:
             kwargs.setdefault("emergency_pi_factory", lambda: pi)
         return cls(channels, pi, deadman=link, **kwargs)
@@ -379,7 +393,7 @@ class EscOutput:
 
     def _io_fault(self, e: Exception) -> None:
         self.stats.errors += 1
-        self.stats.last_error = f"pigpio: {type(e).__name__}: {e}"
+        self.stats.last_error = f"ESC output: {type(e).__name__}: {e}"
         self._io_ok = False
         self._sent = [None] * len(self.channels)
 

@@ -1,8 +1,10 @@
 """Actuator deadman: a guardian process that puts the ESCs to neutral when the autopilot dies or hangs.
 
-pigpiod repeats the last servo pulse forever, so a crashed, hung or SIGKILLed autopilot would leave its thrusters
-running. The guardian (`python -m drivers.esc_deadman`) is spawned by the autopilot's ESC output
-(`DeadmanLink.spawn`) with its own pigpiod connection and one end of a Unix SOCK_SEQPACKET socket pair:
+pigpiod repeats the last servo pulse forever, and so do the kernel's PWM and a PCA9685 board, so a crashed, hung or
+SIGKILLed autopilot would leave its thrusters running. The guardian (`python -m drivers.esc_deadman`) is spawned by
+the autopilot's ESC output (`DeadmanLink.spawn`) with a port of its own on the same backend (a pigpiod connection,
+the sysfs PWM files, the PCA9685 on I2C: drivers/esc_backends.py) and one end of a Unix SOCK_SEQPACKET socket
+pair (shown for pigpio):
 
   autopilot --"H" heartbeat per ESC write--> guardian --set_servo_pulsewidth(neutral)--> pigpiod
   autopilot <--"R" ready / "T" tripped / "V1" "V0" can or cannot vouch for neutral-----
@@ -61,13 +63,16 @@ class DeadmanLink:
 
     @classmethod
     def spawn(cls, channels, host: str = "localhost", port: int = 8888, timeout_s: float = 0.4,
-              ready_timeout_s: float = 10.0, python: str = sys.executable) -> "DeadmanLink":
-        """Start the guardian for these EscChannels and wait until it is connected to pigpiod."""
+              ready_timeout_s: float = 10.0, python: str = sys.executable, backend=None) -> "DeadmanLink":
+        """Start the guardian for these EscChannels and wait until it has opened its own port on `backend`
+        (drivers/esc_backends.EscBackend; default pigpiod at host:port)."""
+        from drivers.esc_backends import EscBackend
+        backend = backend if backend is not None else EscBackend(host=host, port=port)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         gpios = ",".join(str(c.gpio) for c in channels)
         neutrals = ",".join(str(c.neutral_out_us) for c in channels)
         cmd = [python, "-m", "drivers.esc_deadman", "--fd", str(theirs.fileno()), "--gpio", gpios,
-               "--neutral-us", neutrals, "--host", host, "--port", str(port), "--timeout-s", str(timeout_s)]
+               "--neutral-us", neutrals, "--timeout-s", str(timeout_s)] + backend.to_args()
         env = dict(os.environ)
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -202,9 +207,11 @@ def guard(sock: socket.socket, set_neutral: Callable[[], object], timeout_s: flo
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description="ESC deadman guardian (spawned by the autopilot's ESC output).")
     parser.add_argument("--fd", type=int, required=True, help="inherited SOCK_SEQPACKET socket to the autopilot")
-    parser.add_argument("--gpio", required=True, help="comma-separated BCM GPIOs of the ESCs")
+    parser.add_argument("--gpio", required=True, help="comma-separated outputs of the ESCs (BCM GPIOs; board "
+                                                          "channels on a PCA9685)")
     parser.add_argument("--neutral-us", required=True, help="comma-separated neutral pulses, same order [us]")
-    parser.add_argument("--host", default="localhost")
+    parser.add_argument("--backend", default=None, help="the ESC backend as JSON (drivers/esc_backends.py)")
+    parser.add_argument("--host", default="localhost", help="pigpiod host when --backend is not given")
     parser.add_argument("--port", type=int, default=8888)
     parser.add_argument("--timeout-s", type=float, default=0.4, help="heartbeat timeout [s]")
     args = parser.parse_args(argv)
@@ -215,9 +222,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sock.send(ERROR + b"--gpio and --neutral-us differ in length")
         return 2
     from drivers.esc import EscError
+    from drivers.esc_backends import EscBackend
     try:
-        out = _GuardedOutputs(args.host, args.port, gpios, neutrals)
-    except EscError as e:
+        backend = EscBackend.from_json(args.backend) if args.backend else EscBackend(host=args.host, port=args.port)
+        out = _GuardedOutputs(backend, gpios, neutrals)
+    except (EscError, ValueError, TypeError) as e:
         sock.send(ERROR + str(e).encode())
         return 2
     sock.send(READY)
@@ -232,11 +241,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 class _GuardedOutputs:
-    """The guardian's own pigpiod connection: checked, re-made when pigpiod restarted, neutral verified."""
+    """The guardian's own port (pigpiod connection, sysfs PWM files or PCA9685 on I2C): checked, re-opened when
+    it stopped answering (pigpiod restarted), neutral verified by reading it back."""
 
-    def __init__(self, host: str, port: int, gpios, neutrals):
-        from drivers.esc import connect_pigpio
-        self._connect = lambda: connect_pigpio(host, port)
+    def __init__(self, backend, gpios, neutrals):
+        from drivers.esc_backends import open_port
+        self._connect = lambda: open_port(backend, gpios)
+        self.kind = backend.kind
         self.gpios, self.neutrals = list(gpios), list(neutrals)
         self.pi = self._connect()                 # EscError at start-up: the guardian cannot start
         self.last_neutral_ok = False
@@ -252,21 +263,18 @@ class _GuardedOutputs:
                 pass
         try:
             self.pi = self._connect()
-            print("esc_deadman: reconnected to pigpiod", file=sys.stderr, flush=True)
+            print(f"esc_deadman: reopened its {self.kind} port", file=sys.stderr, flush=True)
             return True
-        except EscError as e:
+        except Exception as e:    # noqa: BLE001 - EscError, or the port failing while it opens
             self.last_error = str(e)
             return False
 
     def reachable(self) -> bool:
-        """True if pigpiod answers on our connection (reconnecting once if it does not)."""
-        if self.pi is not None:
-            try:
-                self.pi.get_current_tick()
-                if getattr(self.pi, "connected", True):
-                    return True
-            except Exception as e:    # noqa: BLE001 - any failure means the connection is gone
-                self.last_error = f"{type(e).__name__}: {e}"
+        """True if our port answers (reopening it once if it does not)."""
+        from drivers.esc_backends import probe
+        if self.pi is not None and probe(self.pi, self.gpios[0]):
+            return True
+        self.last_error = f"its {self.kind} port stopped answering"
         return self._reconnect()
 
     def set_neutral(self) -> bool:

@@ -1,10 +1,11 @@
-"""`python -m drivers.esc_neutral`: set every configured ESC GPIO to its neutral pulse (systemd ExecStopPost).
+"""`python -m drivers.esc_neutral`: set every configured ESC output to its neutral pulse (systemd ExecStopPost).
 
-    ExecStopPost=/opt/autopilot/venv/bin/python -m drivers.esc_neutral --vessel /etc/autopilot/boat.yaml
+    ExecStopPost=/opt/autopilot/venv/bin/python -m drivers.esc_neutral --config /etc/autopilot/boat.yaml
 
-Neutral is pulse_neutral_us + trim_us of each thruster with a GPIO (as the ESC output sends it). Exit status 0
-when every channel was set, 1 when pigpiod cannot be reached (the message says how to start it) or a channel
-failed, 2 for a bad vessel config.
+With --config, the boat config names the vessel and the ESC backend (its `esc:` section: pigpio, kernel_pwm or
+pca9685); with --vessel, pigpiod at --host/--port is used. Neutral is pulse_neutral_us + trim_us of each
+thruster (as the ESC output sends it). Exit status 0 when every channel was set, 1 when the output stage cannot
+be reached (the message says what to do) or a channel failed, 2 for a bad config.
 """
 from __future__ import annotations
 
@@ -26,28 +27,39 @@ def set_neutral(channels, pi) -> list:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m drivers.esc_neutral",
-                                     description="Set all configured ESC outputs to neutral through pigpiod.")
-    parser.add_argument("--vessel", default="foka", help="vessel preset name or YAML path (default: foka)")
+                                     description="Set all configured ESC outputs to neutral.")
+    parser.add_argument("--config", default=None, help="boat config YAML: its vessel and its esc: backend")
+    parser.add_argument("--vessel", default="foka", help="vessel preset name or YAML path, with pigpiod "
+                                                         "(default: foka)")
     parser.add_argument("--host", default="localhost", help="pigpiod host (default: localhost)")
     parser.add_argument("--port", type=int, default=8888, help="pigpiod port (default: 8888)")
     args = parser.parse_args(argv)
     from autopilot.config import ConfigError, load_vessel
-    from drivers.esc import EscError, channels_from_vessel, connect_pigpio
+    from drivers.esc import EscError, channels_from_vessel
+    from drivers.esc_backends import EscBackend, open_port
     try:
-        channels = channels_from_vessel(load_vessel(args.vessel))
+        if args.config:
+            from autopilot.boat_config import load_boat_config
+            cfg = load_boat_config(args.config)
+            vessel, backend = load_vessel(cfg.vessel_path()), cfg.esc.backend_spec()
+        else:
+            vessel, backend = load_vessel(args.vessel), EscBackend(host=args.host, port=args.port)
+        channels = channels_from_vessel(vessel, backend)
     except (ConfigError, EscError) as e:
         print(f"esc_neutral: {e}", file=sys.stderr)
         return 2
     try:
-        pi = connect_pigpio(args.host, args.port)
-    except EscError as e:
+        pi = open_port(backend, [c.gpio for c in channels])
+    except (EscError, OSError) as e:
         print(f"esc_neutral: {e}", file=sys.stderr)
         return 1
     failed = set_neutral(channels, pi)
     pi.stop()
+    label = "ch" if backend.kind == "pca9685" else "GPIO"
     for c, e in failed:
-        print(f"esc_neutral: GPIO{c.gpio} ({c.name}) not set: {e}", file=sys.stderr)
-    done = ", ".join(f"GPIO{c.gpio}={c.neutral_out_us}us" for c in channels if all(c is not f for f, _ in failed))
+        print(f"esc_neutral: {label}{c.gpio} ({c.name}) not set: {e}", file=sys.stderr)
+    done = ", ".join(f"{label}{c.gpio}={c.neutral_out_us}us" for c in channels
+                     if all(c is not f for f, _ in failed))
     if done:
         print(f"esc_neutral: neutral {done}")
     return 1 if failed else 0

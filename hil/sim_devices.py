@@ -116,37 +116,32 @@ def mag_is_undistorted(vessel: VesselConfig) -> bool:
 
 
 class SimEscs:
-    """The real ESC output on an in-process pigpio stand-in; reads back the thrust each thruster makes.
+    """The real ESC output on an emulated output stage; reads back the thrust each thruster makes.
 
-    `unplug()` takes pigpio away as when pigpiod dies: the ESC signals stop (the motors stop) and every pigpio
-    call raises, so the ESC output counts the fault and reports `connected` False; `plug()` brings it back
-    (the output reconnects on its next write and arms the ESCs again)."""
+    `backend`: pigpio (an in-process pigpiod stand-in), kernel_pwm (the real sysfs writes of
+    drivers/esc_kernel_pwm.py on a fake /sys/class/pwm tree in a temporary folder, a Pi 4's two channels) or
+    pca9685 (the Adafruit library on a register-level PCA9685 behind an emulated I2C bus, outputs 0, 1, ...).
+    The plant sees the pulses on the emulated lines, so whatever the driver gets wrong, the boat feels.
 
-    def __init__(self, vessel: VesselConfig, maps: Sequence, clock):
-        from drivers.esc import EscOutput, channels_from_vessel
-        from hil.fake_pigpiod import GpioState
+    `unplug()` takes the output stage away, as when pigpiod dies or the PWM hardware stops answering: the ESC
+    signals stop (the motors stop) and every call raises, so the ESC output counts the fault and reports
+    `connected` False; `plug()` brings it back (the output reopens its port on its next write and arms the ESCs
+    again)."""
 
-        self.state = GpioState(clock=clock)
-        self.pi = _PluggablePi(self.state)
-        self.output = EscOutput.from_vessel(vessel, self.pi, watchdog=False, clock=clock,
-                                            pi_factory=self._reconnect, reconnect_interval_s=1.0)
-        self.channels = channels_from_vessel(vessel)
+    def __init__(self, vessel: VesselConfig, maps: Sequence, clock, backend: str = "pigpio"):
+        from drivers.esc import EscOutput
+
+        self.line = _LINES[backend](vessel, clock)
+        self.output = EscOutput.from_vessel(vessel, self.line.port, backend=self.line.backend, watchdog=False,
+                                            clock=clock, pi_factory=self.line.reopen, reconnect_interval_s=1.0)
+        self.channels = self.output.channels
         self.maps = list(maps)
 
-    def _reconnect(self):
-        if not self.pi.plugged:
-            raise ConnectionError("pigpiod is not running (simulated)")
-        self.pi.connected = True
-        return self.pi
-
     def unplug(self) -> None:
-        self.pi.plugged = False
-        self.pi.connected = False
-        for ch in self.channels:
-            self.state.set_servo_pulsewidth(ch.gpio, 0)
+        self.line.unplug([ch.gpio for ch in self.channels])
 
     def plug(self) -> None:
-        self.pi.plugged = True
+        self.line.plugged = True
 
     @property
     def connected(self) -> bool:
@@ -163,22 +158,120 @@ class SimEscs:
         self.output.write(t_s, pulses)
 
     def thrust_n(self) -> list:
-        """Thrust each motor makes for the pulse on its GPIO (undoing the channel's trim and reversal)."""
+        """Thrust each motor makes for the pulse on its line (undoing the channel's trim and reversal)."""
         out = []
-        for ch, m in zip(self.channels, self.maps):
-            pulse = self.state.pulse_us(ch.gpio)
-            if pulse == 0:
-                out.append(0.0)
-                continue
-            out.append(m.pulse_to_thrust(ch.unshape(pulse)))
+        for ch, m, pulse in zip(self.channels, self.maps, self.pulses_us):
+            out.append(0.0 if pulse == 0 else m.pulse_to_thrust(ch.unshape(pulse)))
         return out
 
     @property
     def pulses_us(self) -> list:
-        return [self.state.pulse_us(ch.gpio) for ch in self.channels]
+        """The pulse on each ESC's line [us] (0: no signal), as a scope would read it."""
+        return [self.line.pulse_us(ch.gpio) if self.line.plugged else 0 for ch in self.channels]
 
     def close(self) -> None:
         self.output.close()
+        self.line.close()
+
+
+class _PigpioLine:
+    def __init__(self, vessel, clock):
+        from hil.fake_pigpiod import GpioState
+        self.state = GpioState(clock=clock)
+        self.port = _PluggablePi(self.state)
+        self.backend = None
+
+    def reopen(self):
+        if not self.plugged:
+            raise ConnectionError("pigpiod is not running (simulated)")
+        self.port.connected = True
+        return self.port
+
+    def unplug(self, outputs) -> None:
+        self.plugged = False
+        self.port.connected = False
+        for out in outputs:
+            self.state.set_servo_pulsewidth(out, 0)
+
+    def pulse_us(self, out: int) -> float:
+        return self.state.pulse_us(out)
+
+    def close(self) -> None:
+        pass
+
+    @property
+    def plugged(self) -> bool:
+        return self.port.plugged
+
+    @plugged.setter
+    def plugged(self, value: bool) -> None:
+        self.port.plugged = value
+
+
+class _KernelPwmLine:
+    MODEL = "Raspberry Pi 4 Model B Rev 1.5"
+
+    def __init__(self, vessel, clock):
+        import tempfile
+        from drivers.esc import channels_from_vessel
+        from drivers.esc_backends import EscBackend
+        from drivers.esc_kernel_pwm import KernelPwmPort
+        from hil.fake_sysfs_pwm import FakePwmSysfs
+        self.fake = FakePwmSysfs(tempfile.mkdtemp(prefix="sim-pwm-"), chips={0: 2})
+        self.plugged = True
+        self.backend = EscBackend(kind="kernel_pwm", sysfs_root=str(self.fake.root), sysfs_files=self.fake.files)
+        outputs = [c.gpio for c in channels_from_vessel(vessel, self.backend)]
+        self._open = lambda: KernelPwmPort.open(self.backend, outputs, model=self.MODEL)
+        self.port = self._open()
+
+    def reopen(self):
+        if not self.plugged:
+            raise OSError(5, "PWM hardware not answering (simulated)")
+        self.fake.failing = False
+        self.port = self._open()
+        return self.port
+
+    def unplug(self, outputs) -> None:
+        self.plugged = False
+        self.fake.failing = True
+
+    def pulse_us(self, out: int) -> float:
+        return self.fake.pulse_us(self.port.chip, self.port.channel_of[out])
+
+    def close(self) -> None:
+        self.fake.remove()
+
+
+class _Pca9685Line:
+    def __init__(self, vessel, clock):
+        from drivers.esc_backends import EscBackend
+        from hil.pca9685_emulator import Pca9685Emulator
+        self.chip = Pca9685Emulator()
+        self.plugged = True
+        n = len(vessel.thrusters)
+        self.backend = EscBackend(kind="pca9685", pca9685_channels=tuple(range(n)), smbus=self.chip.smbus())
+        self.port = self.reopen()
+
+    def reopen(self):
+        from drivers.esc_backends import open_port
+        if not self.plugged:
+            raise OSError(121, "Remote I/O error (simulated: PCA9685 not answering)")
+        self.chip.present = True
+        self.port = open_port(self.backend, list(self.backend.pca9685_channels))
+        return self.port
+
+    def unplug(self, outputs) -> None:
+        self.plugged = False
+        self.chip.present = False
+
+    def pulse_us(self, out: int) -> float:
+        return self.chip.pulse_us(out)
+
+    def close(self) -> None:
+        pass
+
+
+_LINES = {"pigpio": _PigpioLine, "kernel_pwm": _KernelPwmLine, "pca9685": _Pca9685Line}
 
 
 class _PluggablePi(FakePi):

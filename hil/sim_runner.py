@@ -56,6 +56,7 @@ class SimOptions:
     linger_s: float = 5.0                 # keep simulating this long after the mission completes
     realtime: bool = False
     devices: str = "bytes"                # "bytes": emulated devices + real drivers; "typed": sensor models only
+    esc_backend: str = "pigpio"           # bytes only: the ESC output stage (pigpio | kernel_pwm | pca9685)
     faults: tuple = ()                    # hil.sim_faults.Fault, injected into the byte-level devices
     initial_mode: str = "AUTO"            # asked for at the start; the run arms when its pre-arm checks pass
     arm_timeout_s: float = 60.0           # give up (SimArmingError) if not armed by then
@@ -179,7 +180,7 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         from hil.sim_devices import ByteLevelSensors, SimEscs
         sensors = ByteLevelSensors(vessel, frame, opts.seed, gps_noise=opts.gps_noise,
                                    gps_rate_hz=opts.gps_rate_hz, truth0=plant.truth, mag_calibration=driver_cal)
-        escs = SimEscs(vessel, autopilot.maps, clock=lambda: clock[0])
+        escs = SimEscs(vessel, autopilot.maps, clock=lambda: clock[0], backend=opts.esc_backend)
         autopilot.set_actuator(escs)
         if opts.faults:
             from hil.sim_faults import FaultInjector

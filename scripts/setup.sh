@@ -12,7 +12,7 @@ fi
 if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv || { echo "error: cannot create a venv; on Debian/Ubuntu: sudo apt install python3-venv" >&2; exit 1; }
 fi
-extras="test"
-[ "${1:-}" = "--ros" ] && extras="test,ros,gcs,campaign"
+extras="test,pca9685"
+[ "${1:-}" = "--ros" ] && extras="test,ros,gcs,campaign,pca9685"
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[${extras}]"

@@ -83,7 +83,7 @@ class HardwareBackend:
 
     consumes = "pulses"
 
-    def __init__(self, vessel, clock_s, perf_clock=time.perf_counter, deadman: bool = True):
+    def __init__(self, vessel, clock_s, perf_clock=time.perf_counter, deadman: bool = True, esc_backend=None):
         from drivers.esc import EscOutput
         from drivers.l76k import L76K
         from drivers.lsm9ds1 import Lsm9ds1Source
@@ -94,14 +94,16 @@ class HardwareBackend:
             from estimation.mag_calibration import read_calibration
             cal = read_calibration(s.mag.calibration_file)
         self._perf = perf_clock
-        self.esc = EscOutput.from_vessel(vessel, deadman=deadman)     # first: outputs to neutral before anything
+        # first: outputs to neutral before anything
+        self.esc = EscOutput.from_vessel(vessel, backend=esc_backend, deadman=deadman)
         self.gnss = L76K.from_config(s.gnss, clock=clock_s)
         self.gnss.start()
         self.imu = Lsm9ds1Source.open_hw(s.imu, s.mag, mag_calibration=cal, clock=clock_s)
         self.last_input_wall_s: Optional[float] = None
-        gpios = ",".join(f"GPIO{t.gpio}" for t in vessel.thrusters)
+        outputs = ",".join(f"{'ch' if esc_backend is not None and esc_backend.kind == 'pca9685' else 'GPIO'}"
+                           f"{c.gpio}" for c in self.esc.channels)
         self.hardware_ids = {"gnss": f"L76K {s.gnss.port}", "imu": f"LSM9DS1 i2c-{s.imu.bus} "
-                             f"0x{s.imu.address_xg:02x}/0x{s.imu.address_mag:02x}", "esc": f"pigpio {gpios}"}
+                             f"0x{s.imu.address_xg:02x}/0x{s.imu.address_mag:02x}", "esc": f"{esc_backend.kind if esc_backend is not None else 'pigpio'} {outputs}"}
         self._armed_esc = False
 
     def poll(self, t_s: float) -> SensorBatch:
@@ -148,4 +150,4 @@ def make_hardware_backend(cfg, vessel, node, time_base):
     def clock_s() -> float:
         return time_base.from_ns(node.get_clock().now().nanoseconds)
 
-    return HardwareBackend(vessel, clock_s)
+    return HardwareBackend(vessel, clock_s, esc_backend=cfg.esc.backend_spec())
