@@ -1,13 +1,17 @@
 """The deadman's figure: SIGKILL of a process driving full thrust (1900 us) to both ESCs at neutral, before and
 after a pigpiod restart.
 
-    python benchmarks/bench_deadman.py [--kills 20]
+    python benchmarks/bench_deadman.py [--kills 20] [--backend pigpio|kernel_pwm|all]
 
 The driving process is tests/test_deadman.py's stand-in (EscOutput with the guardian, the real pigpio client,
 reconnecting as the autopilot does); pigpiod is the fake daemon in this process (hil/fake_pigpiod.py). Each kill:
 start the process, wait for 1900/1900, SIGKILL it, time the first neutral pulse on both GPIOs in the daemon's
 record (CLOCK_MONOTONIC). "After a restart": the daemon is stopped and a fresh one started on the same port
 while the process drives, it reconnects and drives 1900 again, and only then is it killed.
+
+kernel_pwm: the driving process is tests/test_esc_kernel_pwm.py's stand-in on a fake /sys/class/pwm tree; the
+tree has no time-stamped record, so this process polls both channels' files every 1 ms from the kill (or the
+SIGSTOP of a hang) until both read neutral: the figure includes up to 1 ms of polling.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hil.fake_pigpiod import FakePigpiod  # noqa: E402
 from tests.test_deadman import neutral_after, start_child  # noqa: E402
+from tests import test_esc_kernel_pwm as kpwm  # noqa: E402
 
 
 def one_kill(restart: bool) -> float:
@@ -51,10 +56,48 @@ def one_kill(restart: bool) -> float:
         daemon.stop()
 
 
+def one_kernel_pwm(tmp: Path, sig: int) -> float:
+    """Kill (SIGKILL) or freeze (SIGSTOP) the driving process; ms until both PWM lines read neutral."""
+    from hil.fake_sysfs_pwm import FakePwmSysfs
+    fake = FakePwmSysfs(tmp, chips={0: 2})
+    child, guardian = kpwm.start_child(fake, "deadman")
+    try:
+        t0 = time.monotonic()
+        os.kill(child.pid, sig)
+        while time.monotonic() - t0 < 3.0:
+            if kpwm.line(fake, 13) == kpwm.line(fake, 12) == 1500.0:
+                return 1e3 * (time.monotonic() - t0)
+            time.sleep(0.001)
+        return float("inf")
+    finally:
+        if sig == signal.SIGSTOP:
+            os.kill(child.pid, signal.SIGCONT)
+        kpwm.stop_all(child, guardian)
+        fake.remove()
+
+
+def _line(label: str, ms: list, what: str) -> None:
+    done = [m for m in ms if m != float("inf")]
+    if done:
+        print(f"{label}: {len(done)}/{len(ms)} reached neutral; {what} to neutral min {min(done):.1f} ms, "
+              f"median {statistics.median(done):.1f} ms, max {max(done):.1f} ms")
+    else:
+        print(f"{label}: 0/{len(ms)} reached neutral")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kills", type=int, default=20)
+    ap.add_argument("--backend", choices=("pigpio", "kernel_pwm", "all"), default="all")
     args = ap.parse_args()
+    if args.backend in ("kernel_pwm", "all"):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            for sig, what in ((signal.SIGKILL, "SIGKILL"), (signal.SIGSTOP, "hang (SIGSTOP)")):
+                ms = [one_kernel_pwm(Path(d) / f"t{i}", sig) for i in range(args.kills)]
+                _line(f"kernel_pwm, {what}", ms, what)
+    if args.backend == "kernel_pwm":
+        return
     for restart in (False, True):
         ms = [one_kill(restart) for _ in range(args.kills)]
         done = [m for m in ms if m != float("inf")]
