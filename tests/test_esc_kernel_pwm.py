@@ -338,3 +338,30 @@ def test_exec_stop_post_sets_neutral_through_the_boats_kernel_pwm(tmp_path, caps
     assert esc_neutral_main(["--config", str(path)]) == 0
     assert (line(fake, 13), line(fake, 12)) == (1500.0, 1500.0)
     assert "GPIO13=1500us" in capsys.readouterr().out
+
+
+def test_bench_esc_runs_its_motor_test_on_the_boats_kernel_pwm(tmp_path, capsys, monkeypatch):
+    import argparse
+    from autopilot.bench import esc as bench_esc
+    fake = FakePwmSysfs(tmp_path / "pwm", chips={0: 2})
+    open_port(backend_on(fake), [13, 12], model=PI4).stop()         # the kernel created the channels
+    monkeypatch.setattr("drivers.esc_kernel_pwm.raspberry_pi_model", lambda: PI4)
+    seen = []
+    real_write = SysfsFiles.write
+
+    def watching(self, rel, text):                                  # a scope on the lines
+        real_write(self, rel, text)
+        if rel.endswith("duty_cycle"):
+            seen.append(int(text) // 1000)
+    monkeypatch.setattr(SysfsFiles, "write", watching)
+    path = _boat(tmp_path, f"esc: {{backend: kernel_pwm, pwm_sysfs_root: {fake.root}}}\n")
+    parser = argparse.ArgumentParser(prog="autopilot")
+    bench_esc.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["bench", "esc", "--config", str(path), "--gpio", "13,12", "--test",
+                              "--propellers-removed", "--offset-us", "100", "--ramp-s", "0.2", "--hold-s", "0.1",
+                              "--arming-s", "0.1"])
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert "kernel PWM" in out and "GPIO -> channel {13: 1, 12: 0}" in out
+    assert max(seen) == 1600 and min(seen) == 1400                   # +-100 us about neutral, both ways
+    assert (line(fake, 13), line(fake, 12)) == (1500.0, 1500.0)     # and neutral at the end

@@ -1,13 +1,16 @@
-"""`autopilot bench esc`: check the ESC outputs through pigpiod, and run a guarded motor test.
+"""`autopilot bench esc`: check the ESC outputs on their backend, and run a guarded motor test.
 
     autopilot bench esc --gpio 13,12                      show pigpiod and the pulses on those GPIOs
+    autopilot bench esc --config /etc/autopilot/boat.yaml --gpio 13,12    the boat's esc: backend (kernel_pwm, ...)
     autopilot bench esc --gpio 13,12 --test --propellers-removed [--offset-us 150] [--ramp-s 3] [--hold-s 2]
 
 The motor test arms the ESCs (neutral for the arming time), then for each channel in turn ramps gently from
 neutral to neutral + offset, holds, back to neutral, to neutral - offset, holds, and back. It refuses to run
 without --propellers-removed. Whatever happens (end of test, Ctrl-C, SIGTERM, an error) the outputs end at
 neutral. Pulse ranges, neutral, trim and reverse come from the vessel's thruster with the same GPIO, or the
-1100/1500/1900 us defaults. Exit status 0; 1 when pigpiod cannot be used; 2 when the test is refused.
+1100/1500/1900 us defaults. --gpio lists outputs as the backend numbers them: BCM GPIOs for pigpio and
+kernel_pwm, board channels 0-15 for pca9685. Exit status 0; 1 when the backend cannot be used (the message says
+what to do); 2 when the test is refused.
 """
 from __future__ import annotations
 
@@ -25,6 +28,9 @@ def register(subparsers) -> None:
         description=__doc__.split("\n\n")[0])
     p.add_argument("--gpio", required=True, help="comma-separated BCM GPIOs, e.g. 13,12 (left,right)")
     p.add_argument("--vessel", default="foka", help="vessel preset or YAML for pulse ranges (default foka)")
+    p.add_argument("--config", default=None, help="boat config: its vessel and its esc: backend")
+    p.add_argument("--backend", choices=("pigpio", "kernel_pwm", "pca9685"), default=None,
+                   help="ESC backend (default: the boat config's, else pigpio)")
     p.add_argument("--host", default="localhost", help="pigpiod host (default localhost)")
     p.add_argument("--port", type=int, default=8888, help="pigpiod port (default 8888)")
     p.add_argument("--test", action="store_true", help="run the motor test (needs " + CONFIRM_FLAG + ")")
@@ -47,14 +53,25 @@ def _channels(gpios, vessel):
 def run(args) -> int:
     import dataclasses
 
+    from drivers.esc import EscChannel
+
     from autopilot.config import ConfigError, load_vessel
     from autopilot.types import PulseCommand
-    from drivers.esc import EscError, EscOutput, connect_pigpio
+    from drivers.esc import EscError, EscOutput
+    from drivers.esc_backends import EscBackend, open_port
 
     try:
         gpios = [int(g) for g in args.gpio.split(",") if g.strip()]
-        vessel = load_vessel(args.vessel)
-        channels = _channels(gpios, vessel)
+        if args.config:
+            from autopilot.boat_config import load_boat_config
+            cfg = load_boat_config(args.config)
+            vessel, backend = load_vessel(cfg.vessel_path()), cfg.esc.backend_spec()
+        else:
+            vessel, backend = load_vessel(args.vessel), EscBackend(host=args.host, port=args.port)
+        if args.backend:
+            backend = dataclasses.replace(backend, kind=args.backend)
+        channels = _channels(gpios, vessel) if backend.kind != "pca9685" else [
+            EscChannel.from_thruster(t, o) for t, o in zip(vessel.thrusters, gpios)]
     except (ValueError, ConfigError, EscError) as e:
         print(f"bench esc: {e}", file=sys.stderr)
         return 1
@@ -63,18 +80,25 @@ def run(args) -> int:
               f"hit) and repeat with {CONFIRM_FLAG}", file=sys.stderr)
         return 2
     try:
-        pi = connect_pigpio(args.host, args.port)
-    except EscError as e:
+        pi = open_port(backend, gpios)
+    except (EscError, OSError) as e:
         print(f"bench esc: {e}", file=sys.stderr)
         return 1
-    print(f"bench esc: pigpiod {pi.get_pigpio_version()} on {args.host}:{args.port}, hardware revision "
-          f"0x{pi.get_hardware_revision():x}")
+    label = "ch" if backend.kind == "pca9685" else "GPIO"
+    if backend.kind == "pigpio":
+        print(f"bench esc: pigpiod {pi.get_pigpio_version()} on {backend.host}:{backend.port}, hardware revision "
+              f"0x{pi.get_hardware_revision():x}")
+    elif backend.kind == "kernel_pwm":
+        print(f"bench esc: kernel PWM {backend.sysfs_root}/pwmchip{pi.chip}, GPIO -> channel {pi.channel_of}")
+    else:
+        print(f"bench esc: PCA9685 at 0x{backend.pca9685_address:02x} on I2C bus {backend.i2c_bus}, "
+              f"pulse_scale {backend.pulse_scale:g}")
     for c in channels:
         try:
             now = pi.get_servo_pulsewidth(c.gpio)
         except Exception:            # noqa: BLE001 - pigpio.error: no servo pulses on this GPIO yet
             now = 0
-        print(f"bench esc: {c.name} GPIO{c.gpio}: pulse now {now or 'off'}"
+        print(f"bench esc: {c.name} {label}{c.gpio}: pulse now {now or 'off'}"
               f"{'' if not now else ' us'}; range {c.pulse_min_us}-{c.pulse_neutral_us}-{c.pulse_max_us} us, "
               f"trim {c.trim_us:+d}, {'reversed' if c.reverse else 'normal'}")
     if not args.test:
@@ -83,7 +107,7 @@ def run(args) -> int:
     if args.arming_s is not None:
         channels = [dataclasses.replace(c, arming_time_s=args.arming_s) for c in channels]
     esc = EscOutput(channels, pi, command_timeout_s=0.5, close_pi=True,
-                    emergency_pi_factory=lambda: connect_pigpio(args.host, args.port))
+                    emergency_pi_factory=lambda: open_port(backend, gpios))
     esc.install_signal_handlers()
     period = 0.02
     t0 = time.monotonic()
@@ -110,7 +134,7 @@ def run(args) -> int:
         for i, c in enumerate(channels):
             for sign, what in ((+1, "forward"), (-1, "reverse")):
                 top = c.pulse_neutral_us + sign * args.offset_us
-                print(f"bench esc: {c.name} GPIO{c.gpio} {what}: ramp to {top} us", flush=True)
+                print(f"bench esc: {c.name} {label}{c.gpio} {what}: ramp to {top} us", flush=True)
                 ramp(i, c.pulse_neutral_us, top, args.ramp_s)
                 hold([top if j == i else n for j, n in enumerate(neutral)], args.hold_s)
                 ramp(i, top, c.pulse_neutral_us, args.ramp_s)
