@@ -1,7 +1,7 @@
 """The deadman's figure: SIGKILL of a process driving full thrust (1900 us) to both ESCs at neutral, before and
 after a pigpiod restart.
 
-    python benchmarks/bench_deadman.py [--kills 20] [--backend pigpio|kernel_pwm|all]
+    python benchmarks/bench_deadman.py [--kills 20] [--backend pigpio|kernel_pwm|pca9685|all]
 
 The driving process is tests/test_deadman.py's stand-in (EscOutput with the guardian, the real pigpio client,
 reconnecting as the autopilot does); pigpiod is the fake daemon in this process (hil/fake_pigpiod.py). Each kill:
@@ -11,7 +11,9 @@ while the process drives, it reconnects and drives 1900 again, and only then is 
 
 kernel_pwm: the driving process is tests/test_esc_kernel_pwm.py's stand-in on a fake /sys/class/pwm tree; the
 tree has no time-stamped record, so this process polls both channels' files every 1 ms from the kill (or the
-SIGSTOP of a hang) until both read neutral: the figure includes up to 1 ms of polling.
+SIGSTOP of a hang) until both read neutral: the figure includes up to 1 ms of polling. pca9685: the same with
+tests/test_esc_pca9685.py's stand-in, the emulated board served to both processes on a Unix socket, polled as
+what a scope would read (within one tick of 1500 us).
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from hil.fake_pigpiod import FakePigpiod  # noqa: E402
 from tests.test_deadman import neutral_after, start_child  # noqa: E402
 from tests import test_esc_kernel_pwm as kpwm  # noqa: E402
+from tests import test_esc_pca9685 as pca  # noqa: E402
 
 
 def one_kill(restart: bool) -> float:
@@ -76,6 +79,28 @@ def one_kernel_pwm(tmp: Path, sig: int) -> float:
         fake.remove()
 
 
+def one_pca9685(tmp: Path, sig: int) -> float:
+    """As one_kernel_pwm, on an emulated PCA9685 served on a Unix socket."""
+    from hil.i2c_socket import I2cSocketServer
+    from hil.pca9685_emulator import Pca9685Emulator
+    chip = Pca9685Emulator()
+    server = I2cSocketServer(chip, tmp.with_suffix(".sock")).start()
+    child, guardian = pca.start_child(server.path, "deadman")
+    try:
+        t0 = time.monotonic()
+        os.kill(child.pid, sig)
+        while time.monotonic() - t0 < 3.0:
+            if pca.neutral_on_the_board(chip, wait_s=0.0):
+                return 1e3 * (time.monotonic() - t0)
+            time.sleep(0.001)
+        return float("inf")
+    finally:
+        if sig == signal.SIGSTOP:
+            os.kill(child.pid, signal.SIGCONT)
+        pca.stop_all(child, guardian)
+        server.stop()
+
+
 def _line(label: str, ms: list, what: str) -> None:
     done = [m for m in ms if m != float("inf")]
     if done:
@@ -88,15 +113,17 @@ def _line(label: str, ms: list, what: str) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kills", type=int, default=20)
-    ap.add_argument("--backend", choices=("pigpio", "kernel_pwm", "all"), default="all")
+    ap.add_argument("--backend", choices=("pigpio", "kernel_pwm", "pca9685", "all"), default="all")
     args = ap.parse_args()
-    if args.backend in ("kernel_pwm", "all"):
-        import tempfile
+    import tempfile
+    for name, one in (("kernel_pwm", one_kernel_pwm), ("pca9685", one_pca9685)):
+        if args.backend not in (name, "all"):
+            continue
         with tempfile.TemporaryDirectory() as d:
             for sig, what in ((signal.SIGKILL, "SIGKILL"), (signal.SIGSTOP, "hang (SIGSTOP)")):
-                ms = [one_kernel_pwm(Path(d) / f"t{i}", sig) for i in range(args.kills)]
-                _line(f"kernel_pwm, {what}", ms, what)
-    if args.backend == "kernel_pwm":
+                ms = [one(Path(d) / f"t{i}", sig) for i in range(args.kills)]
+                _line(f"{name}, {what}", ms, what)
+    if args.backend != "pigpio" and args.backend != "all":
         return
     for restart in (False, True):
         ms = [one_kill(restart) for _ in range(args.kills)]

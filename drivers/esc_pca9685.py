@@ -21,7 +21,8 @@ import errno
 from typing import Dict, Sequence, Tuple
 
 from drivers.esc import EscError
-from drivers.i2c_adapter import I2CBusError, SMBusI2C, import_without_blinka, open_smbus
+from drivers.i2c_adapter import (I2CBusError, RegisterBus, SMBusI2C, SocketRegisters, import_without_blinka,
+                                 open_smbus)
 
 NOMINAL_OSC_HZ = 25e6
 FRAME_HZ = 50.0
@@ -48,9 +49,16 @@ class Pca9685Port:
                            f"25 MHz; measure it again (autopilot bench esc --calibrate)")
         addr = backend.pca9685_address
         try:
-            raw = backend.smbus if backend.smbus is not None else open_smbus(backend.i2c_bus)
+            if backend.smbus is not None:
+                raw = backend.smbus
+            elif backend.i2c_socket:
+                raw = RegisterBus(SocketRegisters(backend.i2c_socket))
+            else:
+                raw = open_smbus(backend.i2c_bus)
         except I2CBusError as e:
             raise EscError(str(e).replace("sensors.imu.bus", "esc.i2c_bus")) from None
+        except OSError as e:
+            raise EscError(str(e)) from None
         bus = SMBusI2C(backend.i2c_bus, bus=raw)
         osc = NOMINAL_OSC_HZ / backend.pulse_scale
         module = import_without_blinka("adafruit_pca9685")

@@ -4,7 +4,8 @@
 writeto_then_readfrom and scan, so `adafruit_lsm9ds1.LSM9DS1_I2C(SMBusI2C(1))` runs on a Raspberry Pi (or on an
 emulated bus) without Adafruit Blinka choosing a board. Any object with the smbus2.SMBus methods used here
 (i2c_rdwr, read_i2c_block_data, write_i2c_block_data, write_quick, read_byte, close) can stand in for the bus:
-that is how the emulated LSM9DS1 (hil/lsm9ds1_emulator.py) is attached.
+`RegisterBus(device)` offers them over any register-level device, which is how the emulated LSM9DS1 and PCA9685
+(hil/) are attached, in this process or, through `SocketRegisters(path)`, served by another one.
 
 A register read (one address byte out, up to 32 bytes in) goes out as an SMBus I2C-block read, which on the
 wire is the same combined transaction (start, write register, repeated start, read) as i2c_rdwr; longer or
@@ -123,6 +124,124 @@ class SMBusI2C:
 
     def __repr__(self) -> str:
         return f"SMBusI2C(bus={self.bus_number})"
+
+
+class RegisterBus:
+    """The smbus2.SMBus methods SMBusI2C uses, over any register device: an object with `probe(addr)`,
+    `read_registers(addr, reg, n) -> bytes` and `write_registers(addr, reg, data)` (an emulated chip, or
+    SocketRegisters for one served by another process). Errors are OSError, as smbus2's."""
+
+    def __init__(self, device):
+        self.device = device
+        self.closed = False
+
+    def read_i2c_block_data(self, i2c_addr: int, register: int, length: int, force=None) -> list:
+        return list(self.device.read_registers(i2c_addr, register, length))
+
+    def write_i2c_block_data(self, i2c_addr: int, register: int, data, force=None) -> None:
+        self.device.write_registers(i2c_addr, register, bytes(data))
+
+    def read_byte_data(self, i2c_addr: int, register: int, force=None) -> int:
+        return self.device.read_registers(i2c_addr, register, 1)[0]
+
+    def write_byte_data(self, i2c_addr: int, register: int, value: int, force=None) -> None:
+        self.device.write_registers(i2c_addr, register, bytes([value]))
+
+    def read_byte(self, i2c_addr: int, force=None) -> int:
+        self.device.probe(i2c_addr)
+        return 0
+
+    def write_quick(self, i2c_addr: int, force=None) -> None:
+        self.device.probe(i2c_addr)
+
+    def i2c_rdwr(self, *msgs) -> None:
+        """Combined transaction of smbus2.i2c_msg objects: a write sets the register pointer (and writes data
+        after it); a following read returns registers from that pointer."""
+        pointer = None
+        for msg in msgs:
+            data = bytes(msg)
+            if msg.flags & 0x0001:                        # I2C_M_RD
+                if pointer is None:
+                    self.device.probe(msg.addr)
+                    values = bytes(msg.len)
+                else:
+                    values = self.device.read_registers(msg.addr, pointer, msg.len)
+                for i, value in enumerate(values):
+                    msg.buf[i] = bytes([value])
+            else:
+                if not data:
+                    self.device.probe(msg.addr)
+                    continue
+                pointer = data[0]
+                if len(data) > 1:
+                    self.device.write_registers(msg.addr, pointer, data[1:])
+
+    def close(self) -> None:
+        self.closed = True
+        close = getattr(self.device, "close", None)
+        if close is not None:
+            close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+class SocketRegisters:
+    """A register device served by another process on a Unix socket (hil/i2c_socket.py serves emulated chips
+    this way, so an autopilot, its deadman guardian and a test share one emulated bus). One request at a time:
+    op (P probe, R read, W write), address, register, count, data; the answer is an errno (0 = done) and the
+    bytes read. A vanished server is OSError(EIO)."""
+
+    def __init__(self, path: str):
+        import socket
+        self.path = path
+        self._lock = threading.Lock()
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._sock.connect(path)
+        except OSError as e:
+            self._sock.close()
+            raise OSError(e.errno or 5, f"no emulated I2C bus at {path}: {e.strerror or e}") from None
+
+    def _call(self, op: bytes, addr: int, reg: int, n: int, data: bytes = b"") -> bytes:
+        import struct
+        with self._lock:
+            try:
+                self._sock.sendall(op + struct.pack("<BBH", addr, reg, n) + data)
+                head = self._recv(3)
+                code, length = struct.unpack("<BH", head)
+                body = self._recv(length)
+            except OSError as e:
+                raise OSError(5, f"emulated I2C bus at {self.path} gone: {e}") from None
+        if code:
+            import os
+            raise OSError(code, os.strerror(code))
+        return body
+
+    def _recv(self, n: int) -> bytes:
+        out = b""
+        while len(out) < n:
+            chunk = self._sock.recv(n - len(out))
+            if not chunk:
+                raise OSError(5, "connection closed")
+            out += chunk
+        return out
+
+    def probe(self, addr: int) -> None:
+        self._call(b"P", addr, 0, 0)
+
+    def read_registers(self, addr: int, reg: int, n: int) -> bytes:
+        return self._call(b"R", addr, reg, n)
+
+    def write_registers(self, addr: int, reg: int, data: bytes) -> None:
+        self._call(b"W", addr, reg, len(data), bytes(data))
+
+    def close(self) -> None:
+        self._sock.close()
 
 
 class _PlaceholderSPI:

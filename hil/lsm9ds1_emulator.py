@@ -52,6 +52,7 @@ from typing import Optional
 
 import numpy as np
 
+from drivers.i2c_adapter import RegisterBus
 from hil.environment import GRAVITY_MPS2
 from hil.sensor_models import NormalStream
 
@@ -418,60 +419,10 @@ class Lsm9ds1Emulator:
         _PACK.pack_into(regs, reg, *raw)
 
 
-class FakeSMBus:
+class FakeSMBus(RegisterBus):
     """The smbus2.SMBus methods SMBusI2C uses, served by an Lsm9ds1Emulator (errors are OSError, as smbus2's)."""
 
-    def __init__(self, emulator: Lsm9ds1Emulator):
-        self.emulator = emulator
-        self.closed = False
+    @property
+    def emulator(self):
+        return self.device
 
-    def read_i2c_block_data(self, i2c_addr: int, register: int, length: int, force=None) -> list:
-        return list(self.emulator.read_registers(i2c_addr, register, length))
-
-    def write_i2c_block_data(self, i2c_addr: int, register: int, data, force=None) -> None:
-        self.emulator.write_registers(i2c_addr, register, bytes(data))
-
-    def read_byte_data(self, i2c_addr: int, register: int, force=None) -> int:
-        return self.emulator.read_registers(i2c_addr, register, 1)[0]
-
-    def write_byte_data(self, i2c_addr: int, register: int, value: int, force=None) -> None:
-        self.emulator.write_registers(i2c_addr, register, bytes([value]))
-
-    def read_byte(self, i2c_addr: int, force=None) -> int:
-        self.emulator.probe(i2c_addr)
-        return 0
-
-    def write_quick(self, i2c_addr: int, force=None) -> None:
-        self.emulator.probe(i2c_addr)
-
-    def i2c_rdwr(self, *msgs) -> None:
-        """Combined transaction of smbus2.i2c_msg objects: a write sets the register pointer (and writes data
-        after it); a following read returns registers from that pointer."""
-        pointer = None
-        for msg in msgs:
-            data = bytes(msg)
-            if msg.flags & 0x0001:                        # I2C_M_RD
-                if pointer is None:
-                    self.emulator.probe(msg.addr)
-                    values = bytes(msg.len)
-                else:
-                    values = self.emulator.read_registers(msg.addr, pointer, msg.len)
-                for i, value in enumerate(values):
-                    msg.buf[i] = bytes([value])
-            else:
-                if not data:
-                    self.emulator.probe(msg.addr)
-                    continue
-                pointer = data[0]
-                if len(data) > 1:
-                    self.emulator.write_registers(msg.addr, pointer, data[1:])
-
-    def close(self) -> None:
-        self.closed = True
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False

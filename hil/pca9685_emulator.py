@@ -101,5 +101,5 @@ class Pca9685Emulator:
 
     def smbus(self):
         """An smbus2.SMBus look-alike on this chip (what SMBusI2C(bus=...) takes)."""
-        from hil.lsm9ds1_emulator import FakeSMBus     # register-level and chip-agnostic: any read/write/probe
-        return FakeSMBus(self)
+        from drivers.i2c_adapter import RegisterBus
+        return RegisterBus(self)

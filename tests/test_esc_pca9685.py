@@ -1,12 +1,23 @@
 """ESC output on a PCA9685 board through the real Adafruit library, on a register-level emulated chip: the
 chip's registers by hand-worked numbers, pulses as a scope reads them (with an oscillator off 25 MHz and the
 pulse_scale that corrects it), the driver's contract, the field's mistakes, and a mission flown through it."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
 import pytest
 
 from autopilot.types import PulseCommand
 from drivers.esc import EscChannel, EscError, EscOutput
 from drivers.esc_backends import EscBackend, open_port
+from hil.i2c_socket import I2cSocketServer
 from hil.pca9685_emulator import Pca9685Emulator
+
+REPO = Path(__file__).resolve().parents[1]
 
 TICK_25MHZ_US = 122 / 25.0          # (PRE_SCALE 121 + 1) / 25 MHz = 4.88 us per tick at 50 Hz
 
@@ -162,3 +173,100 @@ def test_a_mission_flies_through_the_pca9685_driver():
     r = res.report
     assert r["mission_complete"] and r["xte_rms_m"] < 2.0
     assert res.pulses_us.shape[1] == 4 and res.pulses_us.max() > 1550    # four thrusters on one board
+
+
+# ------------------------------------------------------------------------------------------- other processes
+CHILD = textwrap.dedent("""
+    import sys, time
+    from autopilot.types import PulseCommand
+    from drivers.esc import EscChannel, EscOutput
+    from drivers.esc_backends import EscBackend, open_port
+    from drivers.esc_deadman import DeadmanLink
+    backend = EscBackend(kind="pca9685", pca9685_channels=(0, 1), i2c_socket=sys.argv[1])
+    chans = [EscChannel("left", 0, arming_time_s=0.2), EscChannel("right", 1, arming_time_s=0.2)]
+    port = open_port(backend, [0, 1])
+    link = DeadmanLink.spawn(chans, backend=backend, timeout_s=0.3) if sys.argv[2] == "deadman" else None
+    esc = EscOutput(chans, port, deadman=link, emergency_pi_factory=lambda: open_port(backend, [0, 1]))
+    esc.install_signal_handlers()
+    print("guardian", link.process.pid if link else 0, flush=True)
+    t0 = time.monotonic()
+    said = False
+    while True:
+        esc.write(time.monotonic() - t0, PulseCommand((1900, 1900)))
+        if not said and esc.output_us() == [1900, 1900]:
+            print("full", flush=True)
+            said = True
+        time.sleep(0.02)
+""")
+
+
+@pytest.fixture
+def served(tmp_path):
+    chip = Pca9685Emulator()
+    server = I2cSocketServer(chip, tmp_path / "i2c-1.sock").start()
+    yield chip, server.path
+    server.stop()
+
+
+def start_child(path, mode):
+    child = subprocess.Popen([sys.executable, "-c", CHILD, path, mode], cwd=REPO, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    first = child.stdout.readline().split()
+    assert first and first[0] == "guardian", child.stderr.read() if child.poll() is not None else first
+    assert child.stdout.readline().strip() == "full"
+    return child, int(first[1])
+
+
+def neutral_on_the_board(chip, wait_s=3.0):
+    deadline = time.monotonic() + wait_s
+    while True:
+        if all(abs(chip.pulse_us(ch) - 1500) <= TICK_25MHZ_US for ch in (0, 1)):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+
+
+def stop_all(child, guardian):
+    if child.poll() is None:
+        child.kill()
+    child.wait(timeout=5)
+    if guardian:
+        try:
+            os.kill(guardian, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def test_neutral_on_sigterm_of_the_process_driving_the_board(served):
+    chip, path = served
+    child, _ = start_child(path, "plain")
+    try:
+        assert chip.pulse_us(0) > 1890
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(timeout=10) == -signal.SIGTERM
+        assert neutral_on_the_board(chip, wait_s=0.0)
+    finally:
+        stop_all(child, 0)
+
+
+def test_sigkill_at_full_thrust_the_guardian_sets_the_board_to_neutral(served):
+    chip, path = served
+    child, guardian = start_child(path, "deadman")
+    try:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=5)
+        assert neutral_on_the_board(chip), "the board kept the full-thrust pulse after SIGKILL"
+    finally:
+        stop_all(child, guardian)
+
+
+def test_a_hung_process_gets_neutral_on_the_board_from_the_guardian(served):
+    chip, path = served
+    child, guardian = start_child(path, "deadman")
+    try:
+        os.kill(child.pid, signal.SIGSTOP)
+        assert neutral_on_the_board(chip), "the board kept the full-thrust pulse while the process hung"
+        os.kill(child.pid, signal.SIGCONT)
+    finally:
+        stop_all(child, guardian)
