@@ -3,8 +3,8 @@
 #
 #   sudo systemd/uninstall.sh [--dry-run] [--purge] [--prefix /opt/autopilot] [--user autopilot]
 #
-# Stops and disables autopilot.service (ExecStopPost puts the ESCs to neutral on the way), removes the unit, the
-# udev rule and the venv under PREFIX. The run logs (/var/lib/autopilot) and the configuration (/etc/autopilot)
+# Stops and disables autopilot.service (ExecStopPost puts the ESCs to neutral on the way), removes the unit and
+# its drop-ins, the udev rule and the venv under PREFIX. The run logs (/var/lib/autopilot) and the configuration (/etc/autopilot)
 # stay, and so does the user that owns the logs -- unless --purge, which deletes all three.
 # Groups are left alone (dialout, i2c and gpio belong to the system). pigpiod stays enabled (other programs
 # may use it). Running it again, or on a system where nothing is installed, is harmless.
@@ -55,6 +55,7 @@ if [ "$DRY_RUN" = 1 ] || [ -e "$UNIT" ]; then
   run systemctl disable --now autopilot.service || true
 fi
 remove "$UNIT"
+remove "$UNIT.d"
 run systemctl daemon-reload || true
 run systemctl reset-failed autopilot.service 2>/dev/null || true
 

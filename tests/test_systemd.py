@@ -71,8 +71,8 @@ def written_file(output: str, path: str) -> str:
 def test_unit_has_the_keys_the_boat_depends_on():
     u = parse_unit(UNIT.read_text())
     unit, svc, inst = u["Unit"], u["Service"], u["Install"]
-    for key in ("After", "Wants"):
-        assert set(one(unit, key).split()) >= {"pigpiod.service", "network-online.target"}
+    for key in ("After", "Wants"):                  # pigpiod only through install.sh's drop-in, for pigpio
+        assert set(one(unit, key).split()) == {"network-online.target"}
     assert one(svc, "Type") == "notify" and one(svc, "NotifyAccess") == "main"
     assert 0.5 <= seconds(one(svc, "WatchdogSec")) <= 10
     assert one(svc, "Restart") == "on-failure" and seconds(one(svc, "RestartSec")) > 0
@@ -81,7 +81,7 @@ def test_unit_has_the_keys_the_boat_depends_on():
     assert svc["EnvironmentFile"][0] == "/etc/autopilot/autopilot.env"
     assert one(svc, "ExecStart") == "/opt/autopilot/venv/bin/autopilot run --config ${AUTOPILOT_CONFIG}"
     assert one(svc, "ExecStopPost") == ("/opt/autopilot/venv/bin/python -m drivers.esc_neutral "
-                                        "--vessel ${AUTOPILOT_VESSEL}")
+                                        "--config ${AUTOPILOT_CONFIG}")
     assert one(inst, "WantedBy") == "multi-user.target"
     # hardening, but never at the cost of /dev/serial0, /dev/i2c-*, /dev/gpiomem
     assert one(svc, "NoNewPrivileges") == "yes" and one(svc, "ProtectSystem") == "strict"
@@ -103,7 +103,7 @@ def test_environment_file_defines_what_the_unit_uses_in_systemd_syntax():
         assert "#" not in value, f"systemd keeps a trailing comment as part of the value: {line}"
         env[key] = value
     used = set(re.findall(r"\$\{(\w+)\}", UNIT.read_text()))
-    assert used == {"AUTOPILOT_CONFIG", "AUTOPILOT_VESSEL"} and used <= set(env)
+    assert used == {"AUTOPILOT_CONFIG"} and used <= set(env)
     assert env["ROS_DOMAIN_ID"].isdigit() and env["RMW_IMPLEMENTATION"].startswith("rmw_")
     assert env["AUTOPILOT_LOG_DIR"].startswith("/var/lib/autopilot/")
 
@@ -114,7 +114,7 @@ def test_the_commands_in_the_unit_exist_and_take_those_arguments():
     assert r.returncode == 0 and "--config" in r.stdout
     r = subprocess.run([sys.executable, "-m", "drivers.esc_neutral", "--help"], capture_output=True, text=True,
                        timeout=60, cwd=REPO)
-    assert r.returncode == 0 and "--vessel" in r.stdout
+    assert r.returncode == 0 and "--config" in r.stdout
 
 
 def test_systemd_analyze_verify_passes_on_the_installed_unit(tmp_path):
@@ -157,7 +157,7 @@ def test_install_dry_run_plans_every_step_and_changes_nothing(tmp_path):
     assert written_file(out, "/etc/autopilot/boat.yaml").splitlines()[0] == \
         "vessel: vessels/iacquabot.yaml   # preset"
     env = written_file(out, "/etc/autopilot/autopilot.env")
-    assert "AUTOPILOT_VESSEL=/etc/autopilot/vessels/iacquabot.yaml" in env.splitlines()
+    assert "AUTOPILOT_CONFIG=/etc/autopilot/boat.yaml" in env.splitlines()
     assert "+ install -m 0644 " + str(REPO / "config/vessels/foka.yaml") + " /etc/autopilot/vessels/foka.yaml" in out
     assert "SUBSYSTEM==\"i2c-dev\", GROUP=\"i2c\"" in written_file(out, "/etc/udev/rules.d/60-autopilot.rules")
     assert "+ /opt/autopilot/venv/bin/autopilot check /etc/autopilot/boat.yaml" in out
