@@ -129,3 +129,22 @@ class Pca9685Port:
     def _check(self, output: int) -> None:
         if output not in self.outputs:
             raise ValueError(f"output {output} is not one of this port's ({self.outputs})")
+
+
+def pulse_scale_from_frequency(measured_hz: float, port: "Pca9685Port") -> float:
+    """The board's pulse_scale from the frame rate measured on an output (a multimeter's Hz range) while `port`
+    drives it: the true oscillator is measured_hz x 4096 x (PRE_SCALE + 1), and pulse_scale = 25 MHz / that
+    (whatever pulse_scale the port was opened with)."""
+    if not 20.0 <= measured_hz <= 100.0:
+        raise ValueError(f"{measured_hz} Hz: the board runs near 50 Hz; measure the frame rate of the output")
+    return NOMINAL_OSC_HZ / (measured_hz * 4096.0 * (port.pca.prescale_reg + 1))
+
+
+def pulse_scale_from_width(measured_us: float, port: "Pca9685Port", output: int, current_scale: float) -> float:
+    """The board's pulse_scale from the width measured (a scope) of the pulse `port` (opened with
+    `current_scale`) last set on `output`: true/intended for the ticks actually sent, times the current scale."""
+    pulse, ticks = port._set[output]
+    sent_us = ticks * port._tick_us()                    # what the port believes it sent, ticks exact
+    if not 0.8 <= measured_us / sent_us <= 1.2:
+        raise ValueError(f"{measured_us} us against {sent_us:.1f} us sent: measure the pulse on output {output}")
+    return current_scale * measured_us / sent_us

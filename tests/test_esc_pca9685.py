@@ -270,3 +270,35 @@ def test_a_hung_process_gets_neutral_on_the_board_from_the_guardian(served):
         os.kill(child.pid, signal.SIGCONT)
     finally:
         stop_all(child, guardian)
+
+
+# ------------------------------------------------------------------------------------------- calibration
+@pytest.mark.parametrize("how", ["frequency", "width"])
+def test_a_measured_frame_rate_or_pulse_width_gives_the_pulse_scale_that_corrects_the_board(how):
+    from drivers.esc_pca9685 import pulse_scale_from_frequency, pulse_scale_from_width
+    chip, backend = board(osc_hz=25.9e6)                        # 3.6 % fast, unknown to the user
+    port = open_port(backend, [0, 1])
+    port.set_servo_pulsewidth(0, 1500)
+    if how == "frequency":                                      # what a multimeter's Hz range shows
+        scale = pulse_scale_from_frequency(chip.frequency_hz(), port)
+    else:                                                       # what a scope shows
+        scale = pulse_scale_from_width(chip.pulse_us(0), port, 0, backend.pulse_scale)
+    assert scale == pytest.approx(25 / 25.9, rel=1e-3)
+    chip2, backend2 = board(osc_hz=25.9e6, pulse_scale=scale)
+    port2 = open_port(backend2, [0, 1])
+    for us in (1100, 1500, 1900):
+        port2.set_servo_pulsewidth(1, us)
+        assert abs(chip2.pulse_us(1) - us) <= (122 / 25.9) / 2 + 0.5
+    # calibrating an already calibrated board keeps it (the current scale is taken into account)
+    port2.set_servo_pulsewidth(0, 1500)
+    again = pulse_scale_from_width(chip2.pulse_us(0), port2, 0, scale)
+    assert again == pytest.approx(scale, rel=2e-3)
+
+
+def test_bench_calibrate_is_for_a_pca9685_only(capsys):
+    import argparse
+    from autopilot.bench import esc as bench_esc
+    parser = argparse.ArgumentParser(prog="autopilot")
+    bench_esc.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["bench", "esc", "--gpio", "13", "--calibrate", "--backend", "kernel_pwm"])
+    assert args.func(args) == 2 and "PCA9685" in capsys.readouterr().err

@@ -40,6 +40,11 @@ def register(subparsers) -> None:
     p.add_argument("--ramp-s", type=float, default=3.0, help="time to ramp to the offset (default 3 s)")
     p.add_argument("--hold-s", type=float, default=2.0, help="time held at the offset (default 2 s)")
     p.add_argument("--arming-s", type=float, default=None, help="neutral before the test (default: vessel's)")
+    p.add_argument("--calibrate", action="store_true",
+                   help="pca9685: put 1500 us on the first output and say how to measure the board's clock; with "
+                        "--measured-hz or --measured-us, print the esc.pulse_scale for the boat config")
+    p.add_argument("--measured-hz", type=float, default=None, help="the output's frame rate as measured [Hz]")
+    p.add_argument("--measured-us", type=float, default=None, help="the 1500 us pulse's width as measured [us]")
     p.set_defaults(func=run)
 
 
@@ -75,6 +80,8 @@ def run(args) -> int:
     except (ValueError, ConfigError, EscError) as e:
         print(f"bench esc: {e}", file=sys.stderr)
         return 1
+    if args.calibrate:
+        return _calibrate(args, backend, gpios)
     if args.test and not args.propellers_removed:
         print(f"bench esc: refusing to spin the thrusters: remove the propellers (or make sure nothing can be "
               f"hit) and repeat with {CONFIRM_FLAG}", file=sys.stderr)
@@ -144,4 +151,40 @@ def run(args) -> int:
     finally:
         esc.close()
         print("bench esc: outputs at neutral", flush=True)
+    return 0
+
+
+def _calibrate(args, backend, outputs) -> int:
+    """PCA9685 oscillator calibration (see --calibrate); the output is left at 1500 us (neutral for an ESC)."""
+    from drivers.esc import EscError
+    from drivers.esc_backends import open_port
+    from drivers.esc_pca9685 import pulse_scale_from_frequency, pulse_scale_from_width
+    if backend.kind != "pca9685":
+        print(f"bench esc: --calibrate is for a PCA9685 board (its oscillator runs a few % off); {backend.kind} "
+              f"pulses are timed by the Pi's own clock", file=sys.stderr)
+        return 2
+    try:
+        port = open_port(backend, outputs)
+        port.set_servo_pulsewidth(outputs[0], 1500)
+    except (EscError, OSError) as e:
+        print(f"bench esc: {e}", file=sys.stderr)
+        return 1
+    frame_hz = 1e6 / (4096 * port._tick_us())
+    try:
+        if args.measured_hz is not None:
+            scale = pulse_scale_from_frequency(args.measured_hz, port)
+        elif args.measured_us is not None:
+            scale = pulse_scale_from_width(args.measured_us, port, outputs[0], backend.pulse_scale)
+        else:
+            print(f"bench esc: output {outputs[0]} carries 1500 us at {frame_hz:.2f} Hz (with pulse_scale "
+                  f"{backend.pulse_scale:g}). Measure its frequency (a multimeter's Hz range) or the pulse width "
+                  f"(a scope), then run again with --measured-hz F or --measured-us W")
+            return 0
+    except ValueError as e:
+        print(f"bench esc: {e}", file=sys.stderr)
+        return 2
+    finally:
+        port.stop()
+    print(f"bench esc: this board's oscillator is {25.0 / scale:.3f} MHz; set in the boat config:\n"
+          f"esc:\n  pulse_scale: {scale:.4f}")
     return 0
