@@ -47,6 +47,8 @@ class EscBackend:
     sysfs_root: str = "/sys/class/pwm"
     pwm_chip: int = -1
     pwm_channels: Tuple[int, ...] = ()
+    boot_config: str = ""       # kernel_pwm: the config.txt whose PWM overlay pins are checked ("" = the Pi's
+                                # own, "none" = no check: an emulated tree)
     i2c_bus: int = 1
     pca9685_address: int = 0x40
     pca9685_channels: Tuple[int, ...] = ()

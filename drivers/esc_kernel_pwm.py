@@ -66,6 +66,50 @@ class SysfsFiles:
             return ""
 
 
+BOOT_CONFIGS = ("/boot/firmware/config.txt", "/boot/config.txt")
+
+
+def overlay_pins(config_txt: str) -> Optional[set]:
+    """The GPIOs the PWM overlays in a Raspberry Pi boot config put PWM on (pwm: pin, default 18; pwm-2chan:
+    pin and pin2, default 18 and 19); None when the file loads no PWM overlay."""
+    pins = None
+    for raw in config_txt.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line.startswith("dtoverlay="):
+            continue
+        name, *params = line[len("dtoverlay="):].split(",")
+        if name.strip() not in ("pwm", "pwm-2chan"):
+            continue
+        kv = dict(p.split("=", 1) for p in params if "=" in p)
+        found = {int(kv.get("pin", 18))}
+        if name.strip() == "pwm-2chan":
+            found.add(int(kv.get("pin2", 19)))
+        pins = (pins or set()) | found
+    return pins
+
+
+def _check_overlay(outputs: Sequence[int], boot_config: str) -> None:
+    """EscError when the boot config's PWM overlay puts PWM on other pins than the ESCs' ("none": no check)."""
+    if boot_config == "none":
+        return
+    for path in ([boot_config] if boot_config else BOOT_CONFIGS):
+        try:
+            text = Path(path).read_text(errors="replace")
+        except (OSError, ValueError):
+            continue
+        try:
+            pins = overlay_pins(text)
+        except ValueError:
+            return                                          # a line we cannot read: the kernel will say
+        wrong = sorted(set(outputs) - pins) if pins is not None else []
+        if wrong:
+            raise EscError(f"{path} puts PWM on GPIO {', '.join(map(str, sorted(pins)))}, but the ESCs are on GPIO "
+                           f"{', '.join(map(str, sorted(outputs)))}: the pulses would go to the wrong pins. Move the "
+                           f"ESC signal wires, or set thrusters[].gpio to match, or change the line to "
+                           f"`{OVERLAY_LINE}` (GPIO12 and 13) and reboot")
+        return
+
+
 def board_of(model: Optional[str]) -> str:
     """"pi5" for a Raspberry Pi 5, else "pi4" (the BCM2711/2837 PWM pins, also right for a Pi 3)."""
     return "pi5" if model and "Raspberry Pi 5" in model else "pi4"
@@ -118,6 +162,8 @@ class KernelPwmPort:
             raise EscError(f"pwmchip{chip} has {npwm} channels, GPIO -> channel {beyond} is beyond them: the "
                            f"overlay enables fewer channels than the ESCs need (`{OVERLAY_LINE}` gives GPIO12 "
                            f"and 13), or esc.pwm_chip names the wrong chip")
+        if not backend.pwm_channels:
+            _check_overlay(outputs, getattr(backend, "boot_config", ""))
         port = cls(files, chip, channel_of)
         for gpio in outputs:
             port._prepare(gpio)

@@ -219,7 +219,8 @@ class _KernelPwmLine:
         from hil.fake_sysfs_pwm import FakePwmSysfs
         self.fake = FakePwmSysfs(tempfile.mkdtemp(prefix="sim-pwm-"), chips={0: 2})
         self.plugged = True
-        self.backend = EscBackend(kind="kernel_pwm", sysfs_root=str(self.fake.root), sysfs_files=self.fake.files)
+        self.backend = EscBackend(kind="kernel_pwm", sysfs_root=str(self.fake.root), sysfs_files=self.fake.files,
+                                  boot_config="none")
         outputs = [c.gpio for c in channels_from_vessel(vessel, self.backend)]
         self._open = lambda: KernelPwmPort.open(self.backend, outputs, model=self.MODEL)
         self.port = self._open()

@@ -29,6 +29,7 @@ def sysfs(tmp_path):
 
 
 def backend_on(fake, **kw):
+    kw.setdefault("boot_config", "none")
     return EscBackend(kind="kernel_pwm", sysfs_root=str(fake.root), sysfs_files=fake.files, **kw)
 
 
@@ -83,7 +84,7 @@ def test_the_port_exports_sets_50_hz_and_puts_microseconds_on_the_line(sysfs):
 def test_a_second_port_reuses_exported_channels_as_the_guardian_does(sysfs):
     first = open_port(backend_on(sysfs), [13, 12], model=PI4)
     first.set_servo_pulsewidth(13, 1700)
-    plain = EscBackend(kind="kernel_pwm", sysfs_root=str(sysfs.root))       # another process: plain file writes
+    plain = EscBackend(kind="kernel_pwm", sysfs_root=str(sysfs.root), boot_config="none")   # plain file writes
     second = open_port(plain, [13, 12], model=PI4)
     assert second.get_servo_pulsewidth(13) == 1700
     second.set_servo_pulsewidth(13, 1500)
@@ -128,13 +129,31 @@ def test_the_fields_usual_mistakes_say_what_to_do(tmp_path, setup, outputs, mode
         assert w in str(e.value)
 
 
+@pytest.mark.parametrize("line, ok", [
+    ("dtoverlay=pwm-2chan", False),                                        # defaults: GPIO18 and 19
+    ("dtoverlay=pwm-2chan,pin=12,func=4,pin2=13,func2=4", True),
+    ("dtoverlay=pwm,pin=12,func=4", False),                                # one channel: 13 has no PWM
+    ("# dtoverlay=pwm-2chan\ndtoverlay=pwm-2chan,pin=12,func=4,pin2=13,func2=4", True),
+])
+def test_the_overlays_pins_must_be_the_escs(sysfs, tmp_path, line, ok):
+    config = tmp_path / "config.txt"
+    config.write_text(f"[all]\ndtparam=i2c_arm=on\n{line}\n")
+    backend = backend_on(sysfs, boot_config=str(config))
+    if ok:
+        open_port(backend, [13, 12], model=PI4)
+        return
+    with pytest.raises(EscError) as e:
+        open_port(backend, [13, 12], model=PI4)
+    assert "the pulses would go to the wrong pins" in str(e.value) and "pin=12" in str(e.value)
+
+
 def test_no_permission_names_the_group_and_the_installer(sysfs, monkeypatch):
     def refuse(self, rel, text):
         raise PermissionError(errno.EACCES, "Permission denied", str(self.root / rel))
     monkeypatch.setattr(SysfsFiles, "write", refuse)
     monkeypatch.setattr("drivers.esc_kernel_pwm.EXPORT_WAIT_S", 0.05)
     with pytest.raises(EscError) as e:
-        open_port(EscBackend(kind="kernel_pwm", sysfs_root=str(sysfs.root)), [12], model=PI4)
+        open_port(EscBackend(kind="kernel_pwm", sysfs_root=str(sysfs.root), boot_config="none"), [12], model=PI4)
     assert "gpio" in str(e.value) and "install.sh" in str(e.value)
 
 
@@ -210,7 +229,7 @@ CHILD = textwrap.dedent("""
     from drivers.esc import EscChannel, EscOutput
     from drivers.esc_backends import EscBackend, open_port
     from drivers.esc_deadman import DeadmanLink
-    backend = EscBackend(kind="kernel_pwm", sysfs_root=sys.argv[1])
+    backend = EscBackend(kind="kernel_pwm", sysfs_root=sys.argv[1], boot_config="none")
     model = "Raspberry Pi 4 Model B Rev 1.5"
     chans = [EscChannel("left", 13, arming_time_s=0.2), EscChannel("right", 12, arming_time_s=0.2)]
     port = open_port(backend, [13, 12], model=model)

@@ -302,3 +302,18 @@ def test_bench_calibrate_is_for_a_pca9685_only(capsys):
     bench_esc.register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["bench", "esc", "--gpio", "13", "--calibrate", "--backend", "kernel_pwm"])
     assert args.func(args) == 2 and "PCA9685" in capsys.readouterr().err
+
+
+def test_neutral_on_the_board_when_commands_stop():
+    chip, backend = board()
+    fast = dict(arming_time_s=0.0, slew_us_per_s=1e5)
+    esc = EscOutput([EscChannel("left", 0, **fast), EscChannel("right", 1, **fast)],
+                    open_port(backend, [0, 1]), command_timeout_s=0.2)
+    t0 = time.monotonic()
+    for _ in range(5):
+        esc.write(time.monotonic() - t0, PulseCommand((1800, 1200)))
+        time.sleep(0.01)
+    assert chip.pulse_us(0) > 1790
+    assert neutral_on_the_board(chip), "the board kept 1800 us after the commands stopped"    # the loop "hangs"
+    assert esc.stats.timeouts == 1
+    esc.close()
