@@ -112,9 +112,10 @@ def test_topics_types_frames_covariances_and_qos(boat):
         infos = probe.get_publishers_info_by_topic(topic)
         assert infos, f"no publisher on {topic}"
         return infos[0].qos_profile
-    for topic in ("gnss/fix", "gnss/vel", "imu/data", "imu/mag", "odometry/filtered"):
+    for topic in ("gnss/fix", "gnss/vel", "imu/data", "imu/mag"):
         assert qos(f"{NS}/{topic}").reliability == ReliabilityPolicy.BEST_EFFORT, topic
-    for topic in ("thrusters/left/thrust", "thrusters/left/pulse_us", "autopilot/events"):
+    for topic in ("thrusters/left/thrust", "thrusters/left/pulse_us", "autopilot/events", "odometry/filtered",
+                  "gnss/filtered", "guidance/desired_heading_deg", "guidance/cross_track_error_m"):
         assert qos(f"{NS}/{topic}").reliability == ReliabilityPolicy.RELIABLE, topic
     for topic in ("guidance/path", "autopilot/state"):
         assert qos(f"{NS}/{topic}").durability == DurabilityPolicy.TRANSIENT_LOCAL, topic
@@ -175,3 +176,31 @@ def test_a_loop_that_keeps_missing_its_deadline_is_reported_and_held(boat):
     overrun = lambda: any(ev.kind == "failsafe" and "overrun" in ev.message.lower()  # noqa: E731
                           for ev in node.autopilot.events)
     assert spin(proc.executor, 10.0, until=overrun), [ev.message for ev in node.autopilot.events]
+
+
+def test_a_default_qos_subscriber_gets_every_derived_topic_and_a_late_volatile_one_the_path(boat):
+    """What `ros2 topic echo` or a plain rclpy node (reliable, volatile, depth 10) sees."""
+    from nav_msgs.msg import Odometry, Path
+    from sensor_msgs.msg import NavSatFix
+    from std_msgs.msg import Float64, Int32, String
+
+    proc, probe, _ = boat
+    t = proc.cfg.ros.topics
+    derived = {"odom": (Odometry, t.odometry), "ffix": (NavSatFix, t.filtered_fix),
+               "heading": (Float64, t.heading), "speed": (Float64, t.speed),
+               "desired_heading": (Float64, t.desired_heading), "desired_speed": (Float64, t.desired_speed),
+               "xte": (Float64, t.cross_track_error), "wp": (Int32, t.waypoint_index)}
+    got = {k: [] for k in derived}
+    for k, (msg_type, topic) in derived.items():
+        probe.create_subscription(msg_type, f"{NS}/{topic}", got[k].append, 10)     # the default QoS
+    from std_srvs.srv import SetBool                 # setpoints flow once the boat flies AUTO
+    client = probe.create_client(SetBool, f"{NS}/autopilot/arm")
+    assert client.wait_for_service(timeout_sec=5.0)
+    fut = client.call_async(SetBool.Request(data=True))
+    assert spin(proc.executor, 5.0, until=fut.done) and fut.result().success, fut.result()
+    probe.create_publisher(String, f"{NS}/autopilot/command", command_qos(10)).publish(String(data="mode AUTO"))
+    assert spin(proc.executor, 10.0, until=lambda: all(got.values())), {k: len(v) for k, v in got.items()}
+    late = []
+    probe.create_subscription(Path, f"{NS}/{t.path}", late.append, 10)            # volatile, joins late
+    assert spin(proc.executor, 8.0, until=lambda: late), "the path never reached a late volatile subscriber"
+    assert len(late[-1].poses) == 6

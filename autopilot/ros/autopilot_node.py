@@ -17,8 +17,9 @@ Published (names from the boat config, relative to the namespace):
 - thrusters/{name}/thrust std_msgs/Float64 [N] and thrusters/{name}/pulse_us std_msgs/UInt16 [us], reliable, at
   the state rate (the backend's actuators get every cycle) and at once on stop (0 N, neutral pulse);
 - odometry/filtered nav_msgs/Odometry (pose in odom ENU, twist in base_link FLU), gnss/filtered NavSatFix;
-- guidance/path nav_msgs/Path (latched); desired and estimated heading [deg, compass] and speed [m/s],
-  cross-track error [m], waypoint index: plottable std_msgs;
+- guidance/path nav_msgs/Path (latched, and republished every LATCHED_REPUBLISH_S); desired and estimated
+  heading [deg, compass] and speed [m/s], cross-track error [m], waypoint index: plottable std_msgs;
+- all of these reliable with a small depth (autopilot/ros/qos.py: derived), so default-QoS subscribers get them;
 - autopilot/state std_msgs/String JSON (latched) and autopilot/events std_msgs/String;
 - odom -> base_link on /tf when tf2_ros is importable and publish_tf is set.
 Commands: autopilot/arm (std_srvs/SetBool), autopilot/hold (std_srvs/Trigger), autopilot/command
@@ -47,7 +48,11 @@ from sensor_msgs.msg import NavSatFix
 from autopilot.boat_config import BoatConfig, resolve_topic
 from autopilot.ros import messages
 from autopilot.ros.messages import TimeBase
-from autopilot.ros.qos import command_qos, latched_qos, quiet_publisher, quiet_subscription, sensor_qos
+from autopilot.ros.qos import (command_qos, derived_qos, latched_qos, quiet_publisher, quiet_subscription,
+                               sensor_qos)
+
+
+LATCHED_REPUBLISH_S = 5.0     # the mission path again, for subscribers that joined late without transient local
 
 
 def _locked(method):
@@ -189,13 +194,14 @@ class AutopilotNode(Node):
         names = [th.name for th in vessel.thrusters]
         self.thrust_pubs = [quiet_publisher(self, Float64, t.thrust_topic(n), cq) for n in names]
         self.pulse_pubs = [quiet_publisher(self, UInt16, t.pulse_topic(n), cq) for n in names]
-        sq = sensor_qos(ros.qos.sensor_depth)
-        self.odom_pub = quiet_publisher(self, Odometry, t.odometry, sq)
-        self.fix_pub = quiet_publisher(self, NavSatFix, t.filtered_fix, sq)
+        dq = derived_qos(ros.qos.command_depth)          # derived, not sensor data: a default subscriber gets it
+        self.odom_pub = quiet_publisher(self, Odometry, t.odometry, dq)
+        self.fix_pub = quiet_publisher(self, NavSatFix, t.filtered_fix, dq)
         self.path_pub = quiet_publisher(self, Path, t.path, latched_qos())
-        self.plot_pubs = {key: quiet_publisher(self, Float64, getattr(t, key), sq)
+        self._path_every = max(1, int(round(vessel.control.loop_rate_hz * LATCHED_REPUBLISH_S)))
+        self.plot_pubs = {key: quiet_publisher(self, Float64, getattr(t, key), dq)
                           for key in ("desired_heading", "heading", "desired_speed", "speed", "cross_track_error")}
-        self.wp_pub = quiet_publisher(self, Int32, t.waypoint_index, sq)
+        self.wp_pub = quiet_publisher(self, Int32, t.waypoint_index, dq)
         self.state_pub = quiet_publisher(self, String, t.state, latched_qos())
         self._events_pub = quiet_publisher(self, String, t.events, command_qos(50))
         self.create_service(SetBool, t.arm, self._srv_arm)
@@ -306,6 +312,8 @@ class AutopilotNode(Node):
             self._on_cycle(t_s, batch, result)
         if self.stats.cycles % self._state_every == 0:
             self._publish_outputs(result)
+        if self.stats.cycles % self._path_every == 0:      # latched, and again for volatile late joiners
+            self.publish_path()
 
     def _publish_outputs(self, result) -> None:
         """What observers plot and record, at the state rate (the actuators themselves get every cycle)."""

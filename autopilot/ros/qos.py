@@ -1,9 +1,12 @@
-"""The three QoS profiles the autopilot uses, in one place.
+"""The QoS profiles the autopilot uses, by kind of topic, in one place.
 
-- sensors: best effort, keep-last (sensor-data QoS): a late sample is worth less than the next one. A best-effort
-  subscription also matches reliable publishers (ros_gz_bridge publishes reliable).
-- commands and actuator outputs: reliable, keep-last.
-- latched: reliable + transient local, for things a late joiner needs once (the mission path, the state).
+- sensors (GNSS, IMU, magnetometer as the drivers read them): best effort, keep-last (sensor-data QoS, REP-2003):
+  a late sample is worth less than the next one. A best-effort subscription also matches reliable publishers
+  (ros_gz_bridge publishes reliable).
+- derived (estimate, setpoints, errors, waypoint index), commands and actuator outputs: reliable, keep-last with
+  a small depth, so a subscriber with the default QoS (reliable) receives them as well as a best-effort one.
+- latched: reliable + transient local, for what a late joiner needs (the mission path, the state); the node also
+  republishes them on change and at a slow rate, for volatile late subscribers.
 """
 from __future__ import annotations
 
@@ -18,6 +21,11 @@ def sensor_qos(depth: int = 10) -> QoSProfile:
 def command_qos(depth: int = 10) -> QoSProfile:
     return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=depth, reliability=ReliabilityPolicy.RELIABLE,
                       durability=DurabilityPolicy.VOLATILE)
+
+
+def derived_qos(depth: int = 10) -> QoSProfile:
+    """What the autopilot computes (odometry, setpoints, errors): reliable, volatile, keep last `depth`."""
+    return command_qos(depth)
 
 
 def latched_qos(depth: int = 1) -> QoSProfile:
