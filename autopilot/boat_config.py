@@ -161,16 +161,22 @@ class GazeboConfig:
 class LoggingConfig:
     """The crash-safe run log of `autopilot run` (one directory per run under `dir`)."""
 
-    dir: Optional[str] = param(None, doc="where runs go; default $AUTOPILOT_LOG_DIR, else ./runs")
+    dir: Optional[str] = param(None, doc="where runs go, relative to this file; default $AUTOPILOT_LOG_DIR, else "
+                                         "runs/ beside this file (never the directory `run` was started in)")
     enabled: bool = param(True)
     rate_hz: float = param(10.0, unit="Hz", min=0.1, max=50.0, doc="state.csv / run.mcap rows per second")
     keep_runs: int = param(50, min=1, max=100000, doc="older runs are deleted beyond this count")
     max_total_mb: float = param(2000.0, unit="MB", min=1.0, max=1e7, doc="and beyond this total size")
 
-    def directory(self) -> Optional[str]:
+    def directory(self, base: Optional[Path] = None) -> Optional[str]:
+        """Where runs go: `dir`, else $AUTOPILOT_LOG_DIR, else runs/; a relative path is taken from `base` (the
+        boat config's folder), never from the working directory. None when logging is off."""
         if not self.enabled:
             return None
-        return self.dir or os.environ.get("AUTOPILOT_LOG_DIR") or "runs"
+        d = Path(self.dir or os.environ.get("AUTOPILOT_LOG_DIR") or "runs")
+        if not d.is_absolute() and base is not None:
+            d = Path(base) / d
+        return str(d)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -298,6 +304,10 @@ class BoatConfig:
 
     def mission_path(self) -> Optional[Path]:
         return None if self.mission is None else _relative_to_file(self.mission, self.source_file)
+
+    def log_directory(self) -> Optional[str]:
+        """The run-log directory (LoggingConfig.directory), relative paths taken from this file's folder."""
+        return self.logging.directory(Path(self.source_file).resolve().parent if self.source_file else None)
 
     def token_path(self) -> Path:
         p = Path(self.commands.token_file)

@@ -53,3 +53,21 @@ def test_shipped_boat_configs_load_and_resolve(repo_root):
     assert cfg.backend == "gazebo" and cfg.gazebo.mag.from_imu_orientation
     assert resolve_topic(cfg.ros.namespace, cfg.ros.topics.thrust_topic("left")) == "/wamv/autopilot/thrusters/left/thrust"
     assert resolve_topic("", "gnss/fix") == "/gnss/fix" and resolve_topic("/a", "/abs") == "/abs"
+
+
+def test_run_logs_go_beside_the_boat_config_never_to_the_working_directory(tmp_path, monkeypatch):
+    from autopilot.boat_config import load_boat_config
+    boat = tmp_path / "boat" / "boat.yaml"
+    boat.parent.mkdir()
+    boat.write_text("vessel: foka\nbackend: sim\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.delenv("AUTOPILOT_LOG_DIR", raising=False)
+    assert load_boat_config(boat).log_directory() == str(boat.parent.resolve() / "runs")
+    monkeypatch.setenv("AUTOPILOT_LOG_DIR", "/var/lib/autopilot/runs")
+    assert load_boat_config(boat).log_directory() == "/var/lib/autopilot/runs"
+    boat.write_text("vessel: foka\nbackend: sim\nlogging: {dir: logs}\n")
+    assert load_boat_config(boat).log_directory() == str(boat.parent.resolve() / "logs")
+    boat.write_text("vessel: foka\nbackend: sim\nlogging: {enabled: false}\n")
+    assert load_boat_config(boat).log_directory() is None

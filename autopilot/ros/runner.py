@@ -189,7 +189,7 @@ def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1, params=
         from autopilot.field_services import FieldServices
         from autopilot.guidance import mission_frame
         lc = cfg.logging
-        services = FieldServices(vessel, mission, mission_frame(mission), log_dir=lc.directory(),
+        services = FieldServices(vessel, mission, mission_frame(mission), log_dir=cfg.log_directory(),
                                  log_rate_hz=lc.rate_hz, keep_runs=lc.keep_runs, max_total_mb=lc.max_total_mb,
                                  extra_files=[config_file] if config_file else ())
         try:
