@@ -44,13 +44,14 @@ def _assert_flies_the_same(m: MissionConfig, back: MissionConfig) -> None:
         assert back.loiter_radius_m == m.loiter_radius_m
 
 
-@pytest.mark.parametrize("path", sorted(MISSIONS.glob("*.yaml")), ids=lambda p: p.stem)
+# identify.yaml's `identification:` section (open-loop excitation segments) has no MAVLink mission item, so a
+# ground station's copy of it can only be its waypoint: there is nothing to compare, and it is left out here.
+WAYPOINT_PRESETS = [p for p in sorted(MISSIONS.glob("*.yaml")) if load_mission(p).identification is None]
+
+
+@pytest.mark.parametrize("path", WAYPOINT_PRESETS, ids=lambda p: p.stem)
 def test_every_preset_mission_downloads_as_items_that_read_back_to_the_same_mission(path):
     m = load_mission(path)
-    if m.identification is not None:
-        # identify.yaml: its `identification:` section (open-loop excitation segments) has no MAVLink mission
-        # item, so a ground station's copy of it can only be the waypoint; there is nothing to compare.
-        pytest.skip("an identification mission cannot be expressed as MAVLink items")
     items = mission_to_items(m)
     assert [it.seq for it in items] == list(range(len(items)))
     assert (items[0].frame, items[0].command, items[0].current) == (0, 16, 1)
