@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import tests.ros_env  # noqa: F401  (isolated DDS domain; fails without rclpy)
 
@@ -89,3 +90,19 @@ def test_a_device_that_does_not_open_is_a_clear_error_and_leaves_no_run_director
     assert "Traceback" not in r.stderr
     # under Restart=on-failure every attempt would otherwise leave an empty run behind
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+@pytest.mark.parametrize("esc, words", [
+    ("{backend: kernel_pwm, pwm_sysfs_root: NOWHERE}", "no PWM controller under"),
+    ("{backend: pca9685, pca9685_channels: [0, 1], i2c_bus: 19}", "I2C bus 19 not found"),
+])
+def test_an_esc_backend_that_does_not_open_is_a_clear_error(tmp_path, esc, words):
+    cfg = tmp_path / "boat.yaml"
+    cfg.write_text(f"vessel: foka\nmission: {REPO / 'config/missions/demo.yaml'}\nbackend: hw\n"
+                   f"esc: {esc.replace('NOWHERE', str(tmp_path / 'no-pwm'))}\n"
+                   f"ros: {{namespace: /noesc{os.getpid()}}}\nlogging: {{dir: {tmp_path / 'runs'}}}\n")
+    r = subprocess.run([sys.executable, "-m", "autopilot.cli", "run", "--config", str(cfg)], cwd=REPO,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, r.stderr
+    assert "error: the boat could not start: " in r.stderr and words in r.stderr
+    assert "Traceback" not in r.stderr
