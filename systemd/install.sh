@@ -4,6 +4,10 @@
 #   sudo systemd/install.sh [--dry-run] [--config BOAT.yaml] [--prefix /opt/autopilot] [--ros-distro jazzy]
 #                           [--pip-ros] [--no-apt] [--user autopilot]
 #                           [--esc-backend pigpio|kernel_pwm|pca9685] [--build-pigpio] [--edit-config-txt]
+#                           [--python /path/to/python3.12]
+#
+# The venv is made with python3, or --python: it must be Python 3.10-3.12 (the project's requires-python;
+# Raspberry Pi OS Trixie's python3 is 3.13, so there --python names a 3.12 installed beside it).
 #
 # First it reads the board (device tree model) and the OS (/etc/os-release) and picks the ESC backend, saying
 # which and why: a Pi 5 -> kernel_pwm (pigpio cannot reach its GPIO); a Pi 4 or older on Raspberry Pi OS
@@ -54,6 +58,7 @@ PIP_ROS=0
 USE_APT=1
 DRY_RUN=0
 ROOT=""
+PYTHON3=python3
 ESC_BACKEND=""
 BUILD_PIGPIO=0
 EDIT_CONFIG_TXT=0
@@ -79,6 +84,7 @@ while [ $# -gt 0 ]; do
     --esc-backend) ESC_BACKEND=${2:?--esc-backend needs pigpio, kernel_pwm or pca9685}; shift ;;
     --build-pigpio) BUILD_PIGPIO=1 ;;
     --edit-config-txt) EDIT_CONFIG_TXT=1 ;;
+    --python) PYTHON3=${2:?--python needs a Python 3.10-3.12 executable}; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "install.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -250,13 +256,20 @@ say "board: ${MODEL:-not a Raspberry Pi (no device tree model)}; OS: $OS_LABEL$O
 say "ESC backend: $ESC_BACKEND ($ESC_WHY)"
 
 say "1/7 system packages"
-if python3 -c 'import ensurepip, venv' 2>/dev/null; then
-  say "python3 can create a venv"
+# the project's requires-python: Raspberry Pi OS Trixie's python3 is 3.13, which pip would refuse mid-install
+py_version=$("$PYTHON3" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) \
+  || die "$PYTHON3: no such Python (give a Python 3.10-3.12 with --python)"
+case "$py_version" in
+  3.10|3.11|3.12) say "$PYTHON3 is Python $py_version" ;;
+  *) die "$PYTHON3 is Python $py_version, and the autopilot needs 3.10-3.12: install one (Raspberry Pi OS Trixie ships 3.13; e.g. \`uv python install 3.12\`) and rerun with --python /path/to/python3.12" ;;
+esac
+if "$PYTHON3" -c 'import ensurepip, venv' 2>/dev/null; then
+  say "$PYTHON3 can create a venv"
 elif [ "$USE_APT" = 1 ]; then
   run apt-get update
   run apt-get install -y python3-venv python3-pip
 else
-  die "python3 cannot create a venv: install python3-venv (or drop --no-apt)"
+  die "$PYTHON3 cannot create a venv: install python3-venv (or drop --no-apt)"
 fi
 if [ "$BUILD_PIGPIO_NOW" = 1 ]; then
   if [ -x "$ROOT/usr/local/bin/pigpiod" ]; then
@@ -383,7 +396,7 @@ run install -d -m 0755 "$PREFIX"
 if [ -x "$ROOT$VENV/bin/python" ]; then
   say "venv exists"
 else
-  run python3 -m venv --system-site-packages "$VENV"
+  run "$PYTHON3" -m venv --system-site-packages "$VENV"
 fi
 # extras: rclpy from PyPI (--pip-ros), the PCA9685 library for that backend
 extras=()

