@@ -59,45 +59,46 @@ def one_kill(restart: bool) -> float:
         daemon.stop()
 
 
-def one_kernel_pwm(tmp: Path, sig: int) -> float:
-    """Kill (SIGKILL) or freeze (SIGSTOP) the driving process; ms until both PWM lines read neutral."""
-    from hil.fake_sysfs_pwm import FakePwmSysfs
-    fake = FakePwmSysfs(tmp, chips={0: 2})
-    child, guardian = kpwm.start_child(fake, "deadman")
+def _time_to_neutral(child, guardian, sig: int, neutral, stop_all) -> float:
+    """Kill (SIGKILL) or freeze (SIGSTOP) the driving process; ms until `neutral()` says both lines are neutral
+    (polled every 1 ms, for at most 3 s; inf if never)."""
     try:
         t0 = time.monotonic()
         os.kill(child.pid, sig)
         while time.monotonic() - t0 < 3.0:
-            if kpwm.line(fake, 13) == kpwm.line(fake, 12) == 1500.0:
+            if neutral():
                 return 1e3 * (time.monotonic() - t0)
             time.sleep(0.001)
         return float("inf")
     finally:
         if sig == signal.SIGSTOP:
             os.kill(child.pid, signal.SIGCONT)
-        kpwm.stop_all(child, guardian)
+        stop_all(child, guardian)
+
+
+def one_kernel_pwm(tmp: Path, sig: int) -> float:
+    """_time_to_neutral on a fake /sys/class/pwm tree."""
+    from hil.fake_sysfs_pwm import FakePwmSysfs
+    fake = FakePwmSysfs(tmp, chips={0: 2})
+    try:
+        child, guardian = kpwm.start_child(fake, "deadman")
+        return _time_to_neutral(child, guardian, sig, lambda: kpwm.line(fake, 13) == kpwm.line(fake, 12) == 1500.0,
+                                kpwm.stop_all)
+    finally:
         fake.remove()
 
 
 def one_pca9685(tmp: Path, sig: int) -> float:
-    """As one_kernel_pwm, on an emulated PCA9685 served on a Unix socket."""
+    """_time_to_neutral on an emulated PCA9685 served on a Unix socket."""
     from hil.i2c_socket import I2cSocketServer
     from hil.pca9685_emulator import Pca9685Emulator
     chip = Pca9685Emulator()
     server = I2cSocketServer(chip, tmp.with_suffix(".sock")).start()
-    child, guardian = pca.start_child(server.path, "deadman")
     try:
-        t0 = time.monotonic()
-        os.kill(child.pid, sig)
-        while time.monotonic() - t0 < 3.0:
-            if pca.neutral_on_the_board(chip, wait_s=0.0):
-                return 1e3 * (time.monotonic() - t0)
-            time.sleep(0.001)
-        return float("inf")
+        child, guardian = pca.start_child(server.path, "deadman")
+        return _time_to_neutral(child, guardian, sig, lambda: pca.neutral_on_the_board(chip, wait_s=0.0),
+                                pca.stop_all)
     finally:
-        if sig == signal.SIGSTOP:
-            os.kill(child.pid, signal.SIGCONT)
-        pca.stop_all(child, guardian)
         server.stop()
 
 
