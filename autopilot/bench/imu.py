@@ -2,6 +2,8 @@
 
     autopilot bench imu --bus 1 [--vessel foka] [--rate-hz 10] [--count N] [--json] [--emulated]
     autopilot bench imu --bus 1 --axes-check [--emulated]
+    autopilot bench imu --bus 1 --vessel boat.yaml --orientation-check [--mount R,P,Y]
+    autopilot bench imu --orientation-check --emulated [--emulated-mount R,P,Y]
 
 Each line shows the Adafruit library's raw values (chip axes: m/s^2, rad/s, gauss) beside the driver's output.
 The driver's values are in the vessel's body frame FRD (mounting from the vessel config): accel m/s^2 (specific force, level
@@ -13,6 +15,11 @@ the last line holds the driver's counters. --emulated reads the built-in emulate
 (a still boat heading 30 degrees), to try the tool without hardware. Exit status 0, or 1 when the IMU cannot
 be opened (the message says why). --axes-check walks the four-step bench check of the board's axes
 (autopilot/bench/imu_axes.py: positions prompted one by one, each judged PASS/FAIL; exit 1 on a FAIL).
+--orientation-check walks the four moves of the mounting check with the IMU in the boat
+(autopilot/bench/imu_orientation.py: flat, bow up, starboard down, turn clockwise; exit 0 PASS, 1 FAIL with the
+mount_rpy_deg to write or the axis that is mirrored, 2 when a move must be redone). --mount R,P,Y tries a
+mounting (roll, pitch, yaw in degrees) instead of the vessel file's; --emulated-mount R,P,Y mounts the emulated
+board that way (to see a FAIL without hardware). The prompts and sampling are in autopilot/bench/imu_session.py.
 """
 from __future__ import annotations
 
@@ -36,7 +43,26 @@ def register(subparsers) -> None:
     p.add_argument("--emulated", action="store_true", help="use the built-in emulated LSM9DS1 (no hardware)")
     p.add_argument("--axes-check", action="store_true",
                    help="the four-step axis check: prompts for nine positions, judges each (board unmounted)")
+    p.add_argument("--orientation-check", action="store_true",
+                   help="the mounting check with the IMU in the boat: four moves (flat, bow up, starboard down, "
+                        "turn clockwise) against the vessel file's mount_rpy_deg")
+    p.add_argument("--mount", type=_rpy, default=None, metavar="R,P,Y",
+                   help="mount_rpy_deg to use instead of the vessel file's (degrees)")
+    p.add_argument("--emulated-mount", type=_rpy, default=None, metavar="R,P,Y",
+                   help="with --emulated: the emulated board's real mounting (default: the vessel file's)")
     p.set_defaults(func=run)
+
+
+def _rpy(text: str):
+    """argparse type: 'R,P,Y' -> three floats in [-180, 180] degrees."""
+    import argparse
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != 3 or not all(-180.0 <= v <= 180.0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected roll,pitch,yaw in degrees within [-180, 180], got {text!r}")
+    return values
 
 
 def run(args) -> int:
@@ -53,6 +79,15 @@ def run(args) -> int:
         print(f"bench imu: {e}", file=sys.stderr)
         return 1
     imu_cfg, mag_cfg = vessel.sensors.imu, vessel.sensors.mag
+    if args.axes_check and args.orientation_check:
+        print("bench imu: --axes-check (the board in the hand) and --orientation-check (the board in the boat) "
+              "are separate checks: give one", file=sys.stderr)
+        return 1
+    if args.emulated_mount is not None and not args.emulated:
+        print("bench imu: --emulated-mount needs --emulated", file=sys.stderr)
+        return 1
+    if args.mount is not None:
+        imu_cfg = dataclasses.replace(imu_cfg, mount_rpy_deg=args.mount)
     if args.axes_check:                         # the board in the hand is the "boat": no mounting rotation
         imu_cfg = dataclasses.replace(imu_cfg, mount_rpy_deg=(0.0, 0.0, 0.0))
     if args.bus is not None:
@@ -65,7 +100,9 @@ def run(args) -> int:
         from drivers.i2c_adapter import SMBusI2C
         from hil.lsm9ds1_emulator import Lsm9ds1Emulator
         from hil.plant import Truth
-        emulator = Lsm9ds1Emulator(imu_cfg, mag_cfg, seed=1)
+        emulated_cfg = imu_cfg if args.emulated_mount is None else \
+            dataclasses.replace(imu_cfg, mount_rpy_deg=args.emulated_mount)
+        emulator = Lsm9ds1Emulator(emulated_cfg, mag_cfg, seed=1)
         still = Truth(0.0, 0.0, 0.0, math.radians(30.0), 0.0, 0.0, 0.0, 0.0, 0.0, ())
         emulator.update(0.0, still)
         i2c = SMBusI2C(imu_cfg.bus, bus=emulator.smbus())
@@ -83,12 +120,15 @@ def run(args) -> int:
           f"({'still' if driver.was_still_at_start else 'MOVING during bias measurement'}); "
           f"rates {driver.gyro_rate_hz:g} Hz accel/gyro, {driver.mag_rate_hz:g} Hz magnetometer",
           file=sys.stderr)
-    if args.axes_check:
+    if args.axes_check or args.orientation_check:
+        from autopilot.bench.imu_session import Sampler, axes_check, orientation_check
+        sampler = Sampler(driver, emulator, clock)
         try:
-            ok = _axes_check(driver, emulator, clock)
+            if args.axes_check:
+                return 0 if axes_check(sampler) else 1
+            return orientation_check(sampler, imu_cfg.mount_rpy_deg, mag_cfg)
         finally:
             driver.close()
-        return 0 if ok else 1
     declination = math.radians(mag_cfg.declination_deg)
     period = 1.0 / args.rate_hz
     count, field = 0, None
@@ -138,49 +178,3 @@ def _line(t, imu, field_t, heading_deg, as_json: bool, driver) -> str:
             f"gyro=({g[0]:+7.4f},{g[1]:+7.4f},{g[2]:+7.4f}) rad/s  "
             f"field=({field_ut[0]:+7.2f},{field_ut[1]:+7.2f},{field_ut[2]:+7.2f}) uT  "
             f"heading={heading_deg:6.1f} deg{'  STALE' if imu.stale else ''}")
-
-
-# emulated poses for --axes-check --emulated: (heading deg, roll deg, pitch deg, yaw rate rad/s)
-_EMULATED_POSES = {"flat": (0, 0, 0, 0), "y_up": (0, -90, 0, 0), "x_up": (0, 0, 90, 0), "turning": (0, 0, 0, 0.6),
-                   "north": (0, 0, 0, 0), "south": (180, 0, 0, 0), "east": (90, 0, 0, 0), "west": (-90, 0, 0, 0),
-                   "upside_down": (0, 180, 0, 0)}
-
-
-def _axes_check(driver, emulator, clock) -> bool:
-    import dataclasses
-
-    from autopilot.bench.imu_axes import Reading, run_axes_check
-
-    def ask(pose: str, text: str) -> None:
-        if emulator is None:
-            input(f"bench imu: {text}; then press Enter ")
-            return
-        heading, roll, pitch, rate = _EMULATED_POSES[pose]
-        from hil.plant import Truth
-        pose_truth = Truth(emulator.t_s, 0.0, 0.0, math.radians(heading), 0.0, 0.0, rate, 0.0, 0.0, ())
-        emulator.update(emulator.t_s, dataclasses.replace(pose_truth, roll_rad=math.radians(roll),
-                                                          pitch_rad=math.radians(pitch)))
-        print(f"bench imu (emulated): {text}")
-
-    def measure(seconds: float) -> Reading:
-        sums = [[0.0] * 3 for _ in range(6)]
-        n = 0
-        end = clock() + seconds
-        while clock() < end:
-            if emulator is not None:
-                emulator.advance(0.02)
-            else:
-                time.sleep(0.02)
-            imu, mag = driver.read(clock())
-            if imu is None or imu.stale or driver.last_raw_mag_gauss is None or driver._last_mag is None:
-                continue
-            (ra, rg), rm = driver.last_raw_accel_gyro, driver.last_raw_mag_gauss
-            for acc, v in zip(sums, (ra, rg, rm, imu.accel_mps2, imu.gyro_rps, driver._last_mag.field_t)):
-                for i in range(3):
-                    acc[i] += v[i]
-            n += 1
-        mean = [tuple(x / max(n, 1) for x in acc) for acc in sums]
-        return Reading(*mean)
-
-    print("bench imu: axis check of the board (the vessel's mounting is ignored: the board is the boat)")
-    return run_axes_check(measure, ask)
