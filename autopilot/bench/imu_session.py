@@ -15,6 +15,7 @@ from typing import Callable, Dict, Iterator, Optional, Tuple
 import numpy as np
 
 PERIOD_S = 0.02
+SETTLE_S = 0.2
 EMULATED_HEADING_DEG = 30.0
 
 
@@ -78,16 +79,21 @@ class Sampler:
         self._script_t0 = 0.0
 
     def move_along(self, script: Callable[[float], object]) -> None:
-        """Emulated chip only: from now the boat's truth is script(seconds since this call)."""
-        self._script, self._script_t0 = script, self.emulator.t_s
-        self._pose()
+        """Emulated chip only: the boat's truth becomes script(seconds since this call + SETTLE_S), after SETTLE_S
+        of reads in the script's opening pose (a person takes that long to press Enter; a chip's output registers
+        hold the previous pose until its next conversion)."""
+        self._script, self._script_t0 = script, self.emulator.t_s + SETTLE_S
+        for _ in self.samples(SETTLE_S):
+            pass
 
     def _pose(self) -> None:
         if self._script is not None:
             self.emulator.update(self.emulator.t_s, self._script(self.emulator.t_s - self._script_t0))
 
     def samples(self, seconds: float) -> Iterator[tuple]:
-        """(t_s, ImuSample, newest field [T]) for each fresh accel/gyro sample once a field has been read."""
+        """(t_s, ImuSample, newest field [T]) for each fresh accel/gyro sample once a field has been read in this
+        call (a field from before it belongs to the previous pose)."""
+        self.field_t = None
         end = self.clock() + seconds
         while self.clock() < end:
             if self.emulator is not None:
