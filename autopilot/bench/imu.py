@@ -47,7 +47,7 @@ def register(subparsers) -> None:
                    help="the mounting check with the IMU in the boat: four moves (flat, bow up, starboard down, "
                         "turn clockwise) against the vessel file's mount_rpy_deg")
     p.add_argument("--mount", type=_rpy, default=None, metavar="R,P,Y",
-                   help="mount_rpy_deg to use instead of the vessel file's (degrees)")
+                   help="mount_rpy_deg to use instead of the vessel file's (degrees; a leading minus: --mount=-90,0,0)")
     p.add_argument("--emulated-mount", type=_rpy, default=None, metavar="R,P,Y",
                    help="with --emulated: the emulated board's real mounting (default: the vessel file's)")
     p.set_defaults(func=run)
