@@ -247,6 +247,40 @@ def test_starboard_lifted_instead_of_lowered_is_refused_not_taken_for_a_mirrored
     assert "REFUSED: turn: the field turned the same way as the boat" in out and "mirror" not in out
 
 
+def _ccw_turn(t):
+    return imu_session.truth_at(t, 30.0 - 36.0 * max(0.0, t - 0.3), yaw_rate_dps=-36.0 if t > 0.3 else 0.0)
+
+
+WRONG_WAY = {"bow_up": _tilt_script(pitch_deg=-30.0), "starboard_down": _tilt_script(roll_deg=-25.0),
+             "turn": _ccw_turn}
+
+
+@pytest.mark.parametrize("wrong, outcome", [
+    (("bow_up",), "refused"), (("starboard_down",), "refused"), (("turn",), "refused"),
+    (("bow_up", "starboard_down", "turn"), "refused"),
+    (("bow_up", "starboard_down"), "yaw 180"),
+    (("bow_up", "turn"), "gyro disagrees"), (("starboard_down", "turn"), "gyro disagrees"),
+], ids=lambda v: "+".join(v) if isinstance(v, tuple) else v)
+def test_moves_done_the_wrong_way_never_read_as_a_mirror(wrong, outcome, capsys, monkeypatch):
+    """A correct board, moves done the wrong way: refused, or a FAIL that says what else it could be; never
+    taken for a mirrored axis (which would send someone to change the driver)."""
+    for move in wrong:
+        monkeypatch.setitem(imu_session.EMULATED_MOVES, move, WRONG_WAY[move])
+    rc, out = run_cli([], capsys)
+    assert "a mirror" not in out
+    if outcome == "refused":
+        assert rc == 2 and "REFUSED: turn: the field turned the same way as the boat" in out, out
+    elif outcome == "yaw 180":
+        assert rc == 1 and _printed_mount(out) == (0.0, 0.0, 180.0) and "redo the moves first" in out, out
+    else:
+        assert rc == 1 and "the gyro disagrees with the accelerometer" in out and _printed_mount(out) is None
+
+
+def test_a_mount_given_to_try_that_passes_is_named_for_the_vessel_file(capsys):
+    rc, out = run_cli(["--emulated-mount=0,0,90", "--mount=0,0,90"], capsys)
+    assert rc == 0 and "now put mount_rpy_deg: [0.0, 0.0, 90.0] in the vessel file" in out, out
+
+
 def test_a_missing_or_bad_mount_argument_is_a_message_not_a_traceback(capsys):
     parser = argparse.ArgumentParser(prog="autopilot")
     bench_imu.register(parser.add_subparsers(dest="command"))
@@ -333,6 +367,21 @@ def test_the_recorded_moves_pass_unchanged_and_the_southern_hemisphere_reads_the
     assert analyse(recordings, inclination_deg=mag_cfg.inclination_deg, field_ut=50.0).passed
     south = analyse(recordings, inclination_deg=-mag_cfg.inclination_deg, field_ut=50.0)
     assert not south.passed
+
+
+def test_where_the_magnetometer_cannot_be_judged_the_check_says_so(emulated_recordings):
+    recordings, mag_cfg = emulated_recordings
+    equator = analyse(recordings, inclination_deg=10.0, field_ut=50.0)
+    assert equator.exit_status == 2 and "near the magnetic equator" in equator.refused
+    # a hard iron (a constant body-frame offset) that cancels most of the vertical field: its sign is unreliable
+    iron = {m: Recording(r.t_s, r.accel_mps2, r.gyro_rps, r.field_ut + [0.0, 0.0, -48.0])
+            for m, r in recordings.items()}
+    hidden = analyse(iron, inclination_deg=mag_cfg.inclination_deg, field_ut=mag_cfg.field_t * 1e6)
+    assert hidden.exit_status == 2 and "a hard iron near the sensor hides it" in hidden.refused
+    # a hard iron in the horizontal plane, however large, changes nothing: only changes of the field are used
+    big = {m: Recording(r.t_s, r.accel_mps2, r.gyro_rps, r.field_ut + [80.0, -60.0, 0.0])
+           for m, r in recordings.items()}
+    assert analyse(big, inclination_deg=mag_cfg.inclination_deg, field_ut=mag_cfg.field_t * 1e6).passed
 
 
 def test_analyse_refuses_missing_samples_instead_of_raising():

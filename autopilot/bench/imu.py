@@ -126,7 +126,7 @@ def run(args) -> int:
         try:
             if args.axes_check:
                 return 0 if axes_check(sampler) else 1
-            return orientation_check(sampler, imu_cfg.mount_rpy_deg, mag_cfg)
+            return orientation_check(sampler, imu_cfg.mount_rpy_deg, mag_cfg, from_vessel_file=args.mount is None)
         finally:
             driver.close()
     declination = math.radians(mag_cfg.declination_deg)

@@ -27,11 +27,15 @@ What each move settles, and what is not checkable:
   horizontal: |inclination| >= 20 deg); the sign of the down axis (equivalently, whether the magnetometer is
   mirrored) comes from the sign of the vertical field during the turn against the hemisphere of the vessel
   file's inclination_deg. That last judgement is the one a hard iron larger than the local vertical field
-  could fool: it is shown with its value. The turn's sense is not a separate test of the magnetometer (any
-  signed permutation keeps it consistent with the tilts); it is checked as a sign that the moves were done as
-  asked.
-- A move done the wrong way (bow lowered instead of raised, turned counter-clockwise) looks like a sign error on
-  every sensor; the report says so. Headings are never needed: no compass, no knowledge of north.
+  could fool: it is shown with its value. Near the magnetic equator the check refuses to judge it. The turn's
+  sense is not a separate test of the magnetometer (any signed permutation keeps it consistent with the tilts);
+  it is checked as a sign that the moves were done as asked.
+- Moves done the wrong way. One tilt or the turn done the wrong way (bow lowered, port lowered, turned
+  counter-clockwise) makes the field's turn disagree with its tilts, which no axis error can do: refused. Bow
+  lowered with the turn counter-clockwise makes the gyro disagree with the accelerometer: a FAIL that names the
+  gyro. Both tilts done the wrong way is exactly what a board turned 180 deg in yaw reads: it cannot be told
+  apart, so a printed yaw of 180 deg more than the file's comes with that warning. No combination of wrong moves
+  looks like a mirror. Headings are never needed: no compass, no knowledge of north.
 
 A correction that is a rotation (det +1), shared by all three sensors, is printed as the exact mount_rpy_deg to
 put in the vessel file (composed with the present one, and checked by re-applying it). A mirror (det -1), or
@@ -174,7 +178,7 @@ def _require_still(rec: Recording, move: str, part: str) -> None:
     g_std = float(rec.gyro_rps.std(axis=0).max())
     a_std = float(rec.accel_mps2.std(axis=0).max())
     if g_mean > STILL_GYRO_RPS or g_std > STILL_GYRO_RPS or a_std > STILL_ACCEL_STD:
-        raise Refused(f"{move}: the boat was moving {part} (gyro {g_mean:.3f} rad/s, std {g_std:.3f} rad/s, "
+        raise Refused(f"{move}: the boat was moving{' ' + part if part else ''} (gyro {g_mean:.3f} rad/s, std {g_std:.3f} rad/s, "
                       f"accel std {a_std:.2f} m/s^2): keep it still and redo the check")
 
 
@@ -257,7 +261,8 @@ def _gyro_finding(bow: _Tilt, stbd: _Tilt, turn_rad: np.ndarray) -> Finding:
 
 def _field_rotation(rec: Recording) -> Tuple[np.ndarray, float]:
     """(unit axis the field turned about, signed angle about it [deg]) from chord-to-chord turns of the field's
-    chunk means: changes only, so a constant hard iron drops out."""
+    chunk means: changes only, so a constant hard iron drops out. The angle is between the first and the last
+    chord, so about two chunks' worth (CHUNK_S each) less than the turn."""
     t = rec.t_s - rec.t_s[0]
     chunks = [rec.field_ut[(t >= k * CHUNK_S) & (t < (k + 1) * CHUNK_S)] for k in range(int(t[-1] / CHUNK_S) + 1)]
     means = np.array([c.mean(axis=0) for c in chunks if len(c)])
@@ -369,8 +374,8 @@ def _verdict(findings: List[Finding], mount_rpy_deg) -> Verdict:
     lines = [line for f in findings for line in _finding_lines(f)]
     accel, gyro, mag = findings
     if all(f.ok for f in findings):
-        lines.append("orientation check: PASS: accelerometer, gyro and magnetometer read body FRD with the vessel "
-                     f"file's mount_rpy_deg {list(mount_rpy_deg)}")
+        lines.append("orientation check: PASS: accelerometer, gyro and magnetometer read body FRD with "
+                     f"mount_rpy_deg {list(mount_rpy_deg)}")
         return Verdict(True, None, findings, None, lines)
     mount = None
     shared = np.array_equal(accel.c, gyro.c) and np.array_equal(accel.c, mag.c)
@@ -383,7 +388,8 @@ def _verdict(findings: List[Finding], mount_rpy_deg) -> Verdict:
         fix = corrected_mount_rpy_deg(accel.c, mount_rpy_deg)
         if not accel.ok:
             lines.append("orientation check: FAIL: accelerometer and gyro are wrong by " +
-                         ("a rotation" if fix is not None else "a mirror (no mounting fixes it)") +
+                         (f"a rotation (mount_rpy_deg {list(fix)} would fix these two)" if fix is not None
+                          else "a mirror (no mounting fixes it)") +
                          "; the magnetometer differently, so no mounting fixes all three")
         lines.append("orientation check: FAIL: the magnetometer disagrees with the accelerometer (the mounting is "
                      "shared, so no mounting fixes this): a magnetometer axis convention error in the driver "
@@ -396,13 +402,15 @@ def _verdict(findings: List[Finding], mount_rpy_deg) -> Verdict:
                          f"mount_rpy_deg {list(mount_rpy_deg)}. Put this in the vessel file (sensors.imu):")
             lines.append(f"  mount_rpy_deg: [{mount[0]:g}, {mount[1]:g}, {mount[2]:g}]")
             lines.append("  (checked: with it, every reading above is turned to body FRD), then run this check again")
+            if np.array_equal(accel.c, np.diag([-1, -1, 1])):
+                lines.append("  (a yaw of 180 deg from the file's: unless the board really sits turned round, the "
+                             "bow was lowered and the port side lowered instead: redo the moves first)")
         else:
             axes = ", ".join(wrong_axes(accel.c))
             lines.append(f"orientation check: FAIL: a mirror (axes {axes} of body FRD read wrong, "
-                         "determinant -1): no mounting rotation fixes it. It is an axis sign convention error in "
-                         "the driver (drivers/lsm9ds1.py) or the chip, unless a move was done the wrong way (bow "
-                         "lowered instead of raised, port lowered instead of starboard, turned counter-clockwise): "
-                         "redo the moves before changing any code")
+                         "determinant -1): no mounting rotation fixes it, and no moves done the wrong way read "
+                         "like this. It is an axis sign convention error in the driver (drivers/lsm9ds1.py) or "
+                         "the chip; --axes-check on the bench, the board in the hand, shows which")
     return Verdict(False, None, findings, mount, lines)
 
 

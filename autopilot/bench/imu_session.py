@@ -143,9 +143,10 @@ def axes_check(sampler: Sampler) -> bool:
     return run_axes_check(measure, ask)
 
 
-def orientation_check(sampler: Sampler, mount_rpy_deg, mag_cfg) -> int:
-    """`--orientation-check`: the four moves of autopilot/bench/imu_orientation.py with the vessel's mounting.
-    Returns the exit status: 0 PASS, 1 FAIL, 2 refused (a move to redo) or abandoned."""
+def orientation_check(sampler: Sampler, mount_rpy_deg, mag_cfg, from_vessel_file: bool = True) -> int:
+    """`--orientation-check`: the four moves of autopilot/bench/imu_orientation.py with the mounting
+    `mount_rpy_deg` (the vessel file's, or one given to try). Returns the exit status: 0 PASS, 1 FAIL, 2 refused
+    (a move to redo) or abandoned."""
     from autopilot.bench.imu_orientation import Recording, run_orientation_check
 
     def ask(move: str, text: str) -> None:
@@ -158,12 +159,14 @@ def orientation_check(sampler: Sampler, mount_rpy_deg, mag_cfg) -> int:
                 for t, imu, field_t in sampler.samples(seconds)]
         return Recording.of(rows)
 
-    print(f"bench imu: orientation check of the IMU in the boat, with the vessel file's mount_rpy_deg "
-          f"{list(mount_rpy_deg)}")
+    source = "the vessel file's" if from_vessel_file else "the given (--mount, not the vessel file's)"
+    print(f"bench imu: orientation check of the IMU in the boat, with {source} mount_rpy_deg {list(mount_rpy_deg)}")
     try:
         verdict = run_orientation_check(record, ask, mount_rpy_deg=mount_rpy_deg,
                                         inclination_deg=mag_cfg.inclination_deg, field_ut=mag_cfg.field_t * 1e6)
     except (EOFError, KeyboardInterrupt):
         print("bench imu: orientation check abandoned (no answer at a prompt)")
         return 2
+    if verdict.passed and not from_vessel_file:
+        print(f"bench imu: now put mount_rpy_deg: {list(mount_rpy_deg)} in the vessel file (sensors.imu)")
     return verdict.exit_status
