@@ -225,11 +225,12 @@ def _rocking(t):
     ("starboard_down", _tilt_script(roll_deg=30.0, end_s=6.5), "starboard_down: the boat was moving at the end"),
     ("bow_up", _tilt_script(pitch_deg=30.0, start_s=-3.0, end_s=-1.0), "bow_up: the boat was not level before"),
     ("bow_up", _tilt_script(pitch_deg=20.0, roll_deg=20.0), "bow_up: the accelerometer's change of tilt"),
+    ("starboard_down", _tilt_script(pitch_deg=25.0), "accelerometer: two moves gave the same axis"),
     ("turn", lambda t: imu_session.truth_at(t, 30.0), "turn: turned only 0 deg"),
     ("turn", lambda t: imu_session.truth_at(t, 30.0 - 36.0 * t, yaw_rate_dps=-36.0),
      "turn: the field turned the same way as the boat, against what the tilts show: was the turn clockwise"),
 ], ids=["moving_during_flat", "not_tilted_enough", "tilt_not_held", "tilted_before_go", "tilt_about_two_axes",
-        "not_turned", "turned_counter_clockwise"])
+        "bow_raised_twice", "not_turned", "turned_counter_clockwise"])
 def test_a_move_not_done_as_asked_is_refused_with_what_to_redo(move, script, reason, capsys, monkeypatch):
     monkeypatch.setitem(imu_session.EMULATED_MOVES, move, script)
     rc, out = run_cli([], capsys)

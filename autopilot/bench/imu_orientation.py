@@ -178,7 +178,8 @@ def _require_still(rec: Recording, move: str, part: str) -> None:
     g_std = float(rec.gyro_rps.std(axis=0).max())
     a_std = float(rec.accel_mps2.std(axis=0).max())
     if g_mean > STILL_GYRO_RPS or g_std > STILL_GYRO_RPS or a_std > STILL_ACCEL_STD:
-        raise Refused(f"{move}: the boat was moving{' ' + part if part else ''} (gyro {g_mean:.3f} rad/s, std {g_std:.3f} rad/s, "
+        where = f" {part}" if part else ""
+        raise Refused(f"{move}: the boat was moving{where} (gyro {g_mean:.3f} rad/s, std {g_std:.3f} rad/s, "
                       f"accel std {a_std:.2f} m/s^2): keep it still and redo the check")
 
 
@@ -230,11 +231,11 @@ def _tilt(rec: Recording, move: str, flat_accel: np.ndarray) -> _Tilt:
 
 # ------------------------------------------------------------------------------------------------ judgement
 def _accel_finding(flat_accel, bow: _Tilt, stbd: _Tilt) -> Finding:
-    down = flat_accel / np.linalg.norm(flat_accel)
+    up = flat_accel / np.linalg.norm(flat_accel)      # level and still, the specific force points up
     z = _axis(-flat_accel, "flat", "accelerometer's down (minus the specific force)")
 
-    def horizontal(a):
-        return a - np.dot(a, down) * down
+    def horizontal(a):                                 # what the tilt added, level-frame vertical removed
+        return a - np.dot(a, up) * up
     x = _axis(horizontal(bow.held_accel), "bow_up", "accelerometer's change of tilt")
     y = _axis(-horizontal(stbd.held_accel), "starboard_down", "accelerometer's change of tilt")
     c = _columns(x, y, z, "accelerometer")
@@ -295,6 +296,8 @@ def _mag_finding(bow: _Tilt, stbd: _Tilt, turn: Recording, turn_deg: float, incl
     # the vertical field turns into the tilted axis: bow up puts -Bd on forward, starboard down +Bd on starboard
     x = -hemi * _axis(across(bow.field_change_ut), "bow_up", "magnetometer's change of field")
     y = hemi * _axis(across(stbd.field_change_ut), "starboard_down", "magnetometer's change of field")
+    if abs(int(np.dot(x, y))) == 1:
+        raise Refused(f"magnetometer: both tilts changed the field along {signed_axis(x)}: redo the moves as asked")
     xy = np.cross(x, y)                                # = det(C) * (where down reads)
     if not np.array_equal(line, -xy):
         raise Refused("turn: the field turned the same way as the boat, against what the tilts show: was the "
