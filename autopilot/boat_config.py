@@ -39,14 +39,20 @@ class TopicsConfig:
     """Topic names, relative to the namespace unless they start with '/'. `{name}` is the thruster's name."""
 
     gnss_fix: str = param("gnss/fix", doc="sensor_msgs/NavSatFix from the receiver")
-    gnss_vel: str = param("gnss/vel", doc="geometry_msgs/TwistWithCovarianceStamped, ENU")
+    gnss_vel: str = param("gnss/vel", doc="geometry_msgs/TwistWithCovarianceStamped: velocity over ground "
+                                          "in ENU axes, stamped with the ENU frame frames.odom")
     imu: str = param("imu/data", doc="sensor_msgs/Imu")
     mag: str = param("imu/mag", doc="sensor_msgs/MagneticField")
     odometry: str = param("odometry/filtered", doc="nav_msgs/Odometry: pose in odom, twist in base_link")
     filtered_fix: str = param("gnss/filtered", doc="sensor_msgs/NavSatFix of the estimate")
     path: str = param("guidance/path", doc="nav_msgs/Path of the mission")
-    desired_heading: str = param("guidance/desired_heading_deg", doc="std_msgs/Float64, compass degrees")
-    heading: str = param("guidance/heading_deg", doc="std_msgs/Float64, estimated compass heading")
+    desired_yaw: str = param("guidance/desired_yaw", doc="std_msgs/Float64, ENU yaw of the desired heading [rad] "
+                                                         "(REP-103: from east, counter-clockwise), like odometry's")
+    yaw: str = param("guidance/yaw", doc="std_msgs/Float64, ENU yaw of the estimate [rad], as in odometry")
+    desired_heading: str = param("guidance/desired_heading_compass_deg",
+                                 doc="std_msgs/Float64, compass degrees (from north, clockwise), for people")
+    heading: str = param("guidance/heading_compass_deg", doc="std_msgs/Float64, estimated compass heading, "
+                                                            "for people")
     desired_speed: str = param("guidance/desired_speed_mps", doc="std_msgs/Float64")
     speed: str = param("guidance/speed_mps", doc="std_msgs/Float64, estimated surge speed")
     cross_track_error: str = param("guidance/cross_track_error_m", doc="std_msgs/Float64, + right of the leg")

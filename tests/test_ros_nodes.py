@@ -1,6 +1,7 @@
 """The composed boat process over real DDS (sim backend, wall clock): topics, types, frames, covariances, QoS,
 commands, diagnostics, and neutral thrust when the autopilot node stops."""
 import json
+import math
 import time
 
 import pytest
@@ -77,6 +78,7 @@ def test_topics_types_frames_covariances_and_qos(boat):
 
     fix = box["fix"].msgs[-1]
     assert fix.header.frame_id == "gnss_link" and fix.status.status >= 0
+    assert box["vel"].msgs[-1].header.frame_id == "odom"          # ENU values, stamped with an ENU frame
     assert fix.position_covariance_type == NavSatFix.COVARIANCE_TYPE_APPROXIMATED
     sigma = 2.0 / 1.1774                                            # foka: 2.0 m CEP
     assert 0.3 * sigma ** 2 < fix.position_covariance[0] < 3 * sigma ** 2
@@ -115,12 +117,14 @@ def test_topics_types_frames_covariances_and_qos(boat):
     for topic in ("gnss/fix", "gnss/vel", "imu/data", "imu/mag"):
         assert qos(f"{NS}/{topic}").reliability == ReliabilityPolicy.BEST_EFFORT, topic
     for topic in ("thrusters/left/thrust", "thrusters/left/pulse_us", "autopilot/events", "odometry/filtered",
-                  "gnss/filtered", "guidance/desired_heading_deg", "guidance/cross_track_error_m"):
+                  "gnss/filtered", "guidance/desired_heading_compass_deg", "guidance/desired_yaw",
+                  "guidance/cross_track_error_m"):
         assert qos(f"{NS}/{topic}").reliability == ReliabilityPolicy.RELIABLE, topic
     for topic in ("guidance/path", "autopilot/state"):
         assert qos(f"{NS}/{topic}").durability == DurabilityPolicy.TRANSIENT_LOCAL, topic
     types = dict(probe.get_topic_names_and_types())
-    assert types[f"{NS}/guidance/desired_heading_deg"] == ["std_msgs/msg/Float64"]
+    assert types[f"{NS}/guidance/desired_heading_compass_deg"] == ["std_msgs/msg/Float64"]
+    assert types[f"{NS}/guidance/yaw"] == ["std_msgs/msg/Float64"]
     assert types[f"{NS}/gnss/vel"] == ["geometry_msgs/msg/TwistWithCovarianceStamped"]
 
 
@@ -189,7 +193,8 @@ def test_a_default_qos_subscriber_gets_every_derived_topic_and_a_late_volatile_o
     derived = {"odom": (Odometry, t.odometry), "ffix": (NavSatFix, t.filtered_fix),
                "heading": (Float64, t.heading), "speed": (Float64, t.speed),
                "desired_heading": (Float64, t.desired_heading), "desired_speed": (Float64, t.desired_speed),
-               "xte": (Float64, t.cross_track_error), "wp": (Int32, t.waypoint_index)}
+               "xte": (Float64, t.cross_track_error), "wp": (Int32, t.waypoint_index),
+               "yaw": (Float64, t.yaw), "desired_yaw": (Float64, t.desired_yaw)}
     got = {k: [] for k in derived}
     for k, (msg_type, topic) in derived.items():
         probe.create_subscription(msg_type, f"{NS}/{topic}", got[k].append, 10)     # the default QoS
@@ -200,6 +205,16 @@ def test_a_default_qos_subscriber_gets_every_derived_topic_and_a_late_volatile_o
     assert spin(proc.executor, 5.0, until=fut.done) and fut.result().success, fut.result()
     probe.create_publisher(String, f"{NS}/autopilot/command", command_qos(10)).publish(String(data="mode AUTO"))
     assert spin(proc.executor, 10.0, until=lambda: all(got.values())), {k: len(v) for k, v in got.items()}
+    # one convention on the wire: the yaw topic is odometry's yaw (ENU, rad); the compass one is the same angle
+    assert spin(proc.executor, 5.0, until=lambda: len(got["odom"]) >= 3 and len(got["yaw"]) >= 3)
+    o = got["odom"][-1].pose.pose.orientation                     # the textbook yaw of a quaternion (tf2's)
+    odom_yaw = math.atan2(2.0 * (o.w * o.z + o.x * o.y), 1.0 - 2.0 * (o.y * o.y + o.z * o.z))
+    yaws = [m.data for m in got["yaw"][-3:]]
+    assert min(abs(math.remainder(y - odom_yaw, math.tau)) for y in yaws) < math.radians(1.0), (yaws, odom_yaw)
+    compass = got["heading"][-1].data
+    assert 0.0 <= compass < 360.0
+    assert abs(math.remainder(math.radians(90.0 - compass) - yaws[-1], math.tau)) < math.radians(1.0)
+    assert -math.pi <= got["desired_yaw"][-1].data <= math.pi
     late = []
     probe.create_subscription(Path, f"{NS}/{t.path}", late.append, 10)            # volatile, joins late
     assert spin(proc.executor, 8.0, until=lambda: late), "the path never reached a late volatile subscriber"

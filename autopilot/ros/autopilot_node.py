@@ -46,7 +46,7 @@ from nav_msgs.msg import Odometry, Path
 from sensor_msgs.msg import NavSatFix
 
 from autopilot.boat_config import BoatConfig, resolve_topic
-from autopilot.ros import messages
+from autopilot.ros import frames, messages
 from autopilot.ros.messages import TimeBase
 from autopilot.ros.qos import (command_qos, derived_qos, latched_qos, quiet_publisher, quiet_subscription,
                                sensor_qos)
@@ -200,7 +200,8 @@ class AutopilotNode(Node):
         self.path_pub = quiet_publisher(self, Path, t.path, latched_qos())
         self._path_every = max(1, int(round(vessel.control.loop_rate_hz * LATCHED_REPUBLISH_S)))
         self.plot_pubs = {key: quiet_publisher(self, Float64, getattr(t, key), dq)
-                          for key in ("desired_heading", "heading", "desired_speed", "speed", "cross_track_error")}
+                          for key in ("desired_heading", "heading", "desired_yaw", "yaw", "desired_speed", "speed",
+                                      "cross_track_error")}
         self.wp_pub = quiet_publisher(self, Int32, t.waypoint_index, dq)
         self.state_pub = quiet_publisher(self, String, t.state, latched_qos())
         self._events_pub = quiet_publisher(self, String, t.events, command_qos(50))
@@ -331,10 +332,12 @@ class AutopilotNode(Node):
                                                   speed_std_mps=getattr(health, "velocity_std_mps", None))
             self.odom_pub.publish(odom)
             self.fix_pub.publish(messages.nav_state_to_navsatfix(nav, self.frame, fr.base_link, self.tb))
-        self.plot_pubs["heading"].publish(Float64(data=math.degrees(nav.heading_rad)))
+        self.plot_pubs["heading"].publish(Float64(data=math.degrees(nav.heading_rad) % 360.0))
+        self.plot_pubs["yaw"].publish(Float64(data=frames.heading_to_enu_yaw(nav.heading_rad)))
         self.plot_pubs["speed"].publish(Float64(data=float(nav.surge_mps)))
         if sp is not None:
-            self.plot_pubs["desired_heading"].publish(Float64(data=math.degrees(sp.heading_rad)))
+            self.plot_pubs["desired_heading"].publish(Float64(data=math.degrees(sp.heading_rad) % 360.0))
+            self.plot_pubs["desired_yaw"].publish(Float64(data=frames.heading_to_enu_yaw(sp.heading_rad)))
             self.plot_pubs["desired_speed"].publish(Float64(data=float(sp.speed_mps)))
             self.plot_pubs["cross_track_error"].publish(Float64(data=float(sp.xte_m)))
         self.wp_pub.publish(Int32(data=int(self._guidance().index)))

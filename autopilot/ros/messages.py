@@ -118,8 +118,9 @@ def navsatfix_to_gps_fix(msg: NavSatFix, tb: TimeBase, default_std_m: float, ass
 
 def gps_velocity_to_twist(fix: GpsFix, frame_id: str, tb: TimeBase,
                           speed_std_mps: float) -> Optional[TwistWithCovarianceStamped]:
-    """Speed and course over ground -> ENU velocity (x east, y north) like nmea_navsat_driver's `vel`; None if
-    the epoch has no velocity."""
+    """Speed and course over ground -> ENU velocity (x east, y north) like nmea_navsat_driver's `vel`, stamped
+    with `frame_id`, which should be an ENU frame (the autopilot uses its odom frame; nmea_navsat_driver stamps
+    its antenna frame, and navsatfix_to_gps_fix reads either); None if the epoch has no velocity."""
     if not fix.valid or fix.sog_mps is None or fix.cog_rad is None:
         return None
     msg = TwistWithCovarianceStamped()

@@ -31,6 +31,7 @@ class GnssNode(Node):
                          start_parameter_services=False)
         self.tb = time_base
         self.frame_id = ros.frames.gnss
+        self.vel_frame_id = ros.frames.odom        # the velocity is in ENU axes, not the antenna's
         self.speed_std_mps = vessel.sensors.gnss.speed_noise_mps
         q = sensor_qos(ros.qos.sensor_depth)
         self.fix_pub = quiet_publisher(self, NavSatFix, ros.topics.gnss_fix, q)
@@ -47,7 +48,7 @@ class GnssNode(Node):
     def publish_batch(self, batch) -> None:
         for fix in batch.gps:
             self.fix_pub.publish(messages.gps_fix_to_navsatfix(fix, self.frame_id, self.tb))
-            vel = messages.gps_velocity_to_twist(fix, self.frame_id, self.tb, self.speed_std_mps)
+            vel = messages.gps_velocity_to_twist(fix, self.vel_frame_id, self.tb, self.speed_std_mps)
             if vel is not None:
                 self.vel_pub.publish(vel)
             self.published += 1
