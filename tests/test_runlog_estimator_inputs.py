@@ -77,7 +77,9 @@ KILLED_SIM = textwrap.dedent("""
 """)
 
 
-def test_a_sigkilled_run_keeps_its_inputs_up_to_the_kill(tmp_path):
+def test_a_sigkilled_run_keeps_its_inputs_up_to_the_kill_and_replays_exactly(tmp_path):
+    from autopilot.replay import replay_run
+
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.Popen([sys.executable, "-c", KILLED_SIM, str(tmp_path)], stdout=subprocess.PIPE, text=True,
                             env=env, cwd=REPO)
@@ -97,6 +99,9 @@ def test_a_sigkilled_run_keeps_its_inputs_up_to_the_kill(tmp_path):
     # simulated time runs with the wall clock: at most the last ~0.6 s (between two fsyncs) is lost to the kill
     assert rec.steps[-1].t_s >= t_kill - t_start - 1.0, (rec.steps[-1].t_s, t_kill - t_start)
     assert not read_run(run_dir).closed_cleanly
+    r = replay_run(run_dir, out_base=tmp_path / "replays")
+    assert r.steps == len(rec.steps) and r.compared > 100
+    assert r.pos_diff_max_m < 1e-3 and r.heading_diff_max_deg < 1e-6
 
 
 def _copy(src: Path, dst: Path, data: bytes) -> Path:

@@ -1,0 +1,280 @@
+"""Replay a logged run's navigation filter: the same inputs, the same calls, optionally another tuning.
+
+`replay_run(run_dir, ...)` reads the run's estimator_inputs.bin (autopilot.runlog.estimator_inputs), builds
+the filter the run had (its tuning, local frame and magnetometer calibration from the file's header; the
+vessel file kept in the run directory, or another), calls `step(t_s, batch, thrust)` once per recorded cycle,
+in order, with the recorded time stamps, samples and thrust (exactly what autopilot.vehicle.Autopilot.step
+gave it), and writes a new run directory whose state.csv is the original's with the estimate columns
+(autopilot.runlog.cycle_row.nav_columns) replaced by the replayed ones. Modes, setpoints, thrust and the
+simulation's truth columns stay as recorded: this is an open-loop replay, the boat's commands are not
+recomputed. With the run's own tuning and vessel the replay is bit for bit (the recorded estimate is
+compared with the replayed one at every step).
+
+Frames and units: positions local NED [m] about the frame origin recorded with the inputs, heading clockwise
+from true north, differences in metres and degrees.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import List
+
+import numpy as np
+
+from autopilot.runlog.estimator_inputs import (EstimatorInputsError, read_estimator_inputs, vessel_fingerprint)
+
+
+class ReplayError(Exception):
+    """The run cannot be replayed; str() says why and, where it can, what to do."""
+
+
+@dataclass
+class ReplayResult:
+    run_dir: Path                   # the replay's new run directory
+    source: Path                    # the replayed run
+    steps: int                      # estimator steps replayed
+    run_span_s: float               # run time they cover [s]
+    wall_s: float                   # time the filter took to replay them [s]
+    tuning_changes: dict            # EkfTuning field -> (run's value, replay's value)
+    compared: int                   # steps where both estimates were valid
+    pos_diff_rms_m: float           # replayed vs recorded estimate, horizontal [m]
+    pos_diff_max_m: float
+    heading_diff_rms_deg: float
+    heading_diff_max_deg: float
+    rows: int                       # state.csv rows written
+    truth_rows: int = 0             # rows with simulation truth where both estimates were valid
+    original_pos_err_rms_m: float = math.nan
+    replay_pos_err_rms_m: float = math.nan
+    original_heading_err_rms_deg: float = math.nan
+    replay_heading_err_rms_deg: float = math.nan
+    notes: List[str] = field(default_factory=list)
+
+
+def replay_run(run_dir, out_base=None, tuning_file=None, vessel_file=None) -> ReplayResult:
+    """Replay `run_dir`; the new run directory is created in `out_base` (default: beside run_dir).
+
+    Raises ReplayError (the run has no usable inputs, its vessel cannot be loaded or does not fit) and
+    ConfigError (a malformed tuning or vessel file given by the caller: it names the file, key and reason).
+    """
+    from autopilot.runlog import read_run
+
+    src = Path(run_dir)
+    if not src.is_dir():
+        raise ReplayError(f"{src}: not a run directory")
+    try:
+        inputs = read_estimator_inputs(src)
+    except EstimatorInputsError as e:
+        raise ReplayError(str(e)) from None
+    if not inputs.steps:
+        raise ReplayError(f"{inputs.path}: no estimator step recorded"
+                          + (f" ({inputs.damaged})" if inputs.damaged else ""))
+    run = read_run(src)
+    notes = _input_notes(inputs)
+    ekf, vessel, vessel_path, changes = _build_filter(inputs.header, run, tuning_file, vessel_file, notes)
+
+    wall0 = time.perf_counter()
+    navs = [ekf.step(s.t_s, s.batch, s.thrust) for s in inputs.steps]
+    wall = time.perf_counter() - wall0
+
+    cmp = _compare([s.nav for s in inputs.steps], navs)
+    out = _write_run(src, run, inputs, navs, ekf, vessel_path, tuning_file, changes, out_base)
+    result = ReplayResult(run_dir=out["run_dir"], source=src, steps=len(navs),
+                          run_span_s=inputs.steps[-1].t_s - inputs.steps[0].t_s, wall_s=wall,
+                          tuning_changes=changes, rows=out["rows"], notes=notes, **cmp)
+    _truth_errors(run, out["merged"], result)
+    return result
+
+
+# ------------------------------------------------------------------------------------------------ the filter
+def _input_notes(inputs) -> List[str]:
+    notes = []
+    first = inputs.steps[0].step
+    if first != 0:
+        notes.append(f"the record starts at the filter's step {first}, not its first: the replay starts a fresh "
+                     f"filter there, so it converges to the original rather than matching it from the start")
+    for a, b in inputs.gaps:
+        notes.append(f"steps {a + 1}..{b - 1} are missing (the log fell behind): the replay is not exact after")
+    if inputs.cut_tail:
+        notes.append(f"the record ends cut short (a crash?): replayed up to t={inputs.steps[-1].t_s:.2f} s")
+    if inputs.damaged:
+        notes.append(f"the record is damaged at {inputs.damaged}: replayed up to t={inputs.steps[-1].t_s:.2f} s")
+    return notes
+
+
+def _build_filter(header: dict, run, tuning_file, vessel_file, notes: list):
+    """The filter the run had (with `tuning_file`'s changes), its vessel, the vessel's path and the changes."""
+    from autopilot.config import load_vessel
+    from estimation.ekf import EkfTuning, NavigationEKF
+    from estimation.geodesy import LocalFrame
+    from estimation.mag_calibration import MagCalibration
+
+    if header.get("estimator") != "NavigationEKF":
+        raise ReplayError(f"the run's estimator is {header.get('estimator')!r}; only NavigationEKF replays")
+    known = {f.name for f in dataclasses.fields(EkfTuning)}
+    recorded = header.get("tuning") or {}
+    unknown = sorted(set(recorded) - known)
+    if unknown:
+        notes.append(f"the run's tuning has fields this autopilot lacks ({', '.join(unknown)}): ignored, the "
+                     f"replay may differ")
+    missing = sorted(known - set(recorded))
+    if missing:
+        notes.append(f"the run's tuning lacks {', '.join(missing)}: today's defaults used")
+    try:
+        base = EkfTuning(**{k: v for k, v in recorded.items() if k in known})
+    except TypeError as e:
+        raise ReplayError(f"the recorded tuning cannot be used: {e}") from None
+    tuning, changes = base, {}
+    if tuning_file is not None:
+        from autopilot.ekf_tuning_file import load_ekf_tuning
+        tuning, changes = load_ekf_tuning(tuning_file, base)
+
+    path = Path(vessel_file) if vessel_file else run.file("vessel")
+    if path is None:
+        raise ReplayError(f"{run.run_dir}: no vessel file kept in the run directory; give one with --vessel")
+    if vessel_file is None and not path.is_file():
+        raise ReplayError(f"{path}: the run's copy of its vessel file is missing; give one with --vessel")
+    vessel = load_vessel(str(path))             # ConfigError names the file, key and reason
+    hv = header.get("vessel") or {}
+    if hv.get("thrusters") is not None and hv["thrusters"] != len(vessel.thrusters):
+        raise ReplayError(f"{path}: {len(vessel.thrusters)} thrusters, but the run had {hv['thrusters']}: "
+                          f"not the run's boat")
+    if hv.get("fingerprint") and hv["fingerprint"] != vessel_fingerprint(vessel):
+        notes.append(f"{path}: not the vessel configuration the run used ({hv.get('name')!r}): the replay "
+                     f"differs from the original by more than the tuning")
+    fr = header.get("frame") or {}
+    try:
+        frame = LocalFrame(float(fr["origin_lat_deg"]), float(fr["origin_lon_deg"]))
+        cal = header.get("mag_calibration")
+        cal = None if cal is None else MagCalibration(tuple(cal["offset_t"]), tuple(map(tuple, cal["matrix"])),
+                                                      cal["method"])
+        ekf = NavigationEKF(vessel, frame, mag_calibration=cal, tuning=tuning)
+    except (KeyError, TypeError, ValueError) as e:
+        raise ReplayError(f"the recorded estimator header cannot be used: {type(e).__name__}: {e}") from None
+    return ekf, vessel, path, changes
+
+
+def _compare(original, replayed) -> dict:
+    """Horizontal position and heading differences of two estimate sequences where both are valid."""
+    both = [(a, b) for a, b in zip(original, replayed) if a.valid and b.valid]
+    if not both:
+        return dict(compared=0, pos_diff_rms_m=math.nan, pos_diff_max_m=math.nan, heading_diff_rms_deg=math.nan,
+                    heading_diff_max_deg=math.nan)
+    d = np.array([math.hypot(a.north_m - b.north_m, a.east_m - b.east_m) for a, b in both])
+    h = np.degrees(np.abs([math.remainder(a.heading_rad - b.heading_rad, 2 * math.pi) for a, b in both]))
+    return dict(compared=len(both), pos_diff_rms_m=float(np.sqrt(np.mean(d ** 2))), pos_diff_max_m=float(d.max()),
+                heading_diff_rms_deg=float(np.sqrt(np.mean(h ** 2))), heading_diff_max_deg=float(h.max()))
+
+
+# ------------------------------------------------------------------------------------------------ the new run
+def _write_run(src: Path, run, inputs, navs, ekf, vessel_path, tuning_file, changes, out_base) -> dict:
+    """The replay's run directory: the original rows with the replayed estimate, its events, its inputs.
+    Returns its path, the row count and (row, original estimate, replayed estimate) per row written."""
+    from autopilot.runlog import RunLogger
+    from autopilot.runlog.cycle_row import nav_columns
+
+    rows = _rows_by_time(run)
+    name = (run.meta.get("mission_name") or src.name) + "-replay"
+    meta = {"replay_of": str(src.resolve()), "replay_ekf_tuning": None if tuning_file is None else str(tuning_file),
+            "replay_tuning_changes": {k: list(v) for k, v in changes.items()}}
+    log = RunLogger(Path(out_base) if out_base is not None else src.parent, vessel_path, run.file("mission"),
+                    rate_hz=float(run.meta.get("rate_hz") or 10.0), keep_runs=None, max_total_mb=None,
+                    mission_name=name, extra_files=[tuning_file] if tuning_file else (), realtime=False,
+                    meta_extra=meta)
+    if not log.healthy:
+        raise ReplayError(f"cannot write the replay: {log.error}")
+    t0 = inputs.steps[0].t_s
+    what = "the run's own tuning" if not changes else "tuning " + ", ".join(f"{k}={v[1]!r}" for k, v in changes.items())
+    log.event(t0, "replay", f"estimator replay of {src.name} with {what}", level="info")
+    for ev in run.events:
+        if ev.get("time_s") is not None:
+            log.event(ev["time_s"], ev.get("kind", "event"), ev.get("message", ""),
+                      **{k: v for k, v in ev.items() if k not in ("time_s", "kind", "message")})
+    merged = []
+    for s, nav in zip(inputs.steps, navs):
+        log.log_estimator_step(s.t_s, s.batch, types.SimpleNamespace(estimator_step=s.step,
+                                                                     estimator_thrust=s.thrust, nav=nav), ekf)
+        row = rows.get(round(s.t_s, 3))
+        if row is not None:
+            row = dict(row, **nav_columns(nav, ekf.frame))
+            if log.log_cycle(s.t_s, row):
+                merged.append((row, s.nav, nav))
+    log.close()
+    if not log.healthy:
+        raise ReplayError(f"writing the replay failed: {log.error}")
+    return {"run_dir": log.run_dir, "rows": len(merged), "merged": merged}
+
+
+def _rows_by_time(run) -> dict:
+    """state.csv rows as dicts keyed by their time rounded to the millisecond (the file's resolution)."""
+    cols = run.columns
+    if not cols:
+        return {}
+    names = list(cols)
+    out = {}
+    for i in range(len(run)):
+        row = {c: _cell(cols[c][i]) for c in names}
+        out[round(float(cols["time_s"][i]), 3)] = row
+    return out
+
+
+def _cell(v):
+    if isinstance(v, np.str_):
+        return str(v)
+    return float(v)
+
+
+def _truth_errors(run, merged: list, result: ReplayResult) -> None:
+    """With a simulation's truth columns: the original's and the replay's estimate errors on the same rows
+    (both estimates at full precision, as the filters returned them; the truth as state.csv has it)."""
+    if "truth_north_m" not in run.columns or not merged:
+        return
+    pairs = []
+    for row, a, b in merged:
+        if not (a.valid and b.valid):
+            continue
+        vals = (a.north_m, a.east_m, math.degrees(a.heading_rad), b.north_m, b.east_m, math.degrees(b.heading_rad),
+                row["truth_north_m"], row["truth_east_m"], row["truth_heading_deg"])
+        if all(math.isfinite(v) for v in vals):
+            pairs.append(vals)
+    if not pairs:
+        return
+    a = np.array(pairs)
+    result.truth_rows = len(a)
+    result.original_pos_err_rms_m = float(np.sqrt(np.mean((a[:, 0] - a[:, 6]) ** 2 + (a[:, 1] - a[:, 7]) ** 2)))
+    result.replay_pos_err_rms_m = float(np.sqrt(np.mean((a[:, 3] - a[:, 6]) ** 2 + (a[:, 4] - a[:, 7]) ** 2)))
+    wrap = lambda d: (d + 180.0) % 360.0 - 180.0      # noqa: E731
+    result.original_heading_err_rms_deg = float(np.sqrt(np.mean(wrap(a[:, 2] - a[:, 8]) ** 2)))
+    result.replay_heading_err_rms_deg = float(np.sqrt(np.mean(wrap(a[:, 5] - a[:, 8]) ** 2)))
+
+
+def summary_lines(r: ReplayResult) -> List[str]:
+    """What `autopilot log replay` prints."""
+    rate = r.run_span_s / r.wall_s if r.wall_s > 0 else math.inf
+    lines = [f"replayed {r.steps} estimator steps ({r.run_span_s:.1f} s of {r.source.name}) in {r.wall_s:.2f} s "
+             f"({rate:.0f}x real time)",
+             "  tuning: " + ("the run's own" if not r.tuning_changes else
+                             ", ".join(f"{k} {a!r} -> {b!r}" for k, (a, b) in r.tuning_changes.items()))]
+    if r.compared:
+        exact = " (bit for bit)" if r.pos_diff_max_m == 0.0 and r.heading_diff_max_deg == 0.0 else ""
+        lines.append(f"  replay vs original estimate ({r.compared} steps): position rms {_small(r.pos_diff_rms_m)} m, "
+                     f"max {_small(r.pos_diff_max_m)} m; heading rms {_small(r.heading_diff_rms_deg)} deg, "
+                     f"max {_small(r.heading_diff_max_deg)} deg{exact}")
+    else:
+        lines.append("  replay vs original estimate: no step where both had a valid estimate")
+    if r.truth_rows:
+        lines.append(f"  estimate error vs the simulation's truth ({r.truth_rows} rows): original position rms "
+                     f"{r.original_pos_err_rms_m:.3f} m, heading rms {r.original_heading_err_rms_deg:.3f} deg; "
+                     f"replay position rms {r.replay_pos_err_rms_m:.3f} m, heading rms "
+                     f"{r.replay_heading_err_rms_deg:.3f} deg")
+    lines += [f"  note: {n}" for n in r.notes]
+    lines.append(f"  written: {r.run_dir} ({r.rows} rows; `autopilot plot {r.run_dir} {r.source}` draws both)")
+    return lines
+
+
+def _small(x: float) -> str:
+    """A difference: 4 decimals, or 2 significant digits when it is smaller than that shows."""
+    return f"{x:.4f}" if x == 0.0 or abs(x) >= 1e-4 else f"{x:.1e}"
