@@ -6,10 +6,11 @@ from autopilot.config import CONFIG_DIR, load_mission, load_vessel
 from hil.sim_runner import SimOptions, run_sim
 
 
-def logged_sim(base, duration_s: float = 20.0, seed: int = 3, rate_hz: float = 10.0, devices: str = "bytes"):
-    """(run directory, SimResult) of FOKA flying the demo survey for duration_s, logged into `base`. The
-    result's `batches` lists what each cycle's batch held: (IMU samples, mag samples, GNSS fixes)."""
-    vessel = load_vessel("foka")
+def logged_sim(base, duration_s: float = 20.0, seed: int = 3, rate_hz: float = 10.0, devices: str = "bytes",
+               vessel_file: str = "foka"):
+    """(run directory, SimResult) of FOKA (or `vessel_file`) flying the demo survey for duration_s, logged into
+    `base`. The result's `batches` lists what each cycle's batch held: (IMU samples, mag samples, GNSS fixes)."""
+    vessel = load_vessel(str(vessel_file))
     mission = load_mission(CONFIG_DIR / "missions" / "demo.yaml")
     log = SimRunLog(vessel, mission, base, rate_hz)
     batches = []

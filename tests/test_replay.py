@@ -160,3 +160,19 @@ def test_another_vessel_file_is_flagged(sim_run, tmp_path):
     r = replay_run(run_dir, out_base=tmp_path / "out", vessel_file=heavier)
     assert any("not the vessel configuration the run used" in n for n in r.notes)
     assert r.pos_diff_max_m > 0.0
+
+
+def test_a_filter_that_applies_a_magnetometer_calibration_replays_exactly(tmp_path):
+    """The typed-sensor simulation hands the filter the calibration of a distorted magnetometer: the replay
+    rebuilds it from the record's header."""
+    text = (REPO / "config/vessels/foka.yaml").read_text()
+    distorted = tmp_path / "foka_iron.yaml"
+    distorted.write_text(text.replace("    rate_hz: 40\n", "    rate_hz: 40\n    hard_iron_t: [8.0e-6, -5.0e-6, 2.0e-6]\n"
+                                      "    soft_iron: [1.1, 0.05, 0, 0.05, 0.92, 0, 0, 0, 1.0]\n", 1))
+    run_dir, _sim = logged_sim(tmp_path / "runs", duration_s=12.0, devices="typed", vessel_file=distorted)
+    header = read_estimator_inputs(run_dir).header
+    assert header["mag_calibration"] is not None and header["mag_calibration"]["offset_t"][0] != 0.0
+    r = replay_run(run_dir, out_base=tmp_path / "out")
+    assert r.notes == [] and r.compared > 400
+    assert r.pos_diff_max_m < 1e-3 and r.heading_diff_max_deg < 1e-6
+    assert replay_run(run_dir, out_base=tmp_path / "out2", vessel_file=REPO / "config/vessels/foka.yaml").notes
