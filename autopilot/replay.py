@@ -28,6 +28,9 @@ import numpy as np
 from autopilot.runlog.estimator_inputs import (EstimatorInputsError, read_estimator_inputs, vessel_fingerprint)
 
 
+_QUEUE_S = 1e5      # the whole replay may queue for the writer thread (offline: no waiting on its 0.1 s drains)
+
+
 class ReplayError(Exception):
     """The run cannot be replayed; str() says why and, where it can, what to do."""
 
@@ -183,7 +186,7 @@ def _write_run(src: Path, run, inputs, navs, ekf, vessel_path, tuning_file, chan
     log = RunLogger(Path(out_base) if out_base is not None else src.parent, vessel_path, run.file("mission"),
                     rate_hz=float(run.meta.get("rate_hz") or 10.0), keep_runs=None, max_total_mb=None,
                     mission_name=name, extra_files=[tuning_file] if tuning_file else (), realtime=False,
-                    meta_extra=meta)
+                    queue_s=_QUEUE_S, meta_extra=meta)
     if not log.healthy:
         raise ReplayError(f"cannot write the replay: {log.error}")
     t0 = inputs.steps[0].t_s
