@@ -175,7 +175,8 @@ def _compare(original, replayed) -> dict:
 # ------------------------------------------------------------------------------------------------ the new run
 def _write_run(src: Path, run, inputs, navs, ekf, vessel_path, tuning_file, changes, out_base) -> dict:
     """The replay's run directory: the original rows with the replayed estimate, its events, its inputs.
-    Returns its path, the row count and (row, original estimate, replayed estimate) per row written."""
+    Returns its path, the row count and (row, original estimate, replayed estimate) per row written. Without
+    original rows (state.csv lost) the rows hold the time and the replayed estimate, at the run's log rate."""
     from autopilot.runlog import RunLogger
     from autopilot.runlog.cycle_row import nav_columns
 
@@ -200,7 +201,7 @@ def _write_run(src: Path, run, inputs, navs, ekf, vessel_path, tuning_file, chan
     for s, nav in zip(inputs.steps, navs):
         log.log_estimator_step(s.t_s, s.batch, types.SimpleNamespace(estimator_step=s.step,
                                                                      estimator_thrust=s.thrust, nav=nav), ekf)
-        row = rows.get(round(s.t_s, 3))
+        row = rows.get(round(s.t_s, 3)) if rows else {"time_s": s.t_s}     # no state.csv: the estimate alone
         if row is not None:
             row = dict(row, **nav_columns(nav, ekf.frame))
             if log.log_cycle(s.t_s, row):

@@ -153,6 +153,17 @@ def test_a_cut_record_replays_exactly_as_far_as_it_goes_and_says_so(sim_run, tmp
     assert r.pos_diff_max_m < 1e-3 and 0 < r.rows < len(read_run(run_dir))
 
 
+def test_a_run_without_its_state_csv_still_replays_to_rows_of_the_estimate(sim_run, tmp_path):
+    run_dir, _sim = sim_run
+    bare = _copy_run(run_dir, tmp_path / "bare")
+    (bare / "state.csv").unlink()
+    r = replay_run(bare, out_base=tmp_path / "out")
+    rep, orig = read_run(r.run_dir), read_run(run_dir)
+    assert len(rep) == len(orig) and np.array_equal(rep["time_s"], orig["time_s"])     # at the run's log rate
+    assert np.allclose(rep["north_m"], orig["north_m"], equal_nan=True, rtol=0, atol=1e-9)
+    assert "thrust_n_0" not in rep.columns and set(rep["mode"]) == {""}       # nothing made up for the rest
+
+
 def test_another_vessel_file_is_flagged(sim_run, tmp_path):
     run_dir, _sim = sim_run
     heavier = tmp_path / "foka_heavy.yaml"
