@@ -16,6 +16,7 @@ from true north, differences in metres and degrees.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import time
 import types
@@ -25,7 +26,7 @@ from typing import List
 
 import numpy as np
 
-from autopilot.runlog.estimator_inputs import (EstimatorInputsError, read_estimator_inputs, vessel_fingerprint)
+from autopilot.runlog.estimator_inputs import EstimatorInputsError, EstimatorInputsReader, vessel_fingerprint
 
 
 _QUEUE_S = 1e5      # the whole replay may queue for the writer thread (offline: no waiting on its 0.1 s drains)
@@ -60,8 +61,9 @@ class ReplayResult:
 def replay_run(run_dir, out_base=None, tuning_file=None, vessel_file=None) -> ReplayResult:
     """Replay `run_dir`; the new run directory is created in `out_base` (default: beside run_dir).
 
-    Raises ReplayError (the run has no usable inputs, its vessel cannot be loaded or does not fit) and
-    ConfigError (a malformed tuning or vessel file given by the caller: it names the file, key and reason).
+    The record is streamed (a day's run need not fit in memory). Raises ReplayError (the run has no usable
+    inputs, its vessel cannot be loaded or does not fit, the filter fails) and ConfigError (a malformed tuning
+    or vessel file given by the caller: it names the file, key and reason).
     """
     from autopilot.runlog import read_run
 
@@ -69,42 +71,37 @@ def replay_run(run_dir, out_base=None, tuning_file=None, vessel_file=None) -> Re
     if not src.is_dir():
         raise ReplayError(f"{src}: not a run directory")
     try:
-        inputs = read_estimator_inputs(src)
+        reader = EstimatorInputsReader(src)
     except EstimatorInputsError as e:
         raise ReplayError(str(e)) from None
-    if not inputs.steps:
-        raise ReplayError(f"{inputs.path}: no estimator step recorded"
-                          + (f" ({inputs.damaged})" if inputs.damaged else ""))
-    run = read_run(src)
-    notes = _input_notes(inputs)
-    ekf, vessel, vessel_path, changes = _build_filter(inputs.header, run, tuning_file, vessel_file, notes)
-
-    wall0 = time.perf_counter()
-    navs = [ekf.step(s.t_s, s.batch, s.thrust) for s in inputs.steps]
-    wall = time.perf_counter() - wall0
-
-    cmp = _compare([s.nav for s in inputs.steps], navs)
-    out = _write_run(src, run, inputs, navs, ekf, vessel_path, tuning_file, changes, out_base)
-    result = ReplayResult(run_dir=out["run_dir"], source=src, steps=len(navs),
-                          run_span_s=inputs.steps[-1].t_s - inputs.steps[0].t_s, wall_s=wall,
-                          tuning_changes=changes, rows=out["rows"], notes=notes, **cmp)
-    _truth_errors(run, out["merged"], result)
-    return result
+    with reader:
+        steps = reader.steps()
+        first = next(steps, None)
+        if first is None:
+            raise ReplayError(f"{reader.path}: no estimator step recorded"
+                              + (f" ({reader.damaged})" if reader.damaged else ""))
+        run = read_run(src)
+        notes: List[str] = []
+        ekf, vessel_path, changes = _build_filter(reader.header, run, tuning_file, vessel_file, notes)
+        return _replay(src, run, reader, itertools.chain([first], steps), ekf, vessel_path, tuning_file, changes,
+                       out_base, notes)
 
 
 # ------------------------------------------------------------------------------------------------ the filter
-def _input_notes(inputs) -> List[str]:
+def _input_notes(reader, first_step: int, gaps: list, last_t_s: float) -> List[str]:
+    """What keeps the replay from being exact, or complete: said, not raised."""
     notes = []
-    first = inputs.steps[0].step
-    if first != 0:
-        notes.append(f"the record starts at the filter's step {first}, not its first: the replay starts a fresh "
-                     f"filter there, so it converges to the original rather than matching it from the start")
-    for a, b in inputs.gaps:
-        notes.append(f"steps {a + 1}..{b - 1} are missing (the log fell behind): the replay is not exact after")
-    if inputs.cut_tail:
-        notes.append(f"the record ends cut short (a crash?): replayed up to t={inputs.steps[-1].t_s:.2f} s")
-    if inputs.damaged:
-        notes.append(f"the record is damaged at {inputs.damaged}: replayed up to t={inputs.steps[-1].t_s:.2f} s")
+    if first_step != 0:
+        notes.append(f"the record starts at the filter's step {first_step}, not its first: the replay starts a "
+                     f"fresh filter there, so it converges to the original rather than matching it from the start")
+    if gaps:
+        a, b = gaps[0]
+        notes.append(f"{len(gaps)} gap(s) where the log fell behind and dropped steps, the first after step {a}: "
+                     f"the replay is not exact after it")
+    if reader.cut_tail:
+        notes.append(f"the record ends cut short (a crash?): replayed up to t={last_t_s:.2f} s")
+    if reader.damaged:
+        notes.append(f"the record is damaged at {reader.damaged}: replayed up to t={last_t_s:.2f} s")
     return notes
 
 
@@ -157,30 +154,19 @@ def _build_filter(header: dict, run, tuning_file, vessel_file, notes: list):
         ekf = NavigationEKF(vessel, frame, mag_calibration=cal, tuning=tuning)
     except (KeyError, TypeError, ValueError) as e:
         raise ReplayError(f"the recorded estimator header cannot be used: {type(e).__name__}: {e}") from None
-    return ekf, vessel, path, changes
-
-
-def _compare(original, replayed) -> dict:
-    """Horizontal position and heading differences of two estimate sequences where both are valid."""
-    both = [(a, b) for a, b in zip(original, replayed) if a.valid and b.valid]
-    if not both:
-        return dict(compared=0, pos_diff_rms_m=math.nan, pos_diff_max_m=math.nan, heading_diff_rms_deg=math.nan,
-                    heading_diff_max_deg=math.nan)
-    d = np.array([math.hypot(a.north_m - b.north_m, a.east_m - b.east_m) for a, b in both])
-    h = np.degrees(np.abs([math.remainder(a.heading_rad - b.heading_rad, 2 * math.pi) for a, b in both]))
-    return dict(compared=len(both), pos_diff_rms_m=float(np.sqrt(np.mean(d ** 2))), pos_diff_max_m=float(d.max()),
-                heading_diff_rms_deg=float(np.sqrt(np.mean(h ** 2))), heading_diff_max_deg=float(h.max()))
+    return ekf, path, changes
 
 
 # ------------------------------------------------------------------------------------------------ the new run
-def _write_run(src: Path, run, inputs, navs, ekf, vessel_path, tuning_file, changes, out_base) -> dict:
-    """The replay's run directory: the original rows with the replayed estimate, its events, its inputs.
-    Returns its path, the row count and (row, original estimate, replayed estimate) per row written. Without
-    original rows (state.csv lost) the rows hold the time and the replayed estimate, at the run's log rate."""
+def _replay(src: Path, run, reader, steps, ekf, vessel_path, tuning_file, changes, out_base, notes) -> ReplayResult:
+    """Step the filter through the record and write the replay's run directory as it goes: the original
+    rows with the replayed estimate (without original rows, state.csv lost: the time and the replayed estimate
+    at the run's log rate), the original events, and the replay's own estimator inputs (it can be replayed)."""
     from autopilot.runlog import RunLogger
     from autopilot.runlog.cycle_row import nav_columns
 
     rows = _rows_by_time(run)
+    truth = "truth_north_m" in run.columns
     name = (run.meta.get("mission_name") or src.name) + "-replay"
     meta = {"replay_of": str(src.resolve()), "replay_ekf_tuning": None if tuning_file is None else str(tuning_file),
             "replay_tuning_changes": {k: list(v) for k, v in changes.items()}}
@@ -190,26 +176,61 @@ def _write_run(src: Path, run, inputs, navs, ekf, vessel_path, tuning_file, chan
                     queue_s=_QUEUE_S, meta_extra=meta)
     if not log.healthy:
         raise ReplayError(f"cannot write the replay: {log.error}")
-    t0 = inputs.steps[0].t_s
-    what = "the run's own tuning" if not changes else "tuning " + ", ".join(f"{k}={v[1]!r}" for k, v in changes.items())
-    log.event(t0, "replay", f"estimator replay of {src.name} with {what}", level="info")
-    for ev in run.events:
-        if ev.get("time_s") is not None:
-            log.event(ev["time_s"], ev.get("kind", "event"), ev.get("message", ""),
-                      **{k: v for k, v in ev.items() if k not in ("time_s", "kind", "message")})
-    merged = []
-    for s, nav in zip(inputs.steps, navs):
-        log.log_estimator_step(s.t_s, s.batch, types.SimpleNamespace(estimator_step=s.step,
-                                                                     estimator_thrust=s.thrust, nav=nav), ekf)
-        row = rows.get(round(s.t_s, 3)) if rows else {"time_s": s.t_s}     # no state.csv: the estimate alone
-        if row is not None:
-            row = dict(row, **nav_columns(nav, ekf.frame))
-            if log.log_cycle(s.t_s, row):
-                merged.append((row, s.nav, nav))
-    log.close()
+    diffs, errors, gaps = [], [], []       # (position [m], heading [deg]); truth errors per row; missing steps
+    wall, n, prev, first, s = 0.0, 0, None, None, None
+    try:
+        for s in steps:
+            if first is None:
+                first = s
+                what = ("the run's own tuning" if not changes else
+                        "tuning " + ", ".join(f"{k}={v[1]!r}" for k, v in changes.items()))
+                log.event(s.t_s, "replay", f"estimator replay of {src.name} with {what}", level="info")
+                for ev in run.events:
+                    if ev.get("time_s") is not None:
+                        log.event(ev["time_s"], ev.get("kind", "event"), ev.get("message", ""),
+                                  **{k: v for k, v in ev.items() if k not in ("time_s", "kind", "message")})
+            if prev is not None and s.step != prev + 1:
+                gaps.append((prev, s.step))
+            prev = s.step
+            w0 = time.perf_counter()
+            try:
+                nav = ekf.step(s.t_s, s.batch, s.thrust)
+            except (ValueError, TypeError, ArithmeticError) as e:
+                raise ReplayError(f"the filter failed at step {s.step} (t={s.t_s:.3f} s): {type(e).__name__}: "
+                                  f"{e}; the replay up to there is in {log.run_dir}") from None
+            wall += time.perf_counter() - w0
+            n += 1
+            a = s.nav
+            if a.valid and nav.valid:
+                diffs.append((math.hypot(a.north_m - nav.north_m, a.east_m - nav.east_m),
+                              abs(math.degrees(math.remainder(a.heading_rad - nav.heading_rad, 2 * math.pi)))))
+            log.log_estimator_step(s.t_s, s.batch, types.SimpleNamespace(estimator_step=s.step,
+                                                                         estimator_thrust=s.thrust, nav=nav), ekf)
+            row = rows.get(round(s.t_s, 3)) if rows else {"time_s": s.t_s}
+            if row is not None:
+                row = dict(row, **nav_columns(nav, ekf.frame))
+                if log.log_cycle(s.t_s, row) and truth and a.valid and nav.valid:
+                    errors.append((a.north_m, a.east_m, math.degrees(a.heading_rad), nav.north_m, nav.east_m,
+                                   math.degrees(nav.heading_rad), row["truth_north_m"], row["truth_east_m"],
+                                   row["truth_heading_deg"]))
+    finally:
+        log.close()
     if not log.healthy:
         raise ReplayError(f"writing the replay failed: {log.error}")
-    return {"run_dir": log.run_dir, "rows": len(merged), "merged": merged}
+    notes[:0] = _input_notes(reader, first.step, gaps, s.t_s)
+    d = np.array(diffs).reshape(-1, 2)
+    result = ReplayResult(run_dir=log.run_dir, source=src, steps=n, run_span_s=s.t_s - first.t_s, wall_s=wall,
+                          tuning_changes=changes, compared=len(d),
+                          pos_diff_rms_m=_rms(d[:, 0]), pos_diff_max_m=float(d[:, 0].max()) if len(d) else math.nan,
+                          heading_diff_rms_deg=_rms(d[:, 1]),
+                          heading_diff_max_deg=float(d[:, 1].max()) if len(d) else math.nan,
+                          rows=log.rows_logged, notes=notes)
+    _truth_errors(errors, result)
+    return result
+
+
+def _rms(x: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(x ** 2))) if len(x) else math.nan
 
 
 def _rows_by_time(run) -> dict:
@@ -231,28 +252,17 @@ def _cell(v):
     return float(v)
 
 
-def _truth_errors(run, merged: list, result: ReplayResult) -> None:
+def _truth_errors(errors: list, result: ReplayResult) -> None:
     """With a simulation's truth columns: the original's and the replay's estimate errors on the same rows
     (both estimates at full precision, as the filters returned them; the truth as state.csv has it)."""
-    if "truth_north_m" not in run.columns or not merged:
+    a = np.array([e for e in errors if all(math.isfinite(v) for v in e)]).reshape(-1, 9)
+    if not len(a):
         return
-    pairs = []
-    for row, a, b in merged:
-        if not (a.valid and b.valid):
-            continue
-        vals = (a.north_m, a.east_m, math.degrees(a.heading_rad), b.north_m, b.east_m, math.degrees(b.heading_rad),
-                row["truth_north_m"], row["truth_east_m"], row["truth_heading_deg"])
-        if all(math.isfinite(v) for v in vals):
-            pairs.append(vals)
-    if not pairs:
-        return
-    a = np.array(pairs)
     result.truth_rows = len(a)
-    result.original_pos_err_rms_m = float(np.sqrt(np.mean((a[:, 0] - a[:, 6]) ** 2 + (a[:, 1] - a[:, 7]) ** 2)))
-    result.replay_pos_err_rms_m = float(np.sqrt(np.mean((a[:, 3] - a[:, 6]) ** 2 + (a[:, 4] - a[:, 7]) ** 2)))
-    wrap = lambda d: (d + 180.0) % 360.0 - 180.0      # noqa: E731
-    result.original_heading_err_rms_deg = float(np.sqrt(np.mean(wrap(a[:, 2] - a[:, 8]) ** 2)))
-    result.replay_heading_err_rms_deg = float(np.sqrt(np.mean(wrap(a[:, 5] - a[:, 8]) ** 2)))
+    result.original_pos_err_rms_m = _rms(np.hypot(a[:, 0] - a[:, 6], a[:, 1] - a[:, 7]))
+    result.replay_pos_err_rms_m = _rms(np.hypot(a[:, 3] - a[:, 6], a[:, 4] - a[:, 7]))
+    result.original_heading_err_rms_deg = _rms((a[:, 2] - a[:, 8] + 180.0) % 360.0 - 180.0)
+    result.replay_heading_err_rms_deg = _rms((a[:, 5] - a[:, 8] + 180.0) % 360.0 - 180.0)
 
 
 def summary_lines(r: ReplayResult) -> List[str]:

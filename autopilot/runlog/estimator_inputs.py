@@ -178,69 +178,118 @@ def _json_default(v):
 
 # ------------------------------------------------------------------------------------------------ reading
 def read_estimator_inputs(path) -> EstimatorInputs:
-    """Read a run's estimator_inputs.bin (or the run directory holding it).
+    """Read a run's estimator_inputs.bin (or the run directory holding it) whole; see EstimatorInputsReader."""
+    with EstimatorInputsReader(path) as reader:
+        steps = list(reader.steps())
+        return EstimatorInputs(reader.path, reader.header, steps, reader.cut_tail, reader.damaged)
 
-    Raises EstimatorInputsError when the file is missing, not a regular file, not this format, of a newer
-    version, or has no readable header. A cut tail (crash) or a damaged record ends the steps read there and
-    is reported in `cut_tail` / `damaged`, never raised.
+
+class EstimatorInputsReader:
+    """Streams a run's estimator_inputs.bin (or the run directory holding it): `header` on opening, then
+    `steps()` one at a time (a day's run need not fit in memory).
+
+    Opening raises EstimatorInputsError when the file is missing, not a regular file, not this format, of a
+    newer version, or has no readable header. A cut tail (crash) or a damaged record ends `steps()` there and
+    is reported in `cut_tail` / `damaged` once it has ended, never raised.
     """
-    p = Path(path)
-    if p.is_dir():
-        p = p / FILE_NAME
-    if not p.exists():
-        raise EstimatorInputsError(f"{p}: not found (this run has no record of the estimator's inputs: it "
-                                   f"was logged by an autopilot older than the replay feature)")
-    if not p.is_file():
-        raise EstimatorInputsError(f"{p}: not a regular file")
-    try:
-        data = p.read_bytes()
-    except OSError as e:
-        raise EstimatorInputsError(f"{p}: cannot read: {e.strerror or e}") from None
-    if len(data) < _FILE_HEAD.size or data[:4] != MAGIC:
-        raise EstimatorInputsError(f"{p}: not an estimator inputs file (no {MAGIC.decode()} header)")
-    _magic, version = _FILE_HEAD.unpack_from(data, 0)
-    if version > FORMAT_VERSION:
-        raise EstimatorInputsError(f"{p}: format version {version} is newer than this autopilot reads "
-                                   f"({FORMAT_VERSION}); update the autopilot")
-    out = EstimatorInputs(p, {})
-    pos = _FILE_HEAD.size
-    n = len(data)
-    while pos < n:
-        if pos + _RECORD_HEAD.size > n:
-            out.cut_tail = True
-            break
-        kind, length, crc = _RECORD_HEAD.unpack_from(data, pos)
-        start, end = pos + _RECORD_HEAD.size, pos + _RECORD_HEAD.size + length
-        if length > _MAX_RECORD or kind not in (KIND_HEADER, KIND_STEP):
-            out.damaged = f"byte {pos}: not a record (kind {kind}, length {length})"
-            break
-        if end > n:
-            out.cut_tail = True
-            break
-        payload = data[start:end]
-        if zlib.crc32(payload) != crc:
-            if end == n:
-                out.cut_tail = True          # the last record, half on disk
-            else:
-                out.damaged = f"byte {pos}: record fails its CRC check"
-            break
+
+    def __init__(self, path):
+        p = Path(path)
+        if p.is_dir():
+            p = p / FILE_NAME
+        self.path = p
+        self.cut_tail = False
+        self.damaged: Optional[str] = None
+        if not p.exists():
+            raise EstimatorInputsError(f"{p}: not found (this run has no record of the estimator's inputs: it "
+                                       f"was logged by an autopilot older than the replay feature)")
+        if not p.is_file():
+            raise EstimatorInputsError(f"{p}: not a regular file")
         try:
-            if kind == KIND_HEADER:
-                if out.header:
-                    raise ValueError("a second header")
-                out.header = _parse_header(payload)
-            elif not out.header:
-                raise ValueError("a step before the header")
-            else:
-                out.steps.append(_parse_step(payload))
-        except (ValueError, KeyError, TypeError, struct.error, UnicodeDecodeError) as e:
-            out.damaged = f"byte {pos}: {e}"
-            break
-        pos = end
-    if not out.header:
-        why = out.damaged or ("the file was cut before its header" if out.cut_tail else "the file is empty")
+            self._f = open(p, "rb")
+        except OSError as e:
+            raise EstimatorInputsError(f"{p}: cannot read: {e.strerror or e}") from None
+        try:
+            self.header = self._open_header()
+        except BaseException:
+            self._f.close()
+            raise
+        self._pos = self._f.tell()
+
+    def _open_header(self) -> dict:
+        p = self.path
+        head = self._f.read(_FILE_HEAD.size)
+        if len(head) < _FILE_HEAD.size or head[:4] != MAGIC:
+            raise EstimatorInputsError(f"{p}: not an estimator inputs file (no {MAGIC.decode()} header)")
+        _magic, version = _FILE_HEAD.unpack(head)
+        if version > FORMAT_VERSION:
+            raise EstimatorInputsError(f"{p}: format version {version} is newer than this autopilot reads "
+                                       f"({FORMAT_VERSION}); update the autopilot")
+        self._pos = _FILE_HEAD.size
+        rec = self._record()
+        why = None
+        if rec is None:
+            why = self.damaged or ("the file was cut before its header" if self.cut_tail else "the file is empty")
+        elif rec[0] != KIND_HEADER:
+            why = f"byte {_FILE_HEAD.size}: the first record is not the header"
+        else:
+            try:
+                return _parse_header(rec[1])
+            except (ValueError, UnicodeDecodeError) as e:
+                why = f"byte {_FILE_HEAD.size}: {e}"
         raise EstimatorInputsError(f"{p}: no readable header ({why})")
-    return out
+
+    def _record(self):
+        """(kind, payload) of the next whole record; None at the end, after setting cut_tail or damaged."""
+        pos = self._pos
+        head = self._f.read(_RECORD_HEAD.size)
+        if len(head) < _RECORD_HEAD.size:
+            self.cut_tail = len(head) > 0
+            return None
+        kind, length, crc = _RECORD_HEAD.unpack(head)
+        if length > _MAX_RECORD or kind not in (KIND_HEADER, KIND_STEP):
+            self.damaged = f"byte {pos}: not a record (kind {kind}, length {length})"
+            return None
+        payload = self._f.read(length)
+        if len(payload) < length:
+            self.cut_tail = True
+            return None
+        if zlib.crc32(payload) != crc:
+            if not self._f.read(1):
+                self.cut_tail = True          # the last record, half on disk
+            else:
+                self.damaged = f"byte {pos}: record fails its CRC check"
+            return None
+        self._pos = pos + _RECORD_HEAD.size + length
+        return kind, payload
+
+    def steps(self):
+        """The recorded steps in order, until the end of the file, a cut tail or a damaged record."""
+        try:
+            while True:
+                pos = self._pos
+                rec = self._record()
+                if rec is None:
+                    return
+                try:
+                    if rec[0] != KIND_STEP:
+                        raise ValueError("a second header")
+                    step = _parse_step(rec[1])
+                except (ValueError, KeyError, TypeError, struct.error, UnicodeDecodeError) as e:
+                    self.damaged = f"byte {pos}: {e}"
+                    return
+                yield step
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self._f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 def _parse_header(payload: bytes) -> dict:
