@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import shutil
+import types
 from pathlib import Path
 
 import matplotlib.image as mpimg
@@ -140,6 +141,24 @@ def test_absent_or_damaged_inputs_are_clear_errors(sim_run, tmp_path, capsys):
     assert "--vessel" in capsys.readouterr().err
     with pytest.raises(ReplayError, match="4 thrusters, but the run had 2"):
         replay_run(run_dir, out_base=tmp_path / "x", vessel_file=REPO / "config/vessels/iacquabot.yaml")
+
+
+def test_a_step_the_filter_refuses_is_a_clear_error(sim_run, tmp_path, capsys):
+    """A record (crafted: CRC-valid) giving 3 thrusters to a 2-thruster filter: named, not a traceback."""
+    from autopilot.runlog import estimator_inputs as ei
+    from autopilot.types import ThrustCommand
+    run_dir, _sim = sim_run
+    bad = _copy_run(run_dir, tmp_path / "bad")
+    rec = read_estimator_inputs(run_dir)
+    parts = [ei.file_head(), ei.header_record(rec.header)]
+    for s in rec.steps:
+        thrust = ThrustCommand((1.0, 2.0, 3.0)) if s.step == 300 else s.thrust
+        parts.append(ei.step_record(s.t_s, s.batch, types.SimpleNamespace(estimator_step=s.step,
+                                                                          estimator_thrust=thrust, nav=s.nav)))
+    (bad / FILE_NAME).write_bytes(b"".join(parts))
+    assert main(["log", "replay", str(bad), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert "the filter failed at step 300 (t=6.020 s)" in err and "3 values" in err and "Traceback" not in err
 
 
 def test_a_cut_record_replays_exactly_as_far_as_it_goes_and_says_so(sim_run, tmp_path):
