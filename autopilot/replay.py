@@ -56,6 +56,8 @@ class ReplayResult:
     original_heading_err_rms_deg: float = math.nan
     replay_heading_err_rms_deg: float = math.nan
     notes: List[str] = field(default_factory=list)
+    counters: dict = field(default_factory=dict)            # the replayed filter's (NavigationEKF.counters)
+    original_counters: dict = field(default_factory=dict)   # the run's own filter's on the same data
 
 
 def replay_run(run_dir, out_base=None, tuning_file=None, vessel_file=None) -> ReplayResult:
@@ -82,9 +84,9 @@ def replay_run(run_dir, out_base=None, tuning_file=None, vessel_file=None) -> Re
                               + (f" ({reader.damaged})" if reader.damaged else ""))
         run = read_run(src)
         notes: List[str] = []
-        ekf, vessel_path, changes = _build_filter(reader.header, run, tuning_file, vessel_file, notes)
-        return _replay(src, run, reader, itertools.chain([first], steps), ekf, vessel_path, tuning_file, changes,
-                       out_base, notes)
+        ekf, base_ekf, vessel_path, changes = _build_filter(reader.header, run, tuning_file, vessel_file, notes)
+        return _replay(src, run, reader, itertools.chain([first], steps), ekf, base_ekf, vessel_path, tuning_file,
+                       changes, out_base, notes)
 
 
 # ------------------------------------------------------------------------------------------------ the filter
@@ -106,7 +108,8 @@ def _input_notes(reader, first_step: int, gaps: list, last_t_s: float) -> List[s
 
 
 def _build_filter(header: dict, run, tuning_file, vessel_file, notes: list):
-    """The filter the run had (with `tuning_file`'s changes), its vessel, the vessel's path and the changes."""
+    """(the filter to replay: the run's with `tuning_file`'s changes; the run's own when they change something,
+    else None; the vessel file's path; the changes)."""
     from autopilot.config import load_vessel
     from estimation.ekf import EkfTuning, NavigationEKF
     from estimation.geodesy import LocalFrame
@@ -152,16 +155,19 @@ def _build_filter(header: dict, run, tuning_file, vessel_file, notes: list):
         cal = None if cal is None else MagCalibration(tuple(cal["offset_t"]), tuple(map(tuple, cal["matrix"])),
                                                       cal["method"])
         ekf = NavigationEKF(vessel, frame, mag_calibration=cal, tuning=tuning)
+        base_ekf = NavigationEKF(vessel, frame, mag_calibration=cal, tuning=base) if changes else None
     except (KeyError, TypeError, ValueError) as e:
         raise ReplayError(f"the recorded estimator header cannot be used: {type(e).__name__}: {e}") from None
-    return ekf, path, changes
+    return ekf, base_ekf, path, changes
 
 
 # ------------------------------------------------------------------------------------------------ the new run
-def _replay(src: Path, run, reader, steps, ekf, vessel_path, tuning_file, changes, out_base, notes) -> ReplayResult:
+def _replay(src: Path, run, reader, steps, ekf, base_ekf, vessel_path, tuning_file, changes, out_base,
+            notes) -> ReplayResult:
     """Step the filter through the record and write the replay's run directory as it goes: the original
     rows with the replayed estimate (without original rows, state.csv lost: the time and the replayed estimate
-    at the run's log rate), the original events, and the replay's own estimator inputs (it can be replayed)."""
+    at the run's log rate), the original events, and the replay's own estimator inputs (it can be replayed).
+    `base_ekf` (the run's own filter, when the tuning changed) runs alongside for the original's counters."""
     from autopilot.runlog import RunLogger
     from autopilot.runlog.cycle_row import nav_columns
 
@@ -199,6 +205,8 @@ def _replay(src: Path, run, reader, steps, ekf, vessel_path, tuning_file, change
                 raise ReplayError(f"the filter failed at step {s.step} (t={s.t_s:.3f} s): {type(e).__name__}: "
                                   f"{e}; the replay up to there is in {log.run_dir}") from None
             wall += time.perf_counter() - w0
+            if base_ekf is not None:
+                base_ekf.step(s.t_s, s.batch, s.thrust)
             n += 1
             a = s.nav
             if a.valid and nav.valid:
@@ -224,7 +232,8 @@ def _replay(src: Path, run, reader, steps, ekf, vessel_path, tuning_file, change
                           pos_diff_rms_m=_rms(d[:, 0]), pos_diff_max_m=float(d[:, 0].max()) if len(d) else math.nan,
                           heading_diff_rms_deg=_rms(d[:, 1]),
                           heading_diff_max_deg=float(d[:, 1].max()) if len(d) else math.nan,
-                          rows=log.rows_logged, notes=notes)
+                          rows=log.rows_logged, notes=notes, counters=dict(ekf.counters),
+                          original_counters=dict((base_ekf or ekf).counters))
     _truth_errors(errors, result)
     return result
 
@@ -284,9 +293,27 @@ def summary_lines(r: ReplayResult) -> List[str]:
                      f"{r.original_pos_err_rms_m:.3f} m, heading rms {r.original_heading_err_rms_deg:.3f} deg; "
                      f"replay position rms {r.replay_pos_err_rms_m:.3f} m, heading rms "
                      f"{r.replay_heading_err_rms_deg:.3f} deg")
+    lines.append(_counter_line(r))
     lines += [f"  note: {n}" for n in r.notes]
     lines.append(f"  written: {r.run_dir} ({r.rows} rows; `autopilot plot {r.run_dir} {r.source}` draws both)")
     return lines
+
+
+COUNTERS = ("gps_accepted", "gps_rejected", "gps_reacquisitions", "gps_vel_rejected", "mag_accepted", "mag_rejected",
+            "mag_reacquisitions", "model_drift_accepts", "filter_resets")
+
+
+def _counter_line(r: ReplayResult) -> str:
+    """What the filter took and refused: the replay's counts, and the original's where the tuning changed them."""
+    parts = []
+    for k in COUNTERS:
+        a, b = r.original_counters.get(k, 0), r.counters.get(k, 0)
+        if a != b:
+            parts.append(f"{k} {a} -> {b}")
+        elif b:
+            parts.append(f"{k} {b}")
+    head = "  filter counts (original -> replay where they differ): " if r.tuning_changes else "  filter counts: "
+    return head + (", ".join(parts) or "none")
 
 
 def _small(x: float) -> str:

@@ -75,6 +75,21 @@ def test_another_tuning_gives_another_estimate_and_plot_draws_both(sim_run, tmp_
     assert a.shape == b.shape and (np.abs(a - b).max(axis=2) > 0.1).mean() > 0.002    # the overlay is drawn
 
 
+def test_a_tighter_gate_shows_in_what_the_filter_refused(sim_run, tmp_path, capsys):
+    run_dir, _sim = sim_run
+    tight = tmp_path / "tight.yaml"
+    tight.write_text("gps_gate: 2.0\n")
+    r = replay_run(run_dir, out_base=tmp_path / "out", tuning_file=tight)
+    own = replay_run(run_dir, out_base=tmp_path / "own")
+    assert r.original_counters == own.counters == own.original_counters      # the run's filter, run alongside
+    assert r.counters["gps_rejected"] > r.original_counters["gps_rejected"]
+    assert r.counters["gps_accepted"] < r.original_counters["gps_accepted"]
+    assert main(["log", "replay", str(run_dir), "--ekf-tuning", str(tight), "--out", str(tmp_path / "cli")]) == 0
+    out = capsys.readouterr().out
+    o, n = r.original_counters["gps_rejected"], r.counters["gps_rejected"]
+    assert f"gps_rejected {o} -> {n}" in out
+
+
 def test_the_cli_prints_the_comparison_of_an_exact_replay(sim_run, tmp_path, capsys):
     run_dir, _sim = sim_run
     assert main(["log", "replay", str(run_dir), "--out", str(tmp_path)]) == 0
