@@ -165,6 +165,22 @@ def test_a_realtime_logger_that_falls_behind_drops_steps_and_says_so(tmp_path):
     assert run.meta["estimator_steps_dropped"] == log.steps_dropped
 
 
+def test_a_step_that_does_not_encode_costs_that_step_not_the_log(tmp_path):
+    from estimation.ekf import NavigationEKF
+    ekf = NavigationEKF(load_vessel("foka"), mission_frame(load_mission(CONFIG_DIR / "missions" / "demo.yaml")))
+    with RunLogger(tmp_path, rate_hz=10) as log:
+        for k in range(100):
+            result = _step_result(k)
+            if k == 40:
+                result.nav = None                                       # not a NavState
+            log.log_estimator_step(0.02 * k, SensorBatch(), result, ekf)
+    assert log.healthy and log.steps_dropped == 1
+    rec = read_estimator_inputs(log.run_dir)
+    assert [s.step for s in rec.steps] == [k for k in range(100) if k != 40] and rec.gaps == [(39, 41)]
+    (ev,) = [e for e in read_run(log.run_dir).events if e["kind"] == "log_fault"]
+    assert "could not be recorded" in ev["message"] and "t=0.8 s" in ev["message"]
+
+
 def test_the_boat_records_the_steps_before_its_log_opened(tmp_path):
     """On the boat the loop runs before the run log opens: the first steps are kept and written first."""
     from autopilot.field_services import FieldServices

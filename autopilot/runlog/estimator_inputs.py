@@ -11,7 +11,7 @@ File layout (little endian):
              count and a fingerprint of the vessel configuration
       kind 2, one estimator step:
              uint32 step (the filter's step count before it: 0 is its first), float64 t_s [s, runner clock],
-             uint8 thrust given (0: None, "unknown"), uint8 thrusters, uint16 IMU, mag, GNSS sample counts;
+             uint8 thrust given (0: None, "unknown"), uint8 thrusters, uint32 IMU, mag, GNSS sample counts;
              thrust per thruster [N]; per IMU sample t_s, accel FRD xyz [m/s^2], gyro FRD xyz [rad/s], stale;
              per mag sample t_s, field FRD xyz [T], stale; per GNSS fix uint32 length + UTF-8 JSON of the
              GpsFix fields; then the estimate the filter returned: north, east [m, local NED], heading [rad],
@@ -45,7 +45,7 @@ KIND_STEP = 2
 
 _FILE_HEAD = struct.Struct("<4sH")
 _RECORD_HEAD = struct.Struct("<BII")          # kind, payload length, CRC-32
-_STEP_HEAD = struct.Struct("<IdBBHHH")        # step, t_s, thrust given, thrusters, n_imu, n_mag, n_gps
+_STEP_HEAD = struct.Struct("<IdBBIII")        # step, t_s, thrust given, thrusters, n_imu, n_mag, n_gps
 _IMU = struct.Struct("<7dB")
 _MAG = struct.Struct("<4dB")
 _NAV = struct.Struct("<8dB")

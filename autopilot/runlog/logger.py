@@ -29,6 +29,7 @@ import json
 import logging
 import os
 import shutil
+import struct
 import threading
 import time
 from datetime import datetime, timezone
@@ -97,6 +98,7 @@ class RunLogger:
         self._inputs = collections.deque()          # estimator steps: every cycle, not decimated
         self._inputs_cap = int(queue_s * _INPUT_RATE_HZ) + 100
         self._inputs_header = False
+        self._encode_failed = False
         self._realtime = realtime
         self._stop = threading.Event()
         self._closed = False
@@ -277,6 +279,8 @@ class RunLogger:
                 return
 
     def _drain(self) -> None:
+        if self._inputs:
+            self._drain_inputs()          # first: an event it raises is written in the same pass
         q = self._queue
         csv_f, ev_f, mcap = self._files["csv"], self._files["events"], self._mcap
         while q:
@@ -301,8 +305,6 @@ class RunLogger:
                     mcap.write_event(t_ns, item)
             elif kind == "gnss":
                 mcap.write_gnss(t_ns, item)
-        if self._inputs:
-            self._drain_inputs()
 
     def _drain_inputs(self) -> None:
         from autopilot.runlog import estimator_inputs as ei
@@ -319,7 +321,21 @@ class RunLogger:
                 self.meta["estimator_inputs"] = {"file": ei.FILE_NAME, "version": ei.FORMAT_VERSION}
                 self._write_meta()
             else:
-                f.write(ei.step_record(t_s, *item))
+                try:
+                    record = ei.step_record(t_s, *item)
+                except (TypeError, ValueError, AttributeError, struct.error) as e:
+                    # one step that does not encode (a driver's odd sample) costs that step, not the log
+                    self.steps_logged -= 1
+                    self.steps_dropped += 1
+                    if not self._encode_failed:
+                        self._encode_failed = True
+                        # queued directly: event() refuses once close() began, and this may be the last drain
+                        self._queue.append(("event", t_s, {
+                            "time_s": float(t_s), "kind": "log_fault", "level": "warn",
+                            "message": f"an estimator step could not be recorded ({_why(e)}); a replay will "
+                                       f"not be exact after t={t_s:.1f} s"}))
+                    continue
+                f.write(record)
 
     def _sync(self) -> None:
         t0 = time.perf_counter()
