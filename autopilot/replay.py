@@ -83,6 +83,8 @@ def replay_run(run_dir, out_base=None, tuning_file=None, vessel_file=None) -> Re
             raise ReplayError(f"{reader.path}: no estimator step recorded"
                               + (f" ({reader.damaged})" if reader.damaged else ""))
         run = read_run(src)
+        if not isinstance(run.meta, dict):
+            run.meta = {}                      # a meta.json that is not ours: defaults, and say what is missing
         notes: List[str] = []
         ekf, base_ekf, vessel_path, changes = _build_filter(reader.header, run, tuning_file, vessel_file, notes)
         return _replay(src, run, reader, itertools.chain([first], steps), ekf, base_ekf, vessel_path, tuning_file,
@@ -135,7 +137,7 @@ def _build_filter(header: dict, run, tuning_file, vessel_file, notes: list):
         from autopilot.ekf_tuning_file import load_ekf_tuning
         tuning, changes = load_ekf_tuning(tuning_file, base)
 
-    path = Path(vessel_file) if vessel_file else run.file("vessel")
+    path = Path(vessel_file) if vessel_file else _kept_file(run, "vessel")
     if path is None:
         raise ReplayError(f"{run.run_dir}: no vessel file kept in the run directory; give one with --vessel")
     if vessel_file is None and not path.is_file():
@@ -173,11 +175,12 @@ def _replay(src: Path, run, reader, steps, ekf, base_ekf, vessel_path, tuning_fi
 
     rows = _rows_by_time(run)
     truth = "truth_north_m" in run.columns
-    name = (run.meta.get("mission_name") or src.name) + "-replay"
+    mission_name = run.meta.get("mission_name")
+    name = (mission_name if isinstance(mission_name, str) and mission_name else src.name) + "-replay"
     meta = {"replay_of": str(src.resolve()), "replay_ekf_tuning": None if tuning_file is None else str(tuning_file),
             "replay_tuning_changes": {k: list(v) for k, v in changes.items()}}
-    log = RunLogger(Path(out_base) if out_base is not None else src.parent, vessel_path, run.file("mission"),
-                    rate_hz=float(run.meta.get("rate_hz") or 10.0), keep_runs=None, max_total_mb=None,
+    log = RunLogger(Path(out_base) if out_base is not None else src.parent, vessel_path, _kept_file(run, "mission"),
+                    rate_hz=_log_rate_hz(run), keep_runs=None, max_total_mb=None,
                     mission_name=name, extra_files=[tuning_file] if tuning_file else (), realtime=False,
                     queue_s=_QUEUE_S, meta_extra=meta)
     if not log.healthy:
@@ -192,9 +195,7 @@ def _replay(src: Path, run, reader, steps, ekf, base_ekf, vessel_path, tuning_fi
                         "tuning " + ", ".join(f"{k}={v[1]!r}" for k, v in changes.items()))
                 log.event(s.t_s, "replay", f"estimator replay of {src.name} with {what}", level="info")
                 for ev in run.events:
-                    if ev.get("time_s") is not None:
-                        log.event(ev["time_s"], ev.get("kind", "event"), ev.get("message", ""),
-                                  **{k: v for k, v in ev.items() if k not in ("time_s", "kind", "message")})
+                    _copy_event(log, ev)
             if prev is not None and s.step != prev + 1:
                 gaps.append((prev, s.step))
             prev = s.step
@@ -238,16 +239,54 @@ def _replay(src: Path, run, reader, steps, ekf, base_ekf, vessel_path, tuning_fi
     return result
 
 
+def _copy_event(log, ev) -> None:
+    """An event of the original run into the replay's events.jsonl; a line that is not one of ours (edited by
+    hand, another program's) is left out rather than failing the replay."""
+    if not isinstance(ev, dict) or isinstance(ev.get("time_s"), bool):
+        return
+    t = ev.get("time_s")
+    if not isinstance(t, (int, float)) or not math.isfinite(t):
+        return
+    extra = {k: v for k, v in ev.items() if k not in ("time_s", "kind", "message", "t_s", "self")}
+    log.event(t, str(ev.get("kind", "event")), str(ev.get("message", "")), **extra)
+
+
 def _rms(x: np.ndarray) -> float:
     return float(np.sqrt(np.mean(x ** 2))) if len(x) else math.nan
 
 
+def _kept_file(run, role: str):
+    """The run directory's copy of its vessel or mission file (None when meta.json does not name one)."""
+    try:
+        return run.file(role)
+    except (TypeError, AttributeError):        # a meta.json edited into something else
+        return None
+
+
+def _log_rate_hz(run) -> float:
+    """The original's state.csv rate from meta.json, else the logger's default."""
+    from autopilot.runlog import MAX_RATE_HZ
+    r = run.meta.get("rate_hz")
+    ok = isinstance(r, (int, float)) and not isinstance(r, bool) and 0 < r <= MAX_RATE_HZ
+    return float(r) if ok else 10.0
+
+
+def _known_column(name: str) -> bool:
+    from autopilot.runlog.columns import columns_for_row
+    try:
+        columns_for_row([name])
+        return True
+    except ValueError:
+        return False
+
+
 def _rows_by_time(run) -> dict:
-    """state.csv rows as dicts keyed by their time rounded to the millisecond (the file's resolution)."""
+    """state.csv rows as dicts keyed by their time rounded to the millisecond (the file's resolution); only the
+    columns this autopilot writes (a newer one's extra columns are left out)."""
     cols = run.columns
-    if not cols:
+    if not cols or "time_s" not in cols:
         return {}
-    names = list(cols)
+    names = [c for c in cols if _known_column(c)]
     out = {}
     for i in range(len(run)):
         row = {c: _cell(cols[c][i]) for c in names}

@@ -198,6 +198,41 @@ def test_a_run_without_its_state_csv_still_replays_to_rows_of_the_estimate(sim_r
     assert "thrust_n_0" not in rep.columns and set(rep["mode"]) == {""}       # nothing made up for the rest
 
 
+def test_events_that_are_not_ours_are_left_out_not_fatal(sim_run, tmp_path):
+    run_dir, _sim = sim_run
+    odd = _copy_run(run_dir, tmp_path / "odd")
+    with open(odd / "events.jsonl", "a") as f:
+        f.write('[1, 2]\n{"time_s": "noon", "kind": "x"}\n{"time_s": 3.0, "t_s": 1, "self": 2, "kind": "note", '
+                '"message": "kept"}\n')
+    r = replay_run(odd, out_base=tmp_path / "out")
+    events = read_run(r.run_dir).events
+    assert [e["message"] for e in events if e["kind"] == "note"] == ["kept"]
+    assert len(events) == len(read_run(run_dir).events) + 2            # the replay's own event and the kept one
+
+
+def test_a_meta_json_and_state_csv_that_are_not_ours_do_not_make_a_traceback(sim_run, tmp_path, capsys):
+    import json
+    run_dir, _sim = sim_run
+    odd = _copy_run(run_dir, tmp_path / "odd")
+    meta = json.loads((odd / "meta.json").read_text())
+    meta.update(rate_hz="fast", mission_name=7, files={"vessel": 5, "mission": ["x"]})
+    (odd / "meta.json").write_text(json.dumps(meta))
+    lines = (odd / "state.csv").read_text().splitlines()
+    (odd / "state.csv").write_text("\n".join([lines[0] + ",wind_gust_mps"] + [ln + ",1.5" for ln in lines[1:]]) + "\n")
+    assert main(["log", "replay", str(odd), "--out", str(tmp_path / "o1")]) == 1
+    err = capsys.readouterr().err
+    assert "no vessel file kept in the run directory; give one with --vessel" in err and "Traceback" not in err
+    assert main(["log", "replay", str(odd), "--vessel", str(REPO / "config/vessels/foka.yaml"),
+                 "--out", str(tmp_path / "o2")]) == 0
+    (replay_dir,) = list((tmp_path / "o2").iterdir())
+    rep = read_run(replay_dir)
+    assert rep.meta["rate_hz"] == 10.0 and replay_dir.name.endswith("_odd-replay")
+    assert "wind_gust_mps" not in rep.columns and len(rep) == len(read_run(run_dir))
+    (odd / "meta.json").write_text("[]")
+    assert main(["log", "replay", str(odd), "--out", str(tmp_path / "o3")]) == 1
+    assert "--vessel" in capsys.readouterr().err
+
+
 def test_another_vessel_file_is_flagged(sim_run, tmp_path):
     run_dir, _sim = sim_run
     heavier = tmp_path / "foka_heavy.yaml"
