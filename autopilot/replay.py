@@ -119,8 +119,11 @@ def _build_filter(header: dict, run, tuning_file, vessel_file, notes: list):
 
     if header.get("estimator") != "NavigationEKF":
         raise ReplayError(f"the run's estimator is {header.get('estimator')!r}; only NavigationEKF replays")
+    for key in ("tuning", "frame", "vessel"):
+        if not isinstance(header.get(key), dict):
+            raise ReplayError(f"the recorded estimator header has no {key} (the record is not from this autopilot)")
     known = {f.name for f in dataclasses.fields(EkfTuning)}
-    recorded = header.get("tuning") or {}
+    recorded = header["tuning"]
     unknown = sorted(set(recorded) - known)
     if unknown:
         notes.append(f"the run's tuning has fields this autopilot lacks ({', '.join(unknown)}): ignored, the "
@@ -143,14 +146,14 @@ def _build_filter(header: dict, run, tuning_file, vessel_file, notes: list):
     if vessel_file is None and not path.is_file():
         raise ReplayError(f"{path}: the run's copy of its vessel file is missing; give one with --vessel")
     vessel = load_vessel(str(path))             # ConfigError names the file, key and reason
-    hv = header.get("vessel") or {}
+    hv = header["vessel"]
     if hv.get("thrusters") is not None and hv["thrusters"] != len(vessel.thrusters):
         raise ReplayError(f"{path}: {len(vessel.thrusters)} thrusters, but the run had {hv['thrusters']}: "
                           f"not the run's boat")
     if hv.get("fingerprint") and hv["fingerprint"] != vessel_fingerprint(vessel):
         notes.append(f"{path}: not the vessel configuration the run used ({hv.get('name')!r}): the replay "
                      f"differs from the original by more than the tuning")
-    fr = header.get("frame") or {}
+    fr = header["frame"]
     try:
         frame = LocalFrame(float(fr["origin_lat_deg"]), float(fr["origin_lon_deg"]))
         cal = header.get("mag_calibration")

@@ -176,6 +176,26 @@ def test_a_step_the_filter_refuses_is_a_clear_error(sim_run, tmp_path, capsys):
     assert "the filter failed at step 300 (t=6.020 s)" in err and "3 values" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("change, reason", [
+    ({"estimator": "KalmanNet"}, "only NavigationEKF replays"),
+    ({"tuning": [1, 2]}, "has no tuning"),
+    ({"frame": {"origin_lat_deg": "north"}}, "header cannot be used"),
+    ({"mag_calibration": {"offset_t": [1.0]}}, "header cannot be used"),
+    ({"tuning": {"tilt_reference": "sideways"}}, "header cannot be used"),
+])
+def test_a_header_that_is_not_ours_is_a_clear_error(sim_run, tmp_path, capsys, change, reason):
+    from autopilot.runlog import estimator_inputs as ei
+    run_dir, _sim = sim_run
+    odd = _copy_run(run_dir, tmp_path / "odd")
+    rec = read_estimator_inputs(run_dir)
+    first = ei.step_record(rec.steps[0].t_s, rec.steps[0].batch, types.SimpleNamespace(
+        estimator_step=0, estimator_thrust=rec.steps[0].thrust, nav=rec.steps[0].nav))
+    (odd / FILE_NAME).write_bytes(ei.file_head() + ei.header_record(dict(rec.header, **change)) + first)
+    assert main(["log", "replay", str(odd), "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert reason in err and "Traceback" not in err
+
+
 def test_a_cut_record_replays_exactly_as_far_as_it_goes_and_says_so(sim_run, tmp_path):
     run_dir, _sim = sim_run
     cut = _copy_run(run_dir, tmp_path / "cut")
