@@ -90,6 +90,20 @@ def test_a_tighter_gate_shows_in_what_the_filter_refused(sim_run, tmp_path, caps
     assert f"gps_rejected {o} -> {n}" in out
 
 
+def test_a_run_through_sensor_faults_replays_exactly(tmp_path):
+    """Rejected glitches, frozen (stale) IMU samples, a magnetometer and a GNSS outage: all in the record."""
+    from hil.sim_faults import parse_fault
+    faults = tuple(parse_fault(f) for f in ("gps-glitch@10:4=20", "imu-frozen@14:2", "mag-loss@17:3",
+                                            "gps-loss@21:4"))
+    run_dir, _sim = logged_sim(tmp_path / "runs", duration_s=28.0, seed=4, faults=faults)
+    steps = read_estimator_inputs(run_dir).steps
+    assert sum(x.stale for s in steps for x in s.batch.imu) > 20
+    assert sum(not s.batch.mag for s in steps) > 100
+    r = replay_run(run_dir, out_base=tmp_path / "out")
+    assert r.counters["gps_rejected"] + r.counters["gps_invalid"] > 0
+    assert r.compared > 1000 and r.pos_diff_max_m < 1e-3 and r.heading_diff_max_deg < 1e-6
+
+
 def test_the_cli_prints_the_comparison_of_an_exact_replay(sim_run, tmp_path, capsys):
     run_dir, _sim = sim_run
     assert main(["log", "replay", str(run_dir), "--out", str(tmp_path)]) == 0
