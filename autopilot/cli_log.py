@@ -1,4 +1,11 @@
-"""`autopilot log recover RUN`: make the run.mcap of a crashed run readable by every MCAP tool.
+"""`autopilot log recover RUN` and `autopilot log replay RUN`.
+
+replay: re-run the run's navigation filter on its recorded inputs (estimator_inputs.bin), optionally with
+another tuning (--ekf-tuning FILE, a YAML of EkfTuning fields), and write a new run directory that
+`autopilot plot` draws beside the original (see autopilot/replay.py). Exit 0 when replayed, 1 when the run
+cannot be replayed (no or unreadable inputs), 2 for a malformed --ekf-tuning or --vessel file.
+
+recover: make the run.mcap of a crashed run readable by every MCAP tool.
 
 A run killed by SIGKILL, the watchdog or a power cut leaves run.mcap without its summary and footer (see
 autopilot.runlog.mcap_log). Our reader and mcap's NonSeekingReader read it as it is; Foxglove, `ros2 bag` and
@@ -12,7 +19,7 @@ from pathlib import Path
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("log", help="run log tools (recover the MCAP of a crashed run)")
+    p = subparsers.add_parser("log", help="run log tools (replay a run's estimator, recover a crashed MCAP)")
     sub = p.add_subparsers(dest="log_command", metavar="ACTION")
     sub.required = True
     r = sub.add_parser("recover", help="rewrite a crashed run's run.mcap complete and indexed",
@@ -20,6 +27,18 @@ def register(subparsers) -> None:
                                    "footer; keeps the original as run.mcap.partial.")
     r.add_argument("run", metavar="RUN", help="run directory or its run.mcap")
     r.set_defaults(func=recover)
+    p2 = sub.add_parser("replay", help="re-run a run's estimator on its logged inputs (e.g. with another tuning)",
+                        description="Re-run the navigation filter on a run's recorded sensor inputs, with the "
+                                    "run's tuning or --ekf-tuning FILE, and write a new run directory (same "
+                                    "state.csv, replayed estimate); prints how far the replay is from the "
+                                    "original, and from the truth of a simulated run.")
+    p2.add_argument("run", metavar="RUN_DIR", help="run directory with an estimator_inputs.bin")
+    p2.add_argument("--ekf-tuning", metavar="FILE",
+                    help="YAML of EkfTuning fields to change (the others keep the run's values)")
+    p2.add_argument("--vessel", metavar="FILE", help="vessel file (default: the copy kept in RUN_DIR)")
+    p2.add_argument("--out", metavar="DIR",
+                    help="folder to create the replay's run directory in (default: beside RUN_DIR)")
+    p2.set_defaults(func=replay)
 
 
 def recover(args) -> int:
@@ -44,4 +63,22 @@ def recover(args) -> int:
     os.replace(mcap, partial)
     os.replace(tmp, mcap)
     print(f"{mcap}: recovered {n} messages (original kept as {partial.name})")
+    return 0
+
+
+def replay(args) -> int:
+    import sys
+
+    from autopilot.config_schema import ConfigError
+    from autopilot.replay import ReplayError, replay_run, summary_lines
+
+    try:
+        result = replay_run(args.run, out_base=args.out, tuning_file=args.ekf_tuning, vessel_file=args.vessel)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except ReplayError as e:
+        print(f"error: cannot replay: {e}", file=sys.stderr)
+        return 1
+    print("\n".join(summary_lines(result)))
     return 0

@@ -1,4 +1,7 @@
-"""`autopilot plot LOG`: draw a logged run (a run directory or its state.csv) to a PNG.
+"""`autopilot plot LOG [LOG ...]`: draw a logged run (a run directory or its state.csv) to a PNG.
+
+Further LOGs are drawn over the first for comparison (their estimated track, heading and speed, on the first
+run's time axis): e.g. a run and its `autopilot log replay` with another filter tuning.
 
 Panels: the track (estimate, and the true track of a simulation) against the mission's path, waypoints and
 geofence; cross-track error; heading and speed against their setpoints; thrust per thruster. Time panels are
@@ -20,6 +23,8 @@ def register(subparsers) -> None:
                               description="Draw a run's track, cross-track error, heading/speed vs setpoints "
                                           "and thruster commands from its state.csv.")
     p.add_argument("log", metavar="LOG", help="run directory (runs/<time>_<mission>) or its state.csv")
+    p.add_argument("compare", metavar="LOG", nargs="*",
+                   help="more runs whose estimate is drawn over the first (e.g. its replay with other tuning)")
     p.add_argument("-o", "--output", metavar="PNG", help="output image (default: LOG/plot.png)")
     p.add_argument("--mission", metavar="FILE", help="mission to draw (default: the copy in the run directory)")
     p.set_defaults(func=run)
@@ -36,11 +41,22 @@ def run(args) -> int:
     if len(data) == 0:
         print(f"{data.run_dir}: state.csv has no rows to plot")
         return 1
+    others = []
+    for extra in getattr(args, "compare", None) or ():
+        p = Path(extra)
+        if not p.exists():
+            print(f"{p}: not found")
+            return 1
+        other = read_run(p)
+        if len(other) == 0:
+            print(f"{other.run_dir}: state.csv has no rows to plot")
+            return 1
+        others.append(other)
     mission, note = _mission(data, args.mission)
     if note:
         print(f"note: {note}")
     out = Path(args.output) if args.output else data.run_dir / "plot.png"
-    plot_run(data, mission, out)
+    plot_run(data, mission, out, others)
     print(f"{out}: {len(data)} rows, {data['time_s'][-1] - data['time_s'][0]:.1f} s"
           + ("" if data.closed_cleanly else " (run did not close cleanly: crash or still running)"))
     return 0
@@ -59,8 +75,9 @@ def _mission(data, override):
         return None, f"mission not drawn: {e}"
 
 
-def plot_run(data, mission, out: Path) -> None:
-    """Draw `data` (autopilot.runlog.RunData) with `mission` (MissionConfig or None) to `out`."""
+def plot_run(data, mission, out: Path, others=()) -> None:
+    """Draw `data` (autopilot.runlog.RunData) with `mission` (MissionConfig or None) to `out`; the estimates
+    of `others` (more RunData, on the same clock) are drawn over it."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -69,7 +86,7 @@ def plot_run(data, mission, out: Path) -> None:
     fig = plt.figure(figsize=(14, 9), constrained_layout=True)
     gs = fig.add_gridspec(4, 2, width_ratios=(1.1, 1))
     ax = fig.add_subplot(gs[:, 0])
-    _track(ax, data, mission)
+    _track(ax, data, mission, others)
     axes = [fig.add_subplot(gs[i, 1]) for i in range(4)]
     for a in axes[1:]:
         a.sharex(axes[0])
@@ -82,6 +99,9 @@ def plot_run(data, mission, out: Path) -> None:
     a = axes[1]
     a.plot(t, _wrap_break(data["heading_deg"]), color="tab:blue", lw=1, label="heading")
     a.plot(t, _wrap_break(data["heading_ref_deg"]), color="k", ls="--", lw=1, label="setpoint")
+    for i, o in enumerate(others):
+        a.plot(o["time_s"] - data["time_s"][0], _wrap_break(o["heading_deg"]), color=_other_colour(i), lw=1,
+               ls=":", label=f"heading: {o.run_dir.name}")
     a.set_ylabel("heading [deg]")
     a.set_ylim(0, 360)
     a.set_yticks([0, 90, 180, 270, 360])
@@ -92,6 +112,9 @@ def plot_run(data, mission, out: Path) -> None:
     a.plot(t, data["surge_mps"], color="tab:blue", lw=1, label="surge")
     a.plot(t, speed, color="tab:cyan", lw=0.8, alpha=0.7, label="speed")
     a.plot(t, data["speed_ref_mps"], color="k", ls="--", lw=1, label="setpoint")
+    for i, o in enumerate(others):
+        a.plot(o["time_s"] - data["time_s"][0], o["surge_mps"], color=_other_colour(i), lw=1, ls=":",
+               label=f"surge: {o.run_dir.name}")
     a.set_ylabel("speed [m/s]")
     a.legend(loc="upper right", fontsize=7)
 
@@ -114,7 +137,14 @@ def plot_run(data, mission, out: Path) -> None:
     plt.close(fig)
 
 
-def _track(ax, data, mission) -> None:
+OTHER_COLOURS = ("tab:purple", "tab:green", "tab:brown", "tab:pink", "tab:olive")
+
+
+def _other_colour(i: int) -> str:
+    return OTHER_COLOURS[i % len(OTHER_COLOURS)]
+
+
+def _track(ax, data, mission, others=()) -> None:
     if mission is not None:
         from autopilot.guidance import mission_frame, point_to_ned
 
@@ -132,7 +162,11 @@ def _track(ax, data, mission) -> None:
             ax.plot(fence[:, 1], fence[:, 0], color="tab:red", lw=1.2, label="geofence")
     if "truth_north_m" in data.columns:
         ax.plot(data["truth_east_m"], data["truth_north_m"], color="tab:blue", lw=1.5, label="true track")
-    ax.plot(data["east_m"], data["north_m"], color="tab:orange", lw=1, label="estimate")
+    ax.plot(data["east_m"], data["north_m"], color="tab:orange", lw=1,
+            label=f"estimate: {data.run_dir.name}" if others else "estimate")
+    for i, o in enumerate(others):
+        ax.plot(o["east_m"], o["north_m"], color=_other_colour(i), lw=1, ls="--",
+                label=f"estimate: {o.run_dir.name}")
     ax.set_xlabel("east [m]")
     ax.set_ylabel("north [m]")
     ax.set_aspect("equal", adjustable="datalim")

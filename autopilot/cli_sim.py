@@ -273,6 +273,7 @@ class SimRunLog:
         self._events_seen = 0
 
     def on_result(self, t_s, autopilot, batch, result, truth) -> None:
+        self.log.log_estimator_step(t_s, batch, result, autopilot.estimator)
         events = autopilot.events
         for ev in events[self._events_seen:]:
             self.log.event(ev.time_s, ev.kind, ev.message)

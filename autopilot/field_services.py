@@ -6,6 +6,7 @@ the loop really ticks (a hung loop lets systemd's WatchdogSec fire and restart t
 """
 from __future__ import annotations
 
+import collections
 import math
 import os
 import time
@@ -14,6 +15,9 @@ from typing import Callable, Optional
 from autopilot.runlog import RunLogger
 from autopilot.runlog.cycle_row import cycle_row
 from autopilot.sd_notify import Notifier, Watchdog, watchdog_interval_s
+
+
+EARLY_STEPS = 3000      # estimator steps kept until the log opens (60 s of a 50 Hz loop)
 
 
 class FieldServices:
@@ -32,6 +36,9 @@ class FieldServices:
         self._last_fix = None
         self._unlogged_fix = None     # a valid fix not yet in a state.csv row
         self.applied_thrust_fn: Optional[Callable[[], Optional[tuple]]] = None   # ESC-output thrust, for the log
+        self.estimator = None               # the autopilot's estimator: its inputs are logged for replay
+        # steps before the log opened (the loop starts first): kept, so a replay starts at the filter's birth
+        self._early_steps: collections.deque = collections.deque(maxlen=EARLY_STEPS)
         self._log_failure_reported = False
         self._early_events: list = []
         self._ready = False                 # no watchdog pings before READY=1
@@ -51,6 +58,9 @@ class FieldServices:
         for ev in self._early_events:
             self.log.event(ev.time_s, ev.kind, ev.message)
         self._early_events.clear()
+        for t_s, batch, result in self._early_steps:
+            self.log.log_estimator_step(t_s, batch, result, self.estimator)
+        self._early_steps.clear()
 
     def ready(self, status: str) -> None:
         """The sensors are up and the loop runs: READY=1 (no-op outside systemd), then watchdog pings."""
@@ -62,7 +72,11 @@ class FieldServices:
             self.watchdog.tick(self._wall())
         log = self.log
         if log is None:
+            if self._log_args is not None and self.estimator is not None:
+                self._early_steps.append((t_s, batch, result))
             return
+        if self.estimator is not None:
+            log.log_estimator_step(t_s, batch, result, self.estimator)
         for fix in batch.gps:
             self._last_fix = fix
             if fix.valid:

@@ -67,6 +67,9 @@ class CycleResult:
     mode: str
     armed: bool
     applied: Optional[ThrustCommand] = None   # thrust of the pulses sent (thrust map, dead zone, whole us) [N]
+    # what the estimator was given this cycle, for the run log's record of its inputs (autopilot log replay):
+    estimator_step: int = -1                  # its step count before this one (0: the filter's first step)
+    estimator_thrust: Optional[ThrustCommand] = None   # the thrust its model was given [N] (None: unknown)
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,7 @@ class Autopilot:
         self.battery_v: Optional[float] = None
         self.actuator = actuator
         self._last_thrust: Optional[ThrustCommand] = None
+        self._estimator_steps = 0                # estimator.step calls so far (CycleResult.estimator_step)
         self.last_result: Optional[CycleResult] = None   # the latest cycle's outcome (telemetry reads it)
         self._thrust_delivered = True            # the actuator delivers what is commanded (see _check)
         self._pending_mode: Optional[tuple[str, str]] = None
@@ -308,7 +312,10 @@ class Autopilot:
     # ------------------------------------------------------------------ the cycle
     def step(self, t_s: float, batch: SensorBatch) -> CycleResult:
         # thrust the ESCs are not delivering (still arming, output lost) must not drive the estimator's model
-        nav = self.estimator.step(t_s, batch, self._last_thrust if self._thrust_delivered else None)
+        thrust_in = self._last_thrust if self._thrust_delivered else None
+        nav = self.estimator.step(t_s, batch, thrust_in)
+        estimator_step = self._estimator_steps
+        self._estimator_steps += 1
         self.nav = nav
         if batch.gps:
             self.last_fix = batch.gps[-1]
@@ -350,7 +357,7 @@ class Autopilot:
         self._last_thrust = thrust if pulses is self.neutral_pulses else ThrustCommand(
             tuple(m.pulse_to_thrust(p) for m, p in zip(self.maps, pulses.pulse_us)))
         self.last_result = CycleResult(t_s, nav, out.setpoint, wrench, thrust, pulses, self.mode.name, self.armed,
-                                       self._last_thrust)
+                                       self._last_thrust, estimator_step, thrust_in)
         return self.last_result
 
     def _control(self, t_s: float, nav: NavState, sp: GuidanceSetpoint) -> Wrench:

@@ -13,7 +13,9 @@ import pytest
 
 import tests.ros_env  # noqa: F401  (isolated DDS domain; fails without rclpy)
 
+from autopilot.replay import replay_run
 from autopilot.runlog import read_run
+from autopilot.runlog.estimator_inputs import read_estimator_inputs
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -76,6 +78,12 @@ def test_run_notifies_ready_pings_watchdog_and_logs_until_sigterm(tmp_path):
     assert np.isfinite(run["gyro_z_dps"]).any() and np.isfinite(run["accel_x_mps2"]).any()
     assert np.isfinite(run["applied_thrust_n_0"]).all() and np.isfinite(run["applied_thrust_n_1"]).all()
     assert (runs[0] / "boat.yaml").exists() or any(p.name == "boat.yaml" for p in runs[0].rglob("*"))
+    # the estimator's inputs, from its first step (taken before the log opened) on: the run replays exactly
+    rec = read_estimator_inputs(runs[0])
+    assert rec.steps[0].step == 0 and rec.gaps == [] and len(rec.steps) >= 50
+    replay = replay_run(runs[0], out_base=tmp_path / "replays")
+    assert replay.notes == [] and replay.steps == len(rec.steps)
+    assert [s.nav for s in read_estimator_inputs(replay.run_dir).steps] == [s.nav for s in rec.steps]
 
 
 def test_a_device_that_does_not_open_is_a_clear_error_and_leaves_no_run_directory(tmp_path):

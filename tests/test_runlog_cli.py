@@ -80,6 +80,19 @@ def test_plot_without_rows_or_directory_fails_clearly(tmp_path, capsys):
     assert "has no rows to plot" in capsys.readouterr().out
 
 
+def test_plot_draws_further_runs_over_the_first(tmp_path, capsys):
+    first = survey_run(tmp_path / "a", seconds=40.0)
+    second = survey_run(tmp_path / "b", seconds=40.0)
+    alone, pair = tmp_path / "alone.png", tmp_path / "pair.png"
+    assert main(["plot", str(first), "-o", str(alone)]) == 0
+    assert main(["plot", str(first), str(second), "-o", str(pair)]) == 0
+    a, b = mpimg.imread(alone), mpimg.imread(pair)
+    assert a.shape == b.shape and (abs(a - b).max(axis=2) > 0.1).mean() > 0.002     # the second run is drawn
+    capsys.readouterr()
+    assert main(["plot", str(first), str(tmp_path / "nope"), "-o", str(pair)]) == 1
+    assert "nope: not found" in capsys.readouterr().out
+
+
 def test_log_recover_completes_a_cut_mcap(tmp_path, capsys):
     run_dir = survey_run(tmp_path / "runs", seconds=20.0)
     mcap = run_dir / "run.mcap"

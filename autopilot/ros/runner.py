@@ -89,6 +89,7 @@ class BoatProcess:
                                        params=params, **kw)
         if services is not None:
             services.applied_thrust_fn = self.autopilot.applied_thrust_n     # read only when a log row is due
+            services.estimator = self.autopilot.autopilot.estimator          # its inputs are logged for replay
         tb = self.autopilot.tb
         nodes = set(cfg.ros.nodes)
         if "gnss" in nodes:

@@ -5,6 +5,7 @@
     log = RunLogger("runs", vessel_file, mission_file, rate_hz=10, keep_runs=50, max_total_mb=2000)
     ...every cycle:   log.log_cycle(t_s, {"time_s": t_s, "mode": "AUTO", "armed": True, "north_m": ..., ...})
     ...on a fix:      log.log_gnss(t_s, fix)
+    ...every cycle:   log.log_estimator_step(t_s, batch, result, autopilot.estimator)   # for `autopilot log replay`
     ...on an event:   log.event(t_s, "mode", "AUTO -> RTL", reason="link lost")
     ...if not log.healthy: report log.error (disk full); the boat keeps driving
     log.close()

@@ -11,15 +11,10 @@ def cycle_row(result, frame, *, gps_age_s: float = math.nan, fix_quality: int = 
     """The state.csv row of a `CycleResult`; `truth` (hil.plant.Truth) adds the simulation's truth columns,
     `imu` (the cycle's last ImuSample) the IMU columns and `new_fix` (a GpsFix not yet in any row) the GNSS ones.
     `applied_thrust_n` (what the ESCs output, per thruster [N]) overrides the result's `applied`."""
-    nav, sp, w = result.nav, result.setpoint, result.wrench
-    lat, lon = frame.to_wgs84(nav.north_m, nav.east_m) if nav.valid else (math.nan, math.nan)
+    sp, w = result.setpoint, result.wrench
     row = {
         "time_s": result.time_s, "mode": result.mode, "armed": int(result.armed),
-        "north_m": nav.north_m if nav.valid else math.nan, "east_m": nav.east_m if nav.valid else math.nan,
-        "lat_deg": lat, "lon_deg": lon,
-        "heading_deg": math.degrees(nav.heading_rad) if nav.valid else math.nan,
-        "surge_mps": nav.surge_mps, "sway_mps": nav.sway_mps, "yaw_rate_dps": math.degrees(nav.yaw_rate_rps),
-        "pos_std_m": nav.pos_std_m,
+        **nav_columns(result.nav, frame),
         "heading_ref_deg": math.degrees(sp.heading_rad) if sp is not None else math.nan,
         "speed_ref_mps": sp.speed_mps if sp is not None else math.nan,
         "xte_m": sp.xte_m if sp is not None else math.nan,
@@ -50,3 +45,16 @@ def cycle_row(result, frame, *, gps_age_s: float = math.nan, fix_quality: int = 
         row["truth_sway_mps"] = truth.sway_mps
         row["truth_yaw_rate_dps"] = math.degrees(truth.yaw_rate_rps)
     return row
+
+
+def nav_columns(nav, frame) -> dict:
+    """The estimate's state.csv columns of a NavState (position local NED [m] and WGS84 [deg], heading [deg],
+    body velocities [m/s], yaw rate [deg/s], position std [m]); position and heading empty while not valid."""
+    lat, lon = frame.to_wgs84(nav.north_m, nav.east_m) if nav.valid else (math.nan, math.nan)
+    return {
+        "north_m": nav.north_m if nav.valid else math.nan, "east_m": nav.east_m if nav.valid else math.nan,
+        "lat_deg": lat, "lon_deg": lon,
+        "heading_deg": math.degrees(nav.heading_rad) if nav.valid else math.nan,
+        "surge_mps": nav.surge_mps, "sway_mps": nav.sway_mps, "yaw_rate_dps": math.degrees(nav.yaw_rate_rps),
+        "pos_std_m": nav.pos_std_m,
+    }

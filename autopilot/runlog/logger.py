@@ -14,6 +14,8 @@ Run directory (runs/<UTC start>_<mission>):
     state.csv       header line + one row per logged cycle (columns: autopilot.runlog.columns)
     events.jsonl    one JSON object per line: time_s, kind, message, level, and any extra fields
     run.mcap        the same run as ROS 2 messages
+    estimator_inputs.bin   every estimator step's inputs and output, for `autopilot log replay`
+                    (autopilot.runlog.estimator_inputs; written when log_estimator_step is called)
     meta.json       start time, files, columns, rate, the clock offset to UTC; updated on a clean close
     <copies>        the vessel, mission and any extra config files used, under their own names
 
@@ -27,6 +29,7 @@ import json
 import logging
 import os
 import shutil
+import struct
 import threading
 import time
 from datetime import datetime, timezone
@@ -42,6 +45,7 @@ MAX_RATE_HZ = 50.0
 _DRAIN_PERIOD_S = 0.1
 _ROTATE_PERIOD_S = 60.0
 _WARN_KINDS = ("failsafe", "warn", "fault", "lost", "disarm")
+_INPUT_RATE_HZ = 100.0      # control loop rate the estimator-step queue is sized for (queue_s of it)
 
 
 class RunLogger:
@@ -53,7 +57,8 @@ class RunLogger:
     (e.g. the boat config, the magnetometer calibration); thruster_names (MCAP channel metadata);
     flush_period_s; queue_s and realtime: when the writer falls more than queue_s of rows behind, a realtime
     logger (the boat) drops rows and says so once in an event, a non-realtime one (a faster-than-real-time
-    simulation) makes log_cycle wait for the writer; and injectable `utc_now`, `clock` (monotonic, for the writer thread's schedule) and
+    simulation) makes log_cycle wait for the writer; meta_extra: more keys for meta.json (a replay names its
+    source run); and injectable `utc_now`, `clock` (monotonic, for the writer thread's schedule) and
     `open_file` (tests use it to inject I/O errors).
     """
 
@@ -61,7 +66,8 @@ class RunLogger:
                  keep_runs: Optional[int] = 50, max_total_mb: Optional[float] = 2000.0, *,
                  mission_name: Optional[str] = None, extra_files: Iterable = (),
                  thruster_names: Sequence[str] = (), write_mcap: bool = True, flush_period_s: float = 0.5,
-                 queue_s: float = 10.0, realtime: bool = True, utc_now: Callable[[], datetime] = None,
+                 queue_s: float = 10.0, realtime: bool = True, meta_extra: Optional[dict] = None,
+                 utc_now: Callable[[], datetime] = None,
                  clock: Callable[[], float] = time.monotonic, open_file: Callable = open):
         if not 0 < rate_hz <= MAX_RATE_HZ:
             raise ValueError(f"rate_hz must be in (0, {MAX_RATE_HZ:g}] Hz, got {rate_hz}")
@@ -77,6 +83,8 @@ class RunLogger:
         self.failure_event: Optional[dict] = None
         self.rows_logged = 0          # rows accepted by log_cycle
         self.rows_dropped = 0         # rows dropped because the writer fell > queue_s behind
+        self.steps_logged = 0         # estimator steps accepted by log_estimator_step
+        self.steps_dropped = 0        # ... dropped because the writer fell > queue_s behind (realtime only)
         self.sync_count = 0
         self.sync_total_s = 0.0
         self.sync_max_s = 0.0
@@ -87,6 +95,10 @@ class RunLogger:
         self._offset_s: Optional[float] = None
         self._queue = collections.deque()
         self._queue_cap = int(queue_s * self.rate_hz) + 100
+        self._inputs = collections.deque()          # estimator steps: every cycle, not decimated
+        self._inputs_cap = int(queue_s * _INPUT_RATE_HZ) + 100
+        self._inputs_header = False
+        self._encode_failed = False
         self._realtime = realtime
         self._stop = threading.Event()
         self._closed = False
@@ -108,7 +120,8 @@ class RunLogger:
         name = mission_name or (Path(mission_file).stem if mission_file else "manual")
         self.run_dir = self.base_dir / "unstarted"
         self.meta = {"format": 1, "start_utc": self.start_utc.isoformat(), "mission_name": name,
-                     "rate_hz": self.rate_hz, "files": {}, "columns": None, "time_offset_s": None}
+                     "rate_hz": self.rate_hz, "files": {}, "columns": None, "time_offset_s": None,
+                     **(meta_extra or {})}
         try:
             self.removed_runs = rotate_runs(self.base_dir, keep_runs, self._max_bytes, reserve_runs=1)
             self.run_dir = create_run_dir(self.base_dir, self.start_utc, name)
@@ -175,6 +188,40 @@ class RunLogger:
             self._note_time(t_s)
             self._queue.append(("gnss", t_s, fix))
 
+    def log_estimator_step(self, t_s: float, batch, result, estimator) -> bool:
+        """Record what the estimator consumed this cycle (for `autopilot log replay`): call it every cycle,
+        after `Autopilot.step(t_s, batch)` returned `result`, with the autopilot's estimator (its tuning, frame
+        and vessel go into the file's header on the first call). Costs a deque append; the writer thread encodes.
+
+        Not decimated: every step is kept, or the replay is not exact. A realtime logger whose writer is more
+        than queue_s behind drops steps and says so once in an event; the replay reports the gap. Returns True
+        when the step was taken.
+        """
+        if not self.healthy or self._closed or getattr(result, "estimator_step", -1) < 0:
+            return False
+        if len(self._inputs) >= self._inputs_cap and not self._wait_for_inputs_room():
+            if self.steps_dropped == 0:
+                self.event(t_s, "log_overrun", f"estimator inputs more than {self._inputs_cap} steps behind the "
+                                               f"loop: dropping steps (a replay will not be exact after "
+                                               f"t={t_s:.1f} s)", level="warn")
+            self.steps_dropped += 1
+            return False
+        if not self._inputs_header:
+            from autopilot.runlog.estimator_inputs import describe_estimator
+            self._inputs.append(("header", t_s, describe_estimator(estimator)))
+            self._inputs_header = True
+        self._note_time(t_s)
+        self._inputs.append(("step", t_s, (batch, result)))
+        self.steps_logged += 1
+        return True
+
+    def _wait_for_inputs_room(self) -> bool:
+        if self._realtime:
+            return False
+        while len(self._inputs) >= self._inputs_cap // 2 and self.healthy and self._thread.is_alive():
+            time.sleep(0.005)
+        return self.healthy
+
     def event(self, t_s: float, kind: str, message: str, **fields) -> None:
         """Append an event (mode change, failsafe, warning) with its reason. `level` may be given in fields
         (info, warn, error); otherwise kinds naming a failsafe, fault, warning, loss or disarm are 'warn'."""
@@ -232,6 +279,8 @@ class RunLogger:
                 return
 
     def _drain(self) -> None:
+        if self._inputs:
+            self._drain_inputs()          # first: an event it raises is written in the same pass
         q = self._queue
         csv_f, ev_f, mcap = self._files["csv"], self._files["events"], self._mcap
         while q:
@@ -257,6 +306,37 @@ class RunLogger:
             elif kind == "gnss":
                 mcap.write_gnss(t_ns, item)
 
+    def _drain_inputs(self) -> None:
+        from autopilot.runlog import estimator_inputs as ei
+        q = self._inputs
+        f = self._files.get("inputs")
+        if f is None:
+            f = self._files["inputs"] = self._open(self.run_dir / ei.FILE_NAME, "wb")
+            f.write(ei.file_head())
+            self._dir_synced = False            # the new name reaches the disk with the next sync
+        while q:
+            kind, t_s, item = q.popleft()
+            if kind == "header":
+                f.write(ei.header_record(item))
+                self.meta["estimator_inputs"] = {"file": ei.FILE_NAME, "version": ei.FORMAT_VERSION}
+                self._write_meta()
+            else:
+                try:
+                    record = ei.step_record(t_s, *item)
+                except (TypeError, ValueError, AttributeError, struct.error) as e:
+                    # one step that does not encode (a driver's odd sample) costs that step, not the log
+                    self.steps_logged -= 1
+                    self.steps_dropped += 1
+                    if not self._encode_failed:
+                        self._encode_failed = True
+                        # queued directly: event() refuses once close() began, and this may be the last drain
+                        self._queue.append(("event", t_s, {
+                            "time_s": float(t_s), "kind": "log_fault", "level": "warn",
+                            "message": f"an estimator step could not be recorded ({_why(e)}); a replay will "
+                                       f"not be exact after t={t_s:.1f} s"}))
+                    continue
+                f.write(record)
+
     def _sync(self) -> None:
         t0 = time.perf_counter()
         for f in self._files.values():
@@ -279,6 +359,8 @@ class RunLogger:
         self._files = {}
         self.meta.update(closed_utc=self._utc_now().isoformat(), rows=self.rows_logged,
                          rows_dropped=self.rows_dropped)
+        if self._inputs_header:
+            self.meta.update(estimator_steps=self.steps_logged, estimator_steps_dropped=self.steps_dropped)
         self._write_meta()
 
     def _fail(self, reason: str) -> None:
@@ -287,6 +369,7 @@ class RunLogger:
         self.healthy = False
         self.error = reason
         self._queue.clear()
+        self._inputs.clear()
         self.failure_event = {"time_s": None, "kind": "log_stopped", "message": reason, "level": "error"}
         log.error("%s (driving continues without a log)", reason)
         ev_f = self._files.get("events")
