@@ -18,6 +18,7 @@ import math
 
 from autopilot.angles import wrap_pi
 from autopilot.config import VesselConfig
+from autopilot.yaw_adaptation import YawModelEstimator
 
 MAX_DT_S = 0.5      # longest time step integrated in one call [s]
 
@@ -51,6 +52,12 @@ class HeadingController:
     tail: on a 20 deg step of the WAM-V preset at 1.5 m/s, 2.3 deg and 19 s to settle within 1 deg instead
     of 1.0 deg and 4.7 s), while a steady offset from a disturbance, which does not close by itself, is
     integrated as usual.
+
+    Adaptive (control.heading.adaptive, on by default): m and d are those the boat shows, not the file's.
+    autopilot.yaw_adaptation.YawModelEstimator fits the yaw response to the moments commanded; once its fit
+    is trusted, Kp, Kd and the fed-forward damping are designed on its m_hat and d_hat (each within x/÷3 of
+    the file's), so a weaker motor pair or a hull with more yaw damping than filed keeps the designed
+    bandwidth and turn rate instead of weaving in slow arcs. The integral and the output limits are as above.
     """
 
     INTEGRAL_HOLD_PERIODS = 4.0
@@ -61,16 +68,36 @@ class HeadingController:
         hull, cfg = vessel.hull, vessel.control.heading
         m = hull.iz_kgm2 - hull.n_rdot
         d = -hull.n_r
-        w, z = cfg.omega_n_rps, cfg.zeta
+        self._w, self._z, self._ti = cfg.omega_n_rps, cfg.zeta, cfg.integral_time_s
+        self.max_yaw_nm = float(max_yaw_nm)
+        self._m_file, self._d_file = m, d
+        self._design(m, d)
+        self.integral_limit_nm = cfg.integral_limit_frac * self.max_yaw_nm
+        self._drr = -hull.n_rr
+        self._hold_s = self.INTEGRAL_HOLD_PERIODS / self._w
+        lag = max((t.time_constant_s for t in vessel.thrusters), default=0.0)
+        self.yaw_model = (YawModelEstimator(m, d, self.max_yaw_nm, drr_nms2=self._drr, thrust_lag_s=lag)
+                          if cfg.adaptive else None)
+        self._last_out = 0.0
+        self.reset()
+
+    def redesign(self) -> None:
+        """Gains again from the present bandwidth, damping and integral time (after a retune), on the learned
+        yaw model when it is trusted, else on the file's."""
+        ym = self.yaw_model
+        if ym is not None and ym.trusted:
+            self._design(ym.m_hat, ym.d_hat)
+        else:
+            self._design(self._m_file, self._d_file)
+        self._hold_s = self.INTEGRAL_HOLD_PERIODS / self._w
+
+    def _design(self, m: float, d: float) -> None:
+        """Gains by pole placement on m r_dot = -d r + tau (see the class docstring)."""
+        w, z = self._w, self._z
         self.kp = m * w * w                                   # N*m/rad
         self.kd = max(0.0, 2.0 * z * w * m - d)               # N*m/(rad/s)
-        self.ki = self.kp / cfg.integral_time_s if cfg.integral_time_s > 0.0 else 0.0   # N*m/(rad*s)
-        self.max_yaw_nm = float(max_yaw_nm)
-        self.integral_limit_nm = cfg.integral_limit_frac * self.max_yaw_nm
+        self.ki = self.kp / self._ti if self._ti > 0.0 else 0.0   # N*m/(rad*s)
         self._d = d
-        self._drr = -hull.n_rr
-        self._hold_s = self.INTEGRAL_HOLD_PERIODS / w
-        self.reset()
 
     def reset(self) -> None:
         """Forget the integral and the previous time (e.g. on a mode change)."""
@@ -85,6 +112,12 @@ class HeadingController:
         dt = _step_dt(self._t_prev, t_s)
         if self._t_prev is None or t_s > self._t_prev:
             self._t_prev = t_s
+        ym = self.yaw_model
+        if ym is not None and dt > 0.0:
+            ym.update(t_s, yaw_rate_rps, self._last_out)
+            if ym.trusted:
+                self._design(ym.m_hat, ym.d_hat)
+                self._drr = ym.drr_hat
         e = wrap_pi(heading_rad - heading_ref_rad)
         r_ref = yaw_rate_ref_rps
         r_err = yaw_rate_rps - r_ref
@@ -97,7 +130,9 @@ class HeadingController:
             cand = -ilim if cand < -ilim else ilim if cand > ilim else cand
             self.integral_nm = _windup_guard(self.integral_nm, cand, u_pd, -lim, lim)
         u = u_pd + self.integral_nm
-        return -lim if u < -lim else lim if u > lim else u
+        u = -lim if u < -lim else lim if u > lim else u
+        self._last_out = u
+        return u
 
 
 class SpeedController:

@@ -220,8 +220,9 @@ class Autopilot:
         self.failsafe.cfg = vessel.failsafe
         self.manual.timeout_s = vessel.failsafe.manual.timeout_s
         fresh = HeadingController(vessel, self.allocator.max_yaw_nm)
-        for attr in ("kp", "kd", "ki", "integral_limit_nm", "_hold_s"):
+        for attr in ("integral_limit_nm", "_w", "_z", "_ti"):
             setattr(self.heading_ctl, attr, getattr(fresh, attr))
+        self.heading_ctl.redesign()          # the new bandwidth on the yaw model learned so far
         lim = self.heading_ctl.integral_limit_nm
         self.heading_ctl.integral_nm = max(-lim, min(lim, self.heading_ctl.integral_nm))
         sc = vessel.control.speed
