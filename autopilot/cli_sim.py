@@ -119,7 +119,7 @@ def register(subparsers) -> None:
     p.add_argument("--fault", type=_fault, action="append", default=[], metavar="KIND@START_S[:DURATION_S]",
                    help="inject a fault into the emulated devices (repeatable): gps-loss, gps-glitch (50 m, or "
                         "=SIZE_M: gps-glitch@60:1=20), gps-forge (=F: share of epochs forged), imu-loss, imu-zero, "
-                        "imu-frozen, mag-loss, esc-disconnect, link-loss, "
+                        "imu-frozen, mag-loss, mag-shift (=UT: hard-iron step, mag-shift@300=10), esc-disconnect, link-loss, "
                         "low-battery; e.g. gps-loss@60:60")
     p.add_argument("--plant-vessel", metavar="NAME|FILE",
                    help="the true boat the simulator flies (default: the --vessel file the autopilot uses)")
