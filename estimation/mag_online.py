@@ -43,8 +43,6 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 import numpy as np
-from scipy.optimize import least_squares
-
 from autopilot.angles import wrap_pi
 from estimation.mag_calibration import CalibrationFit, MagCalibration, MagFitLimits, fit_calibration
 
@@ -55,7 +53,7 @@ IDENTITY = MagCalibration(method="2d")
 class OnlineCalLimits:
     """What the continuous calibration needs before it proposes, and before it applies, an update."""
 
-    sample_period_s: float = 0.2          # delivered fields are kept at this spacing (not every sample)
+    sample_period_s: float = 0.5          # delivered fields are kept at this spacing (not every sample)
     max_history_s: float = 600.0          # nothing older is kept
     windows_s: tuple = (60.0, 90.0, 120.0, 180.0, 240.0, 360.0, 600.0)   # candidate fit windows ending now
     fit_period_s: float = 5.0             # how often a proposal is fitted
@@ -69,14 +67,15 @@ class OnlineCalLimits:
     min_refs: int = 20                    # reference fixes in the window needed to judge a proposal
     min_ref_span_deg: float = 60.0        # the references must come from headings at least this far apart
     max_consistency_deg: float = 4.0      # accept only when the proposal's RMS disagreement is this small
-    min_improvement_deg: float = 1.0      # ... and this much smaller than the running correction's
+    min_improvement_deg: float = 0.3      # ... and this much smaller than the running correction's
+    min_update_interval_s: float = 60.0   # after an accepted update, refinements wait this long
     consistency_window_s: float = 60.0    # the window of mag_consistency_deg
     min_consistency_refs: int = 10        # fewer reference fixes in that window: no figure (None)
 
     def __post_init__(self):
         for name in ("sample_period_s", "max_history_s", "fit_period_s", "min_arc_deg", "min_speed_mps",
                      "max_ref_yaw_rate_rps", "max_ref_age_s", "min_ref_span_deg", "max_consistency_deg",
-                     "consistency_window_s"):
+                     "consistency_window_s", "min_update_interval_s"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
                 raise ValueError(f"OnlineCalLimits.{name} must be a finite number > 0, got {v!r}")
@@ -113,6 +112,7 @@ class MagProposal:
     consistency_before_deg: Optional[float] = None
     consistency_after_deg: Optional[float] = None
     heading_arc_deg: float = 0.0          # span of the window's headings (0 on a straight line)
+    decided_s: Optional[float] = None     # when update() finished the round of fits (and applied it) [s]
 
 
 def compose(outer: MagCalibration, inner: MagCalibration, method: Optional[str] = None) -> MagCalibration:
@@ -170,10 +170,7 @@ def fit_hard_iron(readings_t, field_t: float, inclination_deg: float,
     sol = np.linalg.lstsq(a, (p * p).sum(axis=1), rcond=None)[0]
     free_r2 = sol[2] + sol[0] ** 2 + sol[1] ** 2
     free_radius = math.sqrt(free_r2) if free_r2 > 0 else 0.0
-    # known radius, from the running correction's belief (centre 0): the nearest of the mirror solutions
-    res = least_squares(lambda c: np.hypot(p[:, 0] - c[0], p[:, 1] - c[1]) - radius, np.zeros(2),
-                        x_scale=radius)
-    c = res.x
+    c = _circle_centre(p, radius)
     resid = np.hypot(p[:, 0] - c[0], p[:, 1] - c[1]) - radius
     residual = float(np.sqrt(np.mean(resid ** 2)))
     arc = heading_arc_deg(np.arctan2(p[:, 1] - c[1], p[:, 0] - c[0]))
@@ -194,6 +191,22 @@ def fit_hard_iron(readings_t, field_t: float, inclination_deg: float,
                        f"{radius * 1e6:.1f} uT (allowed {lo}-{hi})")
     cal = MagCalibration(offset_t=(float(c[0]), float(c[1]), 0.0), method="2d", figures=figures)
     return CalibrationFit(cal, not reasons, "; ".join(reasons), figures)
+
+
+def _circle_centre(p: np.ndarray, radius: float, iterations: int = 20) -> np.ndarray:
+    """Centre c minimising sum (|p_i - c| - radius)^2 by Gauss-Newton from c = 0 (the running correction's
+    belief), so of the two mirror solutions a short arc allows, the one nearer the present calibration."""
+    c = np.zeros(2)
+    for _ in range(iterations):
+        d = p - c
+        r = np.hypot(d[:, 0], d[:, 1])
+        r = np.where(r > 0.0, r, 1e-12)
+        jac = -d / r[:, None]                        # d(|p - c| - radius)/dc
+        step = np.linalg.lstsq(jac, -(r - radius), rcond=None)[0]
+        c = c + step
+        if np.hypot(*step) < 1e-4 * radius:
+            break
+    return c
 
 
 class OnlineMagCalibration:
@@ -223,6 +236,8 @@ class OnlineMagCalibration:
         # [t_s, fx, fy, fz, roll, pitch, reference heading (nan: none)], delivered fields, every sample_period_s
         self._rows: deque = deque()
         self._next_fit_s = -math.inf
+        self._round = None                         # the round of fits under way (a generator), if any
+        self._last_update_s = -math.inf
 
     # ------------------------------------------------------------------------------------------ input
     def add_sample(self, t_s: float, field_t, roll_rad: float = 0.0, pitch_rad: float = 0.0) -> None:
@@ -285,18 +300,29 @@ class OnlineMagCalibration:
         return float(np.degrees(np.sqrt(np.mean(e * e))))
 
     def update(self, t_s: float) -> Optional[MagProposal]:
-        """Fit a proposal when fit_period_s has passed; apply it if it is accepted. Returns it, else None."""
-        if t_s < self._next_fit_s:
+        """Once per cycle. Every fit_period_s a round of fits starts; it fits one window per call (a few
+        milliseconds each, so a 50 Hz loop keeps its deadline) and, at its last window, applies the proposal if
+        it is accepted and returns it. Other calls return None."""
+        if self._round is None:
+            if t_s < self._next_fit_s or t_s < self._last_update_s + self.limits.min_update_interval_s:
+                return None
+            self._next_fit_s = t_s + self.limits.fit_period_s
+            self._round = self._propose_steps(t_s)
+        try:
+            next(self._round)
             return None
-        self._next_fit_s = t_s + self.limits.fit_period_s
-        prop = self.propose(t_s)
+        except StopIteration as done:
+            self._round = None
+            prop = done.value
         if prop is None:
             return None
+        prop = replace(prop, decided_s=t_s)
         self.last_proposal = prop
         if prop.accepted:
             self.delta = compose(prop.delta, self.delta, method=self._running_method(prop.method))
             self.delta = replace(self.delta, figures=dict(prop.figures))
             self.updates += 1
+            self._last_update_s = t_s
         return prop
 
     def propose(self, t_s: float) -> Optional[MagProposal]:
@@ -304,12 +330,28 @@ class OnlineMagCalibration:
 
         Every window is fitted and judged; the longest accepted one wins (more data, less noise). Without one,
         the refusal returned is the fitted window that came closest to the GNSS, else the first refusal."""
+        steps = self._propose_steps(t_s)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value
+
+    def _propose_steps(self, t_s: float):
+        """propose() as a generator: yields after each window's fit, returns the proposal."""
         accepted, judged, refusal = None, [], None
+        every = self._array(t_s - max(self.limits.windows_s))
+        if every is None:
+            return None
+        delta = self.delta
+        fields = delta.apply(every[:, 1:4])
         for w in sorted(self.limits.windows_s):
-            a = self._array(t_s - w)
-            if a is None or len(a) < 6:
+            i = int(np.searchsorted(every[:, 0], t_s - w))
+            a = every[i:]
+            if len(a) < 6:
                 continue
-            fit, method, arc = self._fit(a)
+            fit, method, arc = self._fit(a, fields[i:])
+            yield
             if fit is None:
                 refusal = refusal or MagProposal(t_s, method, w, False, "too few readings to fit", {},
                                                  heading_arc_deg=arc)
@@ -318,7 +360,7 @@ class OnlineMagCalibration:
                 if refusal is None or (not refusal.method and method):
                     refusal = MagProposal(t_s, method, w, False, fit.reason, fit.figures, heading_arc_deg=arc)
                 continue
-            verdict = self._judge(t_s, w, a, fit, method, arc)
+            verdict = self._judge(t_s, w, a, fit, method, arc, delta)
             if verdict.accepted:
                 accepted = verdict
             else:
@@ -331,7 +373,7 @@ class OnlineMagCalibration:
         return judged[0] if judged else refusal
 
     def _judge(self, t_s: float, w: float, a: np.ndarray, fit: CalibrationFit, method: str,
-               arc: float) -> MagProposal:
+               arc: float, running: MagCalibration) -> MagProposal:
         """A passing fit of window w against the GNSS-course headings of the same window."""
         lim = self.limits
         delta = fit.calibration
@@ -342,8 +384,8 @@ class OnlineMagCalibration:
                                f"running in the {w:g} s window, {lim.min_refs} needed to check the fit",
                                fit.figures, delta, n_refs, heading_arc_deg=arc)
         span = heading_arc_deg(refs[:, 6])
-        before = self._errors(refs, self.delta)
-        after = self._errors(refs, compose(delta, self.delta))
+        before = self._errors(refs, running)
+        after = self._errors(refs, compose(delta, running))
         rms_b = float(np.degrees(np.sqrt(np.mean(before ** 2))))
         rms_a = float(np.degrees(np.sqrt(np.mean(after ** 2))))
         reasons = []
@@ -368,11 +410,10 @@ class OnlineMagCalibration:
         psi = headings_rad(cal.apply(a[:, 1:4]), a[:, 4], a[:, 5], self.declination_rad)
         return wrap_pi(psi - a[:, 6])
 
-    def _fit(self, a: np.ndarray):
+    def _fit(self, a: np.ndarray, fields: np.ndarray):
         """(CalibrationFit or None, method, heading arc [deg]) of the window's fields after the running
-        correction: 3-D, 2-D or hard iron, whichever the data cover."""
+        correction (`fields`): 3-D, 2-D or hard iron, whichever the data cover."""
         lim = self.limits
-        fields = self.delta.apply(a[:, 1:4])
         arc = heading_arc_deg(headings_rad(fields, a[:, 4], a[:, 5]))
         if arc < lim.min_arc_deg:
             return (CalibrationFit(IDENTITY, False, f"the headings span {arc:.0f} deg: no fit without "
