@@ -26,6 +26,7 @@ Every mode change is an Event (kind "mode") with its reason; every failsafe an E
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -67,15 +68,17 @@ class CycleResult:
     mode: str
     armed: bool
     applied: Optional[ThrustCommand] = None   # thrust of the pulses sent (thrust map, dead zone, whole us) [N]
+    mag_consistency_deg: Optional[float] = None   # RMS magnetic minus GNSS-course heading at speed, last minute
 
 
 @dataclass(frozen=True)
 class Event:
     time_s: float
-    kind: str          # "mode", "arm", "disarm", "mission", "warning", "failsafe"
+    kind: str          # "mode", "arm", "disarm", "mission", "warning", "failsafe", "calibration"
     message: str
     failsafe: str = ""     # kind "failsafe": what happened (gps-loss, imu-loss, geofence, ...)
     action: str = ""       # kind "failsafe": what the vehicle did (see autopilot/failsafe.py)
+    figures: Optional[dict] = None   # kind "calibration" (and its warnings): the before/after figures
 
 
 class Autopilot:
@@ -85,12 +88,14 @@ class Autopilot:
     (the simulator knows its magnetometer's distortion exactly); None reads the vessel's
     sensors.mag.calibration_file, whose presence the pre-arm checks require.
     `actuator`: an object with a `connected` property (the backend's ESC output), see set_actuator.
+    `mag_calibration_path`: where accepted continuous-calibration updates are written (autopilot/mag_watch.py);
+    None: the vessel's sensors.mag.calibration_file, if any.
     """
 
     def __init__(self, vessel: VesselConfig, mission: MissionConfig,
                  estimator: Optional[NavigationFilter] = None, frame: Optional[LocalFrame] = None,
                  battery_v: Optional[float] = None, on_event: Optional[Callable[[Event], None]] = None,
-                 mag_calibration=None, actuator=None):
+                 mag_calibration=None, actuator=None, mag_calibration_path=None):
         self.vessel = vessel
         fs = vessel.failsafe
         self.frame = frame or mission_frame(mission)
@@ -126,6 +131,7 @@ class Autopilot:
         self.failsafe = FailsafeManager(fs, low_voltage_v=vessel.battery.low_voltage_threshold_v,
                                         stop_decel_mps2=vessel.control.speed.accel_limit_mps2)
         self._mag_cal_problem = self._mag_calibration_problem(mag_calibration)
+        self.mag_watch = self._make_mag_watch(mag_calibration, mag_calibration_path)
         self._model_warned = False
         self._drift_seen = 0
 
@@ -237,6 +243,8 @@ class Autopilot:
     def set_mag_calibration(self, calibration) -> None:
         """The backend vouches for the magnetometer's calibration (it applies one, or its sensor needs none)."""
         self._mag_cal_problem = self._mag_calibration_problem(calibration)
+        if self.mag_watch is not None and hasattr(calibration, "apply_xyz"):
+            self.mag_watch.base = calibration
 
     def prearm_failures(self, t_s: float, mode: Optional[str] = None) -> list:
         """Why arming in `mode` (default: the current or requested mode) would be refused; empty: it would not."""
@@ -307,9 +315,13 @@ class Autopilot:
 
     # ------------------------------------------------------------------ the cycle
     def step(self, t_s: float, batch: SensorBatch) -> CycleResult:
+        watch = self.mag_watch
         # thrust the ESCs are not delivering (still arming, output lost) must not drive the estimator's model
-        nav = self.estimator.step(t_s, batch, self._last_thrust if self._thrust_delivered else None)
+        nav = self.estimator.step(t_s, batch if watch is None else watch.before_estimator(batch, self.estimator),
+                                  self._last_thrust if self._thrust_delivered else None)
         self.nav = nav
+        if watch is not None:
+            watch.after_estimator(t_s, batch, nav, self.estimator)
         if batch.gps:
             self.last_fix = batch.gps[-1]
         if batch.battery_v is not None:
@@ -350,7 +362,7 @@ class Autopilot:
         self._last_thrust = thrust if pulses is self.neutral_pulses else ThrustCommand(
             tuple(m.pulse_to_thrust(p) for m, p in zip(self.maps, pulses.pulse_us)))
         self.last_result = CycleResult(t_s, nav, out.setpoint, wrench, thrust, pulses, self.mode.name, self.armed,
-                                       self._last_thrust)
+                                       self._last_thrust, None if watch is None else watch.consistency_deg)
         return self.last_result
 
     def _control(self, t_s: float, nav: NavState, sp: GuidanceSetpoint) -> Wrench:
@@ -463,6 +475,8 @@ class Autopilot:
         h = fn(t_s) if fn is not None else None
         if h is not None:
             self._watch_model(t_s, h)
+            if self.mag_watch is not None and hasattr(h, "mag_consistency_deg"):
+                h = dataclasses.replace(h, mag_consistency_deg=self.mag_watch.consistency_deg)
         return h
 
     def _watch_model(self, t_s: float, h) -> None:
@@ -518,6 +532,30 @@ class Autopilot:
             return ("magnetometer calibration: none (sensors.mag.calibration_file is not set in "
                     f"{self.vessel.source_file or 'the vessel config'}); run `autopilot calibrate mag`")
         return None
+
+    def _make_mag_watch(self, given, path):
+        """The continuous magnetometer calibration (None when sensors.mag.online.enabled is off). Its base is the
+        calibration the backend applies: the one given, else the vessel's calibration file (unreadable: none,
+        and the pre-arm check says why)."""
+        mag = self.vessel.sensors.mag
+        if not mag.online.enabled:
+            return None
+        from pathlib import Path
+
+        from autopilot.mag_watch import MagCalibrationWatch
+        from estimation.mag_calibration import calibration_for_vessel
+        base = given if hasattr(given, "apply_xyz") else None
+        if base is None and given is None:
+            try:
+                base = calibration_for_vessel(self.vessel)
+            except ConfigError:
+                base = None
+        if path is None and mag.calibration_file:
+            path = Path(mag.calibration_file)
+            if not path.is_absolute() and self.vessel.source_file:
+                path = Path(self.vessel.source_file).resolve().parent / path
+        return MagCalibrationWatch(self.vessel, base, path,
+                                   lambda t, kind, msg, figures: self._emit(t, kind, msg, figures=figures))
 
     def _now(self) -> float:
         return self.events[-1].time_s if self.events else 0.0

@@ -29,7 +29,9 @@ least `min_improvement_deg` better than the running correction's. Data from a st
 produce an update: their headings span no arc, so no fit is proposed (whatever the GNSS says).
 
 `mag_consistency_deg()` is the RMS of (magnetic heading - GNSS-course heading) over the last
-`consistency_window_s` of reference fixes: the calibration's health in flight.
+`consistency_window_s` of reference fixes: the calibration's health in flight. Every such RMS (also the
+before/after of a proposal) is taken over means of `block_s` blocks of fixes, weighted by their fixes: one
+course at boat speeds is good to several degrees, what matters is the systematic part.
 
 Units: tesla, radians inside (degrees in figures named `_deg`), seconds on the caller's clock. Frames: body FRD
 for fields, headings clockwise from true north (declination added to the magnetic heading). Roll and pitch for
@@ -63,19 +65,21 @@ class OnlineCalLimits:
     fit: MagFitLimits = field(default_factory=lambda: MagFitLimits(max_residual_pct=2.5))
     min_speed_mps: float = 0.5            # GNSS course is used as a reference only above this speed
     max_ref_yaw_rate_rps: float = 0.05    # ... and only on straight running
-    max_ref_age_s: float = 0.5            # a fix is paired with a delivered field at most this much older
+    max_ref_age_s: float = 0.5            # a fix is paired with a stored field at most this far away in time
     min_refs: int = 20                    # reference fixes in the window needed to judge a proposal
     min_ref_span_deg: float = 60.0        # the references must come from headings at least this far apart
     max_consistency_deg: float = 4.0      # accept only when the proposal's RMS disagreement is this small
     min_improvement_deg: float = 0.3      # ... and this much smaller than the running correction's
     min_update_interval_s: float = 60.0   # after an accepted update, refinements wait this long
     consistency_window_s: float = 60.0    # the window of mag_consistency_deg
+    block_s: float = 15.0                 # heading errors are averaged over blocks of this long before the RMS:
+    #                                       one GNSS course at 1 m/s is good to ~5-10 deg, a 15 s mean to ~2
     min_consistency_refs: int = 10        # fewer reference fixes in that window: no figure (None)
 
     def __post_init__(self):
         for name in ("sample_period_s", "max_history_s", "fit_period_s", "min_arc_deg", "min_speed_mps",
                      "max_ref_yaw_rate_rps", "max_ref_age_s", "min_ref_span_deg", "max_consistency_deg",
-                     "consistency_window_s", "min_update_interval_s"):
+                     "consistency_window_s", "min_update_interval_s", "block_s"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
                 raise ValueError(f"OnlineCalLimits.{name} must be a finite number > 0, got {v!r}")
@@ -264,8 +268,8 @@ class OnlineMagCalibration:
                       yaw_rate_rps: float) -> bool:
         """A GNSS course over ground (true [rad]) and speed [m/s] received at t_s, with the EKF's crab angle
         (bow to velocity over ground, + when the boat moves to starboard of its bow) and yaw rate [rad/s].
-        It becomes the reference heading COG - crab of the latest stored field when the boat runs straight at
-        speed; returns whether it was used."""
+        It becomes the reference heading COG - crab of the stored field nearest in time (within max_ref_age_s)
+        when the boat runs straight at speed; returns whether it was used."""
         lim = self.limits
         try:
             vals = [float(v) for v in (t_s, cog_rad, sog_mps, crab_rad, yaw_rate_rps)]
@@ -276,8 +280,13 @@ class OnlineMagCalibration:
         t, cog, sog, crab, rate = vals
         if sog < lim.min_speed_mps or abs(rate) > lim.max_ref_yaw_rate_rps or not self._rows:
             return False
-        row = self._rows[-1]
-        if not 0.0 <= t - row[0] <= lim.max_ref_age_s:
+        row = None
+        for r in reversed(self._rows):          # the stored field nearest in time (either side)
+            if row is None or abs(r[0] - t) < abs(row[0] - t):
+                row = r
+            if r[0] < t - lim.max_ref_age_s:
+                break
+        if abs(row[0] - t) > lim.max_ref_age_s:
             return False
         row[6] = wrap_pi(cog - crab)
         return True
@@ -296,8 +305,21 @@ class OnlineMagCalibration:
         a = a[np.isfinite(a[:, 6])]
         if len(a) < self.limits.min_consistency_refs:
             return None
-        e = self._errors(a, self.delta)
-        return float(np.degrees(np.sqrt(np.mean(e * e))))
+        return self._block_rms_deg(a, self._errors(a, self.delta))
+
+    def recent_error_deg(self, n: int) -> Optional[float]:
+        """|mean| of (magnetic heading with the running correction - reference) over the last n reference
+        fixes [deg] (a mean: a single course is noisy); None before there are n."""
+        refs = []
+        for row in reversed(self._rows):
+            if row[6] == row[6]:                    # not NaN
+                refs.append(row)
+                if len(refs) == n:
+                    break
+        if len(refs) < n:
+            return None
+        e = self._errors(np.array(refs), self.delta)
+        return float(np.degrees(abs(np.mean(e))))
 
     def update(self, t_s: float) -> Optional[MagProposal]:
         """Once per cycle. Every fit_period_s a round of fits starts; it fits one window per call (a few
@@ -384,10 +406,8 @@ class OnlineMagCalibration:
                                f"running in the {w:g} s window, {lim.min_refs} needed to check the fit",
                                fit.figures, delta, n_refs, heading_arc_deg=arc)
         span = heading_arc_deg(refs[:, 6])
-        before = self._errors(refs, running)
-        after = self._errors(refs, compose(delta, running))
-        rms_b = float(np.degrees(np.sqrt(np.mean(before ** 2))))
-        rms_a = float(np.degrees(np.sqrt(np.mean(after ** 2))))
+        rms_b = self._block_rms_deg(refs, self._errors(refs, running))
+        rms_a = self._block_rms_deg(refs, self._errors(refs, compose(delta, running)))
         reasons = []
         if span < lim.min_ref_span_deg:
             reasons.append(f"the GNSS course fixes span only {span:.0f} deg of heading, {lim.min_ref_span_deg:.0f} "
@@ -405,6 +425,15 @@ class OnlineMagCalibration:
     def _array(self, since_s: float) -> Optional[np.ndarray]:
         rows = [r for r in self._rows if r[0] >= since_s]
         return np.array(rows) if rows else None
+
+    def _block_rms_deg(self, refs: np.ndarray, errors: np.ndarray) -> float:
+        """RMS over blocks of block_s of the mean heading error in each block [deg] (time-ordered refs)."""
+        block = np.floor((refs[:, 0] - refs[0, 0]) / self.limits.block_s).astype(int)
+        counts = np.bincount(block)
+        sums = np.bincount(block, weights=errors)
+        means = sums[counts > 0] / counts[counts > 0]
+        weights = counts[counts > 0]
+        return float(np.degrees(np.sqrt(np.average(means * means, weights=weights))))
 
     def _errors(self, a: np.ndarray, cal: MagCalibration) -> np.ndarray:
         psi = headings_rad(cal.apply(a[:, 1:4]), a[:, 4], a[:, 5], self.declination_rad)
