@@ -40,6 +40,7 @@ from estimation.mag_online import MagProposal, OnlineCalLimits, OnlineMagCalibra
 FIGURE_PERIOD_S = 1.0       # how often mag_consistency_deg is recomputed
 DRIFT_TAU_S = 30.0          # low-pass of the EKF's drift taken as the drift of the reference heading
 DRIFT_TRUST_FIXES = 10      # the drift follows the EKF only while the mean of these last reference errors is small
+DRIFT_SETTLE_S = 30.0       # no reference heading before the drift has been learnt this long (converged filter)
 DRIFT_RESUME_MPS = 0.05     # a held drift follows the EKF again once the EKF's drift is back this close to it
 DRIFT_MAX_HOLD_S = 600.0    # ... or after this long (real currents change too)
 
@@ -71,6 +72,7 @@ class MagCalibrationWatch:
         self.drift_held = False                  # True while the magnetometer disagrees: drift not learnt
         self._drift_t: Optional[float] = None
         self._held_since = -math.inf
+        self._drift_t0 = math.inf
 
     # ------------------------------------------------------------------------------------------ cycle
     def before_estimator(self, batch, estimator):
@@ -90,14 +92,15 @@ class MagCalibrationWatch:
         mag = [dataclasses.replace(s, field_t=online.correct(s.field_t)) if _usable(s) else s for s in batch.mag]
         return dataclasses.replace(batch, mag=mag)
 
-    def after_estimator(self, t_s: float, batch, nav, estimator=None) -> None:
-        """Turn the batch's GNSS courses into reference headings; advance the fits; refresh the figure."""
-        if nav is not None and nav.valid:
+    def after_estimator(self, t_s: float, batch, nav, estimator=None, converged: bool = True) -> None:
+        """Turn the batch's GNSS courses into reference headings; advance the fits; refresh the figure.
+        `converged`: the estimator's health says it has converged (until then its drift is not learnt)."""
+        if nav is not None and nav.valid and converged:
             for fix in batch.gps:
                 if fix.valid and fix.cog_rad is not None and fix.sog_mps is not None:
                     self._learn_drift(fix.time_s, nav, estimator)
                     crab = self._crab_rad(fix.cog_rad, fix.sog_mps)
-                    if crab is not None:
+                    if crab is not None and fix.time_s - self._drift_t0 >= DRIFT_SETTLE_S:
                         self.online.add_reference(fix.time_s, fix.cog_rad, fix.sog_mps, crab, nav.yaw_rate_rps)
                 if fix.utc:
                     self._utc = fix.utc
@@ -121,7 +124,7 @@ class MagCalibrationWatch:
         if not (math.isfinite(d[0]) and math.isfinite(d[1])):
             return
         if self.drift_ne is None:
-            self.drift_ne, self._drift_t = d, t_s
+            self.drift_ne, self._drift_t, self._drift_t0 = d, t_s, t_s
             return
         recent = self.online.recent_error_deg(DRIFT_TRUST_FIXES)
         disagree = recent is not None and recent > self.cfg.max_consistency_deg
@@ -135,7 +138,7 @@ class MagCalibrationWatch:
         self._drift_t = t_s
         if self.drift_held:
             return
-        a = min(1.0, dt / DRIFT_TAU_S)
+        a = min(1.0, dt / min(DRIFT_TAU_S, max(t_s - self._drift_t0, dt)))   # a running mean at first
         self.drift_ne = (self.drift_ne[0] + a * (d[0] - self.drift_ne[0]),
                          self.drift_ne[1] + a * (d[1] - self.drift_ne[1]))
 

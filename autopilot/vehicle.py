@@ -89,7 +89,7 @@ class Autopilot:
     sensors.mag.calibration_file, whose presence the pre-arm checks require.
     `actuator`: an object with a `connected` property (the backend's ESC output), see set_actuator.
     `mag_calibration_path`: where accepted continuous-calibration updates are written (autopilot/mag_watch.py);
-    None: the vessel's sensors.mag.calibration_file, if any.
+    None: the vessel's sensors.mag.calibration_file, if any; False: nowhere (a simulation).
     """
 
     def __init__(self, vessel: VesselConfig, mission: MissionConfig,
@@ -321,7 +321,9 @@ class Autopilot:
                                   self._last_thrust if self._thrust_delivered else None)
         self.nav = nav
         if watch is not None:
-            watch.after_estimator(t_s, batch, nav, self.estimator)
+            health_fn = getattr(self.estimator, "health", None) if batch.gps else None
+            watch.after_estimator(t_s, batch, nav, self.estimator,
+                                  converged=health_fn is None or bool(getattr(health_fn(t_s), "converged", True)))
         if batch.gps:
             self.last_fix = batch.gps[-1]
         if batch.battery_v is not None:
@@ -550,7 +552,9 @@ class Autopilot:
                 base = calibration_for_vessel(self.vessel)
             except ConfigError:
                 base = None
-        if path is None and mag.calibration_file:
+        if path is False:
+            path = None
+        elif path is None and mag.calibration_file:
             path = Path(mag.calibration_file)
             if not path.is_absolute() and self.vessel.source_file:
                 path = Path(self.vessel.source_file).resolve().parent / path

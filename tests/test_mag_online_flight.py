@@ -1,0 +1,123 @@
+"""Continuous magnetometer calibration in closed loop: a 10 uT hard-iron step (`mag-shift`) in the emulated
+LSM9DS1, below the driver, corrected from the demo survey's turns and confirmed by the GNSS course; never from
+a straight line; the calibration file rewritten with the old one kept. Heading errors are the EKF's against the
+plant's truth."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from autopilot.config import CONFIG_DIR, load_mission, load_vessel
+from autopilot.mag_watch import MagCalibrationWatch
+from estimation.mag_calibration import CalibrationFit, MagCalibration, read_calibration, write_calibration
+from estimation.mag_online import MagProposal
+from hil.environment import EnvironmentConfig
+from hil.plant_spec import PlantSpec, parse_mismatch
+from hil.sim_faults import MAG_SHIFT_DIRECTION, parse_fault
+from hil.sim_runner import SimOptions, run_sim
+
+DEMO = CONFIG_DIR / "missions/demo.yaml"
+# scripts/demo.sh's water: wind 3 m/s from the east, 0.2 m/s current toward north, 0.2 m waves
+WATER = EnvironmentConfig(wind_speed_mps=3.0, wind_from_deg=90.0, current_speed_mps=0.2, current_toward_deg=0.0,
+                          wave_hs_m=0.2, wave_tp_s=3.0, wave_from_deg=90.0)
+SHIFT_S = 100.0
+EAST_LEG = """name: east-leg
+anchor: {lat_deg: 51.11, lon_deg: 17.06}
+start: {point: {north_m: 0.0, east_m: 0.0}, heading_deg: 90}
+waypoints: [{north_m: 0.0, east_m: 400.0}]
+cruise_speed_mps: 0.8
+acceptance_radius_m: 2.0
+on_complete: hold
+"""
+
+
+def heading_error_deg(res, t0, t1):
+    t = res.trace["t"]
+    m = (t >= t0) & (t < t1)
+    e = np.remainder(res.trace["est_psi"][m] - res.trace["truth_psi"][m] + math.pi, 2 * math.pi) - math.pi
+    return np.degrees(e)
+
+
+def rms(x):
+    return float(np.sqrt(np.mean(np.square(x))))
+
+
+def updates(res):
+    return [e for e in res.events if e.kind == "calibration" and e.message.startswith("magnetometer calibration updated")]
+
+
+def fly_shift(plant_spec=None, duration=340.0, seed=1, **kw):
+    return run_sim(load_vessel("foka"), load_mission(DEMO),
+                   SimOptions(seed=seed, env=WATER, duration_s=duration, plant_spec=plant_spec,
+                              faults=(parse_fault(f"mag-shift@{SHIFT_S:g}=10"),), **kw))
+
+
+def test_a_10_ut_step_is_corrected_within_three_minutes_of_survey_turns_and_saved(tmp_path):
+    cal_file = tmp_path / "mag_cal.yaml"
+    write_calibration(cal_file, CalibrationFit(MagCalibration(), True, "", {"n_samples": 0}), "2026-11-23T00:00:00Z",
+                      "foka")
+    original = cal_file.read_text()
+    res = fly_shift(mag_calibration_path=str(cal_file))
+    ups = updates(res)
+    assert ups, "no calibration update accepted"
+    t_fix = ups[0].time_s
+    assert SHIFT_S < t_fix <= SHIFT_S + 180.0
+    before = heading_error_deg(res, 30.0, SHIFT_S)
+    during = heading_error_deg(res, SHIFT_S + 5.0, t_fix)
+    after = heading_error_deg(res, t_fix + 10.0, 340.0)
+    assert rms(before) < 2.0
+    assert rms(during) > 10.0                        # the step bites: the heading is wrong until the update
+    assert rms(after) < 2.0
+    f = ups[0].figures
+    assert f["consistency_before_deg"] > 10.0 and f["consistency_after_deg"] < 4.0
+    np.testing.assert_allclose(f["offset_change_ut"], 10.0 * np.array(MAG_SHIFT_DIRECTION), atol=1.0)
+    # a warning when the GNSS course first disagreed, before any update
+    warn = [e for e in res.events if e.kind == "warning" and "disagrees with the GNSS course" in e.message]
+    assert warn and SHIFT_S < warn[0].time_s < t_fix
+    # the file now holds the corrected calibration; the old one is kept twice over (.prev, .orig)
+    saved = read_calibration(cal_file)
+    np.testing.assert_allclose(np.array(saved.offset_t) * 1e6, 10.0 * np.array(MAG_SHIFT_DIRECTION), atol=1.0)
+    assert (tmp_path / "mag_cal.yaml.orig").read_text() == original
+    assert (tmp_path / "mag_cal.yaml.prev").exists()
+    assert read_calibration(tmp_path / "mag_cal.yaml.prev").offset_t[0] < saved.offset_t[0]
+
+
+def test_a_foreign_hull_in_wind_and_waves_is_corrected_too():
+    spec = PlantSpec.resolve(load_vessel("foka"), 1, mismatch=parse_mismatch("random=0.5"))
+    res = fly_shift(plant_spec=spec)
+    ups = updates(res)
+    assert ups and SHIFT_S < ups[0].time_s <= SHIFT_S + 180.0
+    assert rms(heading_error_deg(res, ups[0].time_s + 10.0, 340.0)) < 2.0
+
+
+def test_straight_running_never_updates_and_the_gnss_course_raises_the_warning(tmp_path):
+    (tmp_path / "east.yaml").write_text(EAST_LEG)
+    res = run_sim(load_vessel("foka"), load_mission(tmp_path / "east.yaml"),
+                  SimOptions(seed=2, env=WATER, duration_s=300.0, faults=(parse_fault("mag-shift@30=10"),)))
+    assert updates(res) == []
+    assert rms(heading_error_deg(res, 60.0, 300.0)) > 10.0      # wrong all along, and it stays so
+    assert any(e.kind == "warning" and "disagrees with the GNSS course" in e.message for e in res.events)
+
+
+def test_no_update_without_a_disturbance():
+    res = run_sim(load_vessel("foka"), load_mission(DEMO), SimOptions(seed=3, env=WATER, duration_s=340.0))
+    assert updates(res) == []
+    assert not any("disagrees with the GNSS course" in e.message for e in res.events)
+
+
+def test_a_calibration_that_cannot_be_saved_is_a_warning_not_a_crash(tmp_path):
+    events = []
+    watch = MagCalibrationWatch(load_vessel("foka"), None, tmp_path / "no-such-dir" / "cal.yaml",
+                                lambda t, kind, msg, figures: events.append((kind, msg)))
+    delta = MagCalibration(offset_t=(5e-6, 0.0, 0.0), method="2d")
+    prop = MagProposal(10.0, "hard-iron", 60.0, True, "", {"residual_rms_pct": 0.5, "coverage": 0.6,
+                                                           "field_ratio": 1.0, "anisotropy": 1.0},
+                       delta, 30, 12.0, 1.5, 200.0)
+    watch.online.delta = delta
+    watch.online.updates = 1
+    watch._accept(10.0, prop)
+    assert [k for k, _ in events] == ["warning", "calibration"]
+    assert "could not be saved" in events[0][1] and "applied all the same" in events[0][1]
+    assert watch.save_errors == 1
