@@ -111,6 +111,23 @@ class MagCalibrationWatch:
             self._next_figure_s = t_s + FIGURE_PERIOD_S
             self._refresh(t_s)
 
+    def diagnostic(self) -> tuple:
+        """(level "OK"|"WARN", one-line message, values) for a diagnostics display (ROS /diagnostics)."""
+        c, warn = self.consistency_deg, self.cfg.warn_consistency_deg
+        p = self.online.last_proposal
+        values = {"mag_consistency_deg": "none" if c is None else round(c, 2),
+                  "warn_consistency_deg": warn, "updates_accepted": self.online.updates,
+                  "drift_held": self.drift_held, "save_errors": self.save_errors,
+                  "last_fit": "none" if p is None else (f"{p.method or 'no fit'} over {p.window_s:g} s: "
+                                                        + ("accepted" if p.accepted else p.reason))}
+        if c is not None and c > warn:
+            return "WARN", f"heading disagrees with the GNSS course by {c:.1f} deg RMS", values
+        if self.save_errors:
+            return "WARN", f"{self.save_errors} calibration update(s) could not be saved", values
+        if c is None:
+            return "OK", "no GNSS course at speed in the last minute", values
+        return "OK", f"heading agrees with the GNSS course ({c:.1f} deg RMS)", values
+
     # ------------------------------------------------------------------------------------------ helpers
     def _learn_drift(self, t_s: float, nav, estimator) -> None:
         """Follow the EKF's drift (low-passed) while the magnetic heading agrees with the references: the

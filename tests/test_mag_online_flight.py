@@ -121,3 +121,23 @@ def test_a_calibration_that_cannot_be_saved_is_a_warning_not_a_crash(tmp_path):
     assert [k for k, _ in events] == ["warning", "calibration"]
     assert "could not be saved" in events[0][1] and "applied all the same" in events[0][1]
     assert watch.save_errors == 1
+
+
+def test_compass_health_reaches_diagnostics_and_mavlink():
+    from types import SimpleNamespace
+
+    from autopilot.mavlink.pymav import mavlink
+    from autopilot.mavlink.telemetry import encode_ekf_status_report
+    watch = MagCalibrationWatch(load_vessel("foka"), None, None, lambda *a: None)
+    assert watch.diagnostic()[0] == "OK" and watch.diagnostic()[2]["mag_consistency_deg"] == "none"
+    watch.consistency_deg = 12.0
+    level, msg, values = watch.diagnostic()
+    assert level == "WARN" and "12.0 deg" in msg and values["mag_consistency_deg"] == 12.0
+    mav = mavlink.MAVLink(None)
+    health = SimpleNamespace(valid=True, converged=True, since_gps_s=0.5, gps_vel_nis_avg=2.0, gps_nis_avg=2.0,
+                             mag_nis_avg=1.0, mag_consistency_deg=12.0)
+    msg = encode_ekf_status_report(mav, SimpleNamespace(health=health, mag_warn_deg=8.0))
+    assert msg.compass_variance == pytest.approx(1.5)          # 12 deg against an 8 deg warning
+    health.mag_consistency_deg = None
+    msg = encode_ekf_status_report(mav, SimpleNamespace(health=health, mag_warn_deg=8.0))
+    assert msg.compass_variance == pytest.approx(0.25)         # the filter's own NIS ratio only
