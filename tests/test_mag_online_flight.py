@@ -141,3 +141,14 @@ def test_compass_health_reaches_diagnostics_and_mavlink():
     health.mag_consistency_deg = None
     msg = encode_ekf_status_report(mav, SimpleNamespace(health=health, mag_warn_deg=8.0))
     assert msg.compass_variance == pytest.approx(0.25)         # the filter's own NIS ratio only
+
+
+def test_switched_off_there_is_no_watch_and_no_figure():
+    import dataclasses
+
+    from autopilot.vehicle import Autopilot
+    v = load_vessel("foka")
+    mag = dataclasses.replace(v.sensors.mag, online=dataclasses.replace(v.sensors.mag.online, enabled=False))
+    off = dataclasses.replace(v, sensors=dataclasses.replace(v.sensors, mag=mag))
+    assert Autopilot(off, load_mission(DEMO), mag_calibration=MagCalibration()).mag_watch is None
+    assert Autopilot(v, load_mission(DEMO), mag_calibration=MagCalibration()).mag_watch is not None
