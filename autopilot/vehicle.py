@@ -558,8 +558,12 @@ class Autopilot:
             path = Path(mag.calibration_file)
             if not path.is_absolute() and self.vessel.source_file:
                 path = Path(self.vessel.source_file).resolve().parent / path
-        return MagCalibrationWatch(self.vessel, base, path,
-                                   lambda t, kind, msg, figures: self._emit(t, kind, msg, figures=figures))
+        try:
+            return MagCalibrationWatch(self.vessel, base, path,
+                                       lambda t, kind, msg, figures: self._emit(t, kind, msg, figures=figures))
+        except ValueError as e:            # e.g. an inclination of 90 degrees: no horizontal field to fit
+            self._emit(0.0, "warning", f"continuous magnetometer calibration off: {e}")
+            return None
 
     def _now(self) -> float:
         return self.events[-1].time_s if self.events else 0.0

@@ -14,7 +14,8 @@ Printed per run (heading error = EKF heading - true heading of the plant):
   t_fix     time from the step to the first accepted update [s] (the update's event time)
   after     RMS heading error from 10 s after that update to the end [deg] (and its largest)
   cons      mag_consistency before the step / at its largest / at the end [deg]
-  updates   accepted updates (before the step: must be 0)
+  updates   accepted updates (before the step: must be 0); each run starts from an identity calibration file,
+            which the first update rewrites (saved), keeping .orig and .prev (old kept)
 Nothing is asserted; tests/test_mag_online_flight.py holds the shorter closed-loop version.
 """
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from autopilot.config import CONFIG_DIR, load_mission, load_vessel
+from estimation.mag_calibration import CalibrationFit, MagCalibration, read_calibration, write_calibration
 from hil.environment import EnvironmentConfig
 from hil.plant_spec import PlantSpec, parse_mismatch
 from hil.sim_faults import parse_fault
@@ -69,7 +71,8 @@ def fly(mission, env, plant_spec, seed, duration, shift_s, save_dir):
         if result.mag_consistency_deg is not None and abs(t - round(t)) < 1e-9:
             cons.append((t, result.mag_consistency_deg))
 
-    cal_file = Path(save_dir) / f"mag_cal_seed{seed}.yaml"
+    cal_file = Path(save_dir) / f"mag_cal_{len(list(Path(save_dir).glob('*.yaml')))}.yaml"
+    write_calibration(cal_file, CalibrationFit(MagCalibration(), True, "", {}), "before the run", "foka")
     res = run_sim(load_vessel("foka"), mission,
                   SimOptions(seed=seed, env=env, duration_s=duration, plant_spec=plant_spec,
                              faults=(parse_fault(f"mag-shift@{shift_s:g}=10"),), on_result=log,
@@ -91,7 +94,8 @@ def fly(mission, env, plant_spec, seed, duration, shift_s, save_dir):
         "cons_peak": float(np.nanmax(c[c[:, 0] >= shift_s, 1])) if len(c) else math.nan,
         "cons_end": float(c[-1, 1]) if len(c) else math.nan,
         "first": ups[0] if ups else None,
-        "saved": cal_file.exists(), "kept": cal_file.with_name(cal_file.name + ".prev").exists() or not ups,
+        "saved": bool(ups) and read_calibration(cal_file).offset_t != (0.0, 0.0, 0.0),
+        "kept": cal_file.with_name(cal_file.name + ".orig").exists() and cal_file.with_name(cal_file.name + ".prev").exists(),
     }
     return row
 
