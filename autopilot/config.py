@@ -182,6 +182,10 @@ class MagOnlineConfig:
     warn_consistency_deg: float = param(8.0, unit="deg", min=1.0, max=90.0,
                                         doc="mag_consistency above this: a warning (a new magnetic disturbance)")
     save: bool = param(True, doc="write accepted updates over calibration_file, the old file kept as .prev")
+    fallback_speed_mps: float = param(0.0, unit="m/s", min=0.0, max=20.0,
+                                      doc="failsafe: above this GNSS speed, while mag_consistency exceeds "
+                                          "warn_consistency_deg, the EKF's heading reference is the GNSS course "
+                                          "minus crab instead of the magnetometer (0: off)")
 
 
 @dataclass(frozen=True, kw_only=True)

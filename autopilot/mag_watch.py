@@ -24,12 +24,23 @@ overwritten). The file holds base and running correction composed: what the driv
 `mag_consistency_deg` (RMS of magnetic heading - GNSS-course heading at speed over the last minute [deg], None
 without enough fixes) is refreshed once a second; past sensors.mag.online.warn_consistency_deg it raises a
 warning Event once per episode (cleared below half the threshold).
+
+Fallback (sensors.mag.online.fallback_speed_mps > 0): while mag_consistency exceeds the warning threshold and
+the GNSS speed is at least fallback_speed_mps, the EKF gets no magnetometer samples; instead, at each GNSS fix
+with a usable course, a synthetic field whose tilt-compensated heading is the mean of the last
+FALLBACK_MEAN_FIXES reference headings (COG - crab, the held drift), each carried to now by the integral of the
+estimate's yaw rate (one course is noisy), so the filter's heading follows the GNSS course, and its gyro between fixes. In turns the course
+lags the bow by the receiver's latency (about 0.5 s times the turn rate). A "failsafe" event (failsafe
+"compass", action "gnss-heading") starts it; it ends ("recovered") when mag_consistency falls below half the
+threshold (the magnetometer, refitted or undisturbed, agrees again) or the speed drops 0.1 m/s below
+fallback_speed_mps (the course no longer says where the bow points).
 """
 from __future__ import annotations
 
 import dataclasses
 import math
 import os
+from collections import deque
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -40,6 +51,7 @@ from estimation.mag_online import MagProposal, OnlineCalLimits, OnlineMagCalibra
 FIGURE_PERIOD_S = 1.0       # how often mag_consistency_deg is recomputed
 DRIFT_TAU_S = 30.0          # low-pass of the EKF's drift taken as the drift of the reference heading
 DRIFT_TRUST_FIXES = 10      # the drift follows the EKF only while the mean of these last reference errors is small
+FALLBACK_MEAN_FIXES = 10    # fallback: the heading given to the EKF is its own plus the mean offset of this many
 DRIFT_SETTLE_S = 30.0       # no reference heading before the drift has been learnt this long (converged filter)
 DRIFT_RESUME_MPS = 0.05     # a held drift follows the EKF again once the EKF's drift is back this close to it
 DRIFT_MAX_HOLD_S = 600.0    # ... or after this long (real currents change too)
@@ -73,12 +85,22 @@ class MagCalibrationWatch:
         self._drift_t: Optional[float] = None
         self._held_since = -math.inf
         self._drift_t0 = math.inf
+        self.fallback = False                    # the EKF's compass is the GNSS course (see the module docstring)
+        self._pending: list = []                 # (time_s, reference heading [rad]) for the next cycle's EKF
+        self._offsets: deque = deque(maxlen=FALLBACK_MEAN_FIXES)   # reference minus gyro heading [rad]
+        self._gyro_heading = 0.0                 # integral of the estimate's yaw rate [rad] (any origin)
+        self._gyro_t: Optional[float] = None
+        self._last_sog: Optional[float] = None
+        mag_cfg = vessel.sensors.mag
+        self._decl_rad = math.radians(mag_cfg.declination_deg)
+        self._h_t = mag_cfg.field_t * math.cos(math.radians(mag_cfg.inclination_deg))
+        self._z_t = mag_cfg.field_t * math.sin(math.radians(mag_cfg.inclination_deg))
 
     # ------------------------------------------------------------------------------------------ cycle
     def before_estimator(self, batch, estimator):
         """Store the batch's magnetometer samples; return the batch the estimator should get (the same object
         until an update has been accepted, then a copy with corrected fields)."""
-        if not batch.mag:
+        if not batch.mag and not self.fallback:
             return batch
         att = getattr(estimator, "attitude", None)
         roll = getattr(att, "dynamic_roll_rad", 0.0) if att is not None else 0.0
@@ -87,6 +109,10 @@ class MagCalibrationWatch:
         for s in batch.mag:
             if not s.stale:
                 online.add_sample(s.time_s, s.field_t, roll, pitch)
+        if self.fallback:
+            synthetic = [self._synthetic(t, psi, roll, pitch, estimator) for t, psi in self._pending]
+            self._pending = []
+            return dataclasses.replace(batch, mag=synthetic)
         if online.updates == 0:
             return batch
         mag = [dataclasses.replace(s, field_t=online.correct(s.field_t)) if _usable(s) else s for s in batch.mag]
@@ -95,11 +121,24 @@ class MagCalibrationWatch:
     def after_estimator(self, t_s: float, batch, nav, estimator=None, converged: bool = True) -> None:
         """Turn the batch's GNSS courses into reference headings; advance the fits; refresh the figure.
         `converged`: the estimator's health says it has converged (until then its drift is not learnt)."""
+        if nav is not None and nav.valid:
+            # a heading integrated from the estimate's yaw rate alone: the fallback's frame for averaging courses
+            if self._gyro_t is not None and math.isfinite(nav.yaw_rate_rps):
+                self._gyro_heading += nav.yaw_rate_rps * max(0.0, t_s - self._gyro_t)
+            self._gyro_t = t_s
         if nav is not None and nav.valid and converged:
             for fix in batch.gps:
                 if fix.valid and fix.cog_rad is not None and fix.sog_mps is not None:
                     self._learn_drift(fix.time_s, nav, estimator)
                     crab = self._crab_rad(fix.cog_rad, fix.sog_mps)
+                    self._last_sog = fix.sog_mps
+                    if self.fallback and crab is not None and fix.time_s - self._drift_t0 >= DRIFT_SETTLE_S:
+                        # one course is good to several degrees: the mean of the last FALLBACK_MEAN_FIXES, each
+                        # carried to now by the yaw-rate-integrated heading (not the EKF's, which they move)
+                        off = self._offsets
+                        off.append(math.remainder(fix.cog_rad - crab - self._gyro_heading, 2.0 * math.pi))
+                        mean = math.atan2(sum(map(math.sin, off)), sum(map(math.cos, off)))
+                        self._pending.append((fix.time_s, self._gyro_heading + mean))
                     if crab is not None and fix.time_s - self._drift_t0 >= DRIFT_SETTLE_S:
                         self.online.add_reference(fix.time_s, fix.cog_rad, fix.sog_mps, crab, nav.yaw_rate_rps)
                 if fix.utc:
@@ -177,6 +216,7 @@ class MagCalibrationWatch:
         c = self.online.mag_consistency_deg(t_s)
         self.consistency_deg = c
         warn = self.cfg.warn_consistency_deg
+        self._fallback_update(t_s, c)
         if c is None:
             return
         if not self._warned and c > warn:
@@ -189,6 +229,47 @@ class MagCalibrationWatch:
             self._warned = False
             self._emit(t_s, "calibration", f"magnetic heading agrees with the GNSS course again ({c:.1f} deg RMS)",
                        {"mag_consistency_deg": round(c, 2)})
+
+    def _fallback_update(self, t_s: float, c: Optional[float]) -> None:
+        """Start or end the GNSS-course heading fallback (see the module docstring)."""
+        speed = self.cfg.fallback_speed_mps
+        if speed <= 0.0:
+            return
+        warn, sog = self.cfg.warn_consistency_deg, self._last_sog
+        if not self.fallback:
+            if c is not None and c > warn and sog is not None and sog >= speed:
+                self.fallback = True
+                self._emit(t_s, "failsafe", f"compass disagrees with the GNSS course by {c:.1f} deg RMS at "
+                                            f"{sog:.1f} m/s: heading from the GNSS course (minus crab) until it "
+                                            f"agrees again", {"mag_consistency_deg": round(c, 2)},
+                           failsafe="compass", action="gnss-heading")
+            return
+        why = None
+        if c is not None and c < 0.5 * warn:
+            why = f"the magnetometer agrees with the GNSS course again ({c:.1f} deg RMS)"
+        elif sog is None or sog < speed - 0.1:
+            why = f"below {speed:g} m/s the GNSS course is no heading: back to the magnetometer"
+        if why:
+            self.fallback = False
+            self._pending = []
+            self._offsets.clear()
+            self._emit(t_s, "failsafe", f"compass: {why}", {"mag_consistency_deg": None if c is None else round(c, 2)},
+                       failsafe="compass", action="recovered")
+
+    def _synthetic(self, t_s: float, heading_rad: float, roll: float, pitch: float, estimator):
+        """A MagSample at t_s whose tilt-compensated heading (roll, pitch as the EKF's) is heading_rad [rad]:
+        the local field turned to that heading, in body FRD; through the estimator's own calibration, if any,
+        backwards, so that applying it gives this field."""
+        from autopilot.types import MagSample
+        from estimation.heading import rotation_rpy
+        psi_m = heading_rad - self._decl_rad
+        level = (self._h_t * math.cos(psi_m), -self._h_t * math.sin(psi_m), self._z_t)
+        m = rotation_rpy(roll, pitch, 0.0).T @ level
+        cal = getattr(estimator, "mag_calibration", None)
+        if cal is not None:
+            import numpy as np
+            m = np.linalg.solve(np.asarray(cal.matrix), m) + np.asarray(cal.offset_t)
+        return MagSample(t_s, (float(m[0]), float(m[1]), float(m[2])))
 
     def _accept(self, t_s: float, prop: MagProposal) -> None:
         self.accepted.append(prop)

@@ -560,7 +560,8 @@ class Autopilot:
                 path = Path(self.vessel.source_file).resolve().parent / path
         try:
             return MagCalibrationWatch(self.vessel, base, path,
-                                       lambda t, kind, msg, figures: self._emit(t, kind, msg, figures=figures))
+                                       lambda t, kind, msg, figures, **kw: self._emit(t, kind, msg, figures=figures,
+                                                                                       **kw))
         except ValueError as e:            # e.g. an inclination of 90 degrees: no horizontal field to fit
             self._emit(0.0, "warning", f"continuous magnetometer calibration off: {e}")
             return None

@@ -152,3 +152,34 @@ def test_switched_off_there_is_no_watch_and_no_figure():
     off = dataclasses.replace(v, sensors=dataclasses.replace(v.sensors, mag=mag))
     assert Autopilot(off, load_mission(DEMO), mag_calibration=MagCalibration()).mag_watch is None
     assert Autopilot(v, load_mission(DEMO), mag_calibration=MagCalibration()).mag_watch is not None
+
+
+def _with_fallback(speed_mps):
+    import dataclasses
+    v = load_vessel("foka")
+    online = dataclasses.replace(v.sensors.mag.online, fallback_speed_mps=speed_mps)
+    mag = dataclasses.replace(v.sensors.mag, online=online)
+    return dataclasses.replace(v, sensors=dataclasses.replace(v.sensors, mag=mag))
+
+
+def test_gnss_course_fallback_on_a_straight_leg_then_back_to_the_compass(tmp_path):
+    """A step no turn can correct (straight running), lasting 120 s: with the failsafe the heading comes from
+    the GNSS course (minus crab) until the magnetometer agrees again, then from the magnetometer."""
+    (tmp_path / "east.yaml").write_text(EAST_LEG)
+    res = run_sim(_with_fallback(0.5), load_mission(tmp_path / "east.yaml"),
+                  SimOptions(seed=2, env=WATER, duration_s=300.0, faults=(parse_fault("mag-shift@100:120=10"),)))
+    fs = [(round(e.time_s), e.failsafe, e.action) for e in res.events if e.kind == "failsafe"]
+    assert [f[1:] for f in fs] == [("compass", "gnss-heading"), ("compass", "recovered")]
+    t_on, t_off = fs[0][0], fs[1][0]
+    assert 100 < t_on < 130 and 220 < t_off < 300
+    assert rms(heading_error_deg(res, t_on + 20.0, 220.0)) < 3.0      # GNSS-course heading while disturbed
+    assert rms(heading_error_deg(res, t_off + 5.0, 300.0)) < 2.0      # the magnetometer again, undisturbed
+    assert updates(res) == []
+    assert not [e for e in res.events if e.kind == "failsafe" and e.failsafe != "compass"]   # no mag-loss
+
+
+def test_without_the_fallback_the_same_step_stays_in_the_heading():
+    res = run_sim(_with_fallback(0.0), load_mission(DEMO),
+                  SimOptions(seed=2, env=WATER, duration_s=140.0, faults=(parse_fault("mag-shift@100=10"),)))
+    assert not [e for e in res.events if e.kind == "failsafe"]
+    assert rms(heading_error_deg(res, 110.0, 140.0)) > 10.0
