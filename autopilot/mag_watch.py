@@ -10,11 +10,13 @@ through the water along the bow plus the drift d the EKF knows (water current, w
 velocity over ground minus the surge through the water, in NED). So psi_ref = atan2(v_g - d), and the crab is
 COG - psi_ref. The EKF's crab cannot be taken as it stands at every fix: after a magnetic disturbance the
 filter explains the wrong heading by sway and current within seconds, and COG minus its crab is then its own
-wrong heading again. So the drift is the EKF's, low-passed (DRIFT_TAU_S), only while the magnetic heading
-agrees with the references, and held while it does not (the last DRIFT_TRUST_FIXES reference errors above
-max_consistency_deg), until the EKF's own drift has come back within DRIFT_RESUME_MPS of the held one (after a
-correction the filter unlearns the disturbance slowly) or DRIFT_MAX_HOLD_S: the disturbance cannot teach it. A held drift is a constant NED vector; leeway that
-changes with the heading relative to the wind is the error this leaves.
+wrong heading again. So the drift is the EKF's, low-passed (DRIFT_TAU_S), learnt for all courses and per
+DRIFT_SECTORS sector of course over ground (leeway changes with the heading relative to the wind; a survey
+comes back to the same headings), and only while the magnetic heading agrees with the references. It is held
+while the mean of the last DRIFT_TRUST_FIXES reference errors exceeds warn_consistency_deg, until the EKF's
+drift on the present course has come back within DRIFT_RESUME_MPS of the held one (after a correction the
+filter unlearns the disturbance slowly) or DRIFT_MAX_HOLD_S has passed: the disturbance cannot teach it.
+A drift that changes while held (wind shifts, a new current) is the error this leaves.
 
 An accepted update is an Event (kind "calibration") with before/after figures, and, when there is a
 calibration file (sensors.mag.calibration_file, or the path given), is written over it with the old file kept:
@@ -29,11 +31,11 @@ Fallback (sensors.mag.online.fallback_speed_mps > 0): while mag_consistency exce
 the GNSS speed is at least fallback_speed_mps, the EKF gets no magnetometer samples; instead, at each GNSS fix
 with a usable course, a synthetic field whose tilt-compensated heading is the mean of the last
 FALLBACK_MEAN_FIXES reference headings (COG - crab, the held drift), each carried to now by the integral of the
-estimate's yaw rate (one course is noisy), so the filter's heading follows the GNSS course, and its gyro between fixes. In turns the course
-lags the bow by the receiver's latency (about 0.5 s times the turn rate). A "failsafe" event (failsafe
-"compass", action "gnss-heading") starts it; it ends ("recovered") when mag_consistency falls below half the
-threshold (the magnetometer, refitted or undisturbed, agrees again) or the speed drops 0.1 m/s below
-fallback_speed_mps (the course no longer says where the bow points).
+estimate's yaw rate (one course is noisy), so the filter's heading follows the GNSS course, and its gyro
+between fixes. In turns the course lags the bow by the receiver's latency (about 0.5 s times the turn rate).
+A "failsafe" event (failsafe "compass", action "gnss-heading") starts it; it ends ("recovered") when
+mag_consistency falls below half the threshold (the magnetometer, refitted or undisturbed, agrees again) or
+the speed drops 0.1 m/s below fallback_speed_mps (the course no longer says where the bow points).
 """
 from __future__ import annotations
 
@@ -53,6 +55,7 @@ DRIFT_TAU_S = 30.0          # low-pass of the EKF's drift taken as the drift of 
 DRIFT_TRUST_FIXES = 10      # the drift follows the EKF only while the mean of these last reference errors is small
 FALLBACK_MEAN_FIXES = 10    # fallback: the heading given to the EKF is its own plus the mean offset of this many
 DRIFT_SETTLE_S = 30.0       # no reference heading before the drift has been learnt this long (converged filter)
+DRIFT_SECTORS = 8           # the drift is also learnt per sector of course over ground (leeway varies with it)
 DRIFT_RESUME_MPS = 0.05     # a held drift follows the EKF again once the EKF's drift is back this close to it
 DRIFT_MAX_HOLD_S = 600.0    # ... or after this long (real currents change too)
 
@@ -84,6 +87,7 @@ class MagCalibrationWatch:
         self.drift_held = False                  # True while the magnetometer disagrees: drift not learnt
         self._drift_t: Optional[float] = None
         self._held_since = -math.inf
+        self._sector_drift: dict = {}            # course sector -> drift learnt there, NED [m/s]
         self._drift_t0 = math.inf
         self.fallback = False                    # the EKF's compass is the GNSS course (see the module docstring)
         self._pending: list = []                 # (time_s, reference heading [rad]) for the next cycle's EKF
@@ -129,7 +133,7 @@ class MagCalibrationWatch:
         if nav is not None and nav.valid and converged:
             for fix in batch.gps:
                 if fix.valid and fix.cog_rad is not None and fix.sog_mps is not None:
-                    self._learn_drift(fix.time_s, nav, estimator)
+                    self._learn_drift(fix.time_s, nav, estimator, fix.cog_rad)
                     crab = self._crab_rad(fix.cog_rad, fix.sog_mps)
                     self._last_sog = fix.sog_mps
                     if self.fallback and crab is not None and fix.time_s - self._drift_t0 >= DRIFT_SETTLE_S:
@@ -168,10 +172,12 @@ class MagCalibrationWatch:
         return "OK", f"heading agrees with the GNSS course ({c:.1f} deg RMS)", values
 
     # ------------------------------------------------------------------------------------------ helpers
-    def _learn_drift(self, t_s: float, nav, estimator) -> None:
+    def _learn_drift(self, t_s: float, nav, estimator, cog_rad: float) -> None:
         """Follow the EKF's drift (low-passed) while the magnetic heading agrees with the references: the
         velocity over ground minus its surge through the water along the bow, in NED,
-        d = R(psi) (surge_over_ground - u_water, sway_over_ground): current, wind push and leeway together."""
+        d = R(psi) (surge_over_ground - u_water, sway_over_ground): current, wind push and leeway together.
+        Besides one drift for all, one per DRIFT_SECTORS sector of course over ground on straight running:
+        leeway depends on the heading relative to the wind, and a survey comes back to the same headings."""
         state = getattr(estimator, "state", None)
         u_water = float(state[IX_U]) if state is not None else nav.surge_mps
         c, s = math.cos(nav.heading_rad), math.sin(nav.heading_rad)
@@ -183,12 +189,14 @@ class MagCalibrationWatch:
             self.drift_ne, self._drift_t, self._drift_t0 = d, t_s, t_s
             return
         recent = self.online.recent_error_deg(DRIFT_TRUST_FIXES)
-        disagree = recent is not None and recent > self.cfg.max_consistency_deg
+        disagree = recent is not None and recent > self.cfg.warn_consistency_deg
+        k = _sector(cog_rad)
         if disagree and not self.drift_held:
             self.drift_held, self._held_since = True, t_s
         elif self.drift_held and not disagree:
-            # the filter learnt the disturbance into its drift: wait until it has unlearnt it
-            back = math.hypot(d[0] - self.drift_ne[0], d[1] - self.drift_ne[1]) < DRIFT_RESUME_MPS
+            # the filter learnt the disturbance into its drift: wait until it has unlearnt it (on this course)
+            held = self._sector_drift.get(k, self.drift_ne)
+            back = math.hypot(d[0] - held[0], d[1] - held[1]) < DRIFT_RESUME_MPS
             self.drift_held = not (back or t_s - self._held_since > DRIFT_MAX_HOLD_S)
         dt = max(0.0, t_s - self._drift_t)
         self._drift_t = t_s
@@ -197,10 +205,13 @@ class MagCalibrationWatch:
         a = min(1.0, dt / min(DRIFT_TAU_S, max(t_s - self._drift_t0, dt)))   # a running mean at first
         self.drift_ne = (self.drift_ne[0] + a * (d[0] - self.drift_ne[0]),
                          self.drift_ne[1] + a * (d[1] - self.drift_ne[1]))
+        if abs(nav.yaw_rate_rps) <= self.online.limits.max_ref_yaw_rate_rps:
+            old = self._sector_drift.get(k, self.drift_ne)
+            self._sector_drift[k] = (old[0] + a * (d[0] - old[0]), old[1] + a * (d[1] - old[1]))
 
     def _crab_rad(self, cog_rad: float, sog_mps: float) -> Optional[float]:
         """COG minus the heading of (velocity over ground - drift): the crab the drift explains [rad]."""
-        dn, de = self.drift_ne or (0.0, 0.0)
+        dn, de = self._sector_drift.get(_sector(cog_rad), self.drift_ne or (0.0, 0.0))
         vn, ve = sog_mps * math.cos(cog_rad) - dn, sog_mps * math.sin(cog_rad) - de
         if math.hypot(vn, ve) < self.cfg.min_speed_mps:
             return None                          # too slow through the water for the course to mean a heading
@@ -321,6 +332,11 @@ class MagCalibrationWatch:
                                        f"(the running calibration is applied all the same)", {})
             return None
         return path
+
+
+def _sector(cog_rad: float) -> int:
+    """The DRIFT_SECTORS sector of a course over ground (0 centred on north, clockwise)."""
+    return int(math.floor(cog_rad / (2.0 * math.pi) * DRIFT_SECTORS + 0.5)) % DRIFT_SECTORS
 
 
 def _usable(sample) -> bool:

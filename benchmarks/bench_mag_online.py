@@ -95,7 +95,7 @@ def fly(mission, env, plant_spec, seed, duration, shift_s, save_dir):
         "cons_end": float(c[-1, 1]) if len(c) else math.nan,
         "first": ups[0] if ups else None,
         "saved": bool(ups) and read_calibration(cal_file).offset_t != (0.0, 0.0, 0.0),
-        "kept": cal_file.with_name(cal_file.name + ".orig").exists() and cal_file.with_name(cal_file.name + ".prev").exists(),
+        "kept": all(cal_file.with_name(cal_file.name + ext).exists() for ext in (".orig", ".prev")),
     }
     return row
 
