@@ -275,7 +275,7 @@ class SimRunLog:
     def on_result(self, t_s, autopilot, batch, result, truth) -> None:
         events = autopilot.events
         for ev in events[self._events_seen:]:
-            self.log.event(ev.time_s, ev.kind, ev.message)
+            self.log.event(ev.time_s, ev.kind, ev.message, **_event_fields(ev))
         self._events_seen = len(events)
         for fix in batch.gps:
             self._fix = fix
@@ -371,3 +371,8 @@ def format_summary(r: dict, env) -> str:
     for ev in r.get("failsafe_events", []):
         lines.append(f"  failsafe at {ev['time_s']:7.2f} s: {ev['kind']} -> {ev['action']}")
     return "\n".join(lines)
+
+
+def _event_fields(ev) -> dict:
+    """What an Event carries beyond its message, for events.jsonl (a calibration update's before/after)."""
+    return {"figures": ev.figures} if getattr(ev, "figures", None) else {}

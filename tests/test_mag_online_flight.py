@@ -187,3 +187,21 @@ def test_without_the_fallback_the_same_step_stays_in_the_heading():
                   SimOptions(seed=2, env=WATER, duration_s=140.0, faults=(parse_fault("mag-shift@100=10"),)))
     assert not [e for e in res.events if e.kind == "failsafe"]
     assert rms(heading_error_deg(res, 110.0, 140.0)) > 10.0
+
+
+def test_cli_sim_logs_mag_consistency_and_the_update_with_its_figures(tmp_path, capsys):
+    import json
+
+    from autopilot.cli import main as cli_main
+    rc = cli_main(["sim", str(DEMO), "--wind", "3,90", "--current", "0.2,0", "--waves", "0.2,3,90", "--duration",
+                   "300", "--fault", "mag-shift@100=10", "--log", str(tmp_path / "log")])
+    assert rc == 0
+    run = next(p for p in (tmp_path / "log").rglob("state.csv")).parent
+    import csv
+    with open(run / "state.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    cons = [(float(r["time_s"]), float(r["mag_consistency_deg"])) for r in rows if r["mag_consistency_deg"]]
+    assert cons and max(c for t, c in cons if t > 100) > 8.0 > max(c for t, c in cons if t < 100)
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    up = [e for e in events if e["kind"] == "calibration" and "updated" in e["message"]]
+    assert up and up[0]["figures"]["consistency_before_deg"] > up[0]["figures"]["consistency_after_deg"]
