@@ -264,7 +264,8 @@ class MagCalibrationWatch:
             self.fallback = False
             self._pending = []
             self._offsets.clear()
-            self._emit(t_s, "failsafe", f"compass: {why}", {"mag_consistency_deg": None if c is None else round(c, 2)},
+            self._emit(t_s, "failsafe", f"compass: {why}",
+                       {"mag_consistency_deg": None if c is None else round(c, 2)},
                        failsafe="compass", action="recovered")
 
     def _synthetic(self, t_s: float, heading_rad: float, roll: float, pitch: float, estimator):

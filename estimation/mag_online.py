@@ -19,13 +19,16 @@ ending now (`windows_s`), with the existing fit where the window's data allow it
 
 Each fit carries the one-off fit's quality figures (n_samples, residual_rms_t, residual_rms_pct, coverage,
 field_ratio, anisotropy, expected_field_t) and is judged by the same MagFitLimits (residual, field strength,
-anisotropy). The longest window whose fit passes is the *proposal*. It is applied only when it agrees with
-the GNSS: over the same window, the tilt-compensated heading it gives is compared with the heading derived
-from the course over ground at speed, `reference = COG - crab` (crab: the EKF's angle from the bow to the
-velocity over ground, `atan2(sway_over_ground, surge_over_ground)`), at `min_refs` or more fixes, on straight
-running (|yaw rate| <= `max_ref_yaw_rate_rps`: the course lags in a turn), on headings spanning at least
-`min_ref_span_deg`. The proposal is accepted when its RMS disagreement is at most `max_consistency_deg` and at
-least `min_improvement_deg` better than the running correction's. Data from a straight line alone never
+anisotropy). A fit that passes is applied only when it agrees with the GNSS: over the same window, the
+tilt-compensated heading it gives is compared with the heading derived from the course over ground at speed,
+`reference = COG - crab` (crab: the angle from the bow to the velocity over ground, given by the caller;
+autopilot/mag_watch.py derives it from the EKF's drift), at `min_refs` or more fixes, on straight running
+(|yaw rate| <= `max_ref_yaw_rate_rps`: the course lags in a turn), on headings spanning at least
+`min_ref_span_deg`. It is accepted when its RMS disagreement is at most `max_consistency_deg` and at least
+`min_improvement_deg` better than the running correction's; of the windows accepted the longest wins (a
+window that straddles a change of the disturbance can pass the fit, not the GNSS), and after an update the
+next waits `min_update_interval_s`. The fits of one round are spread over successive update() calls, one
+window each (a few milliseconds), so a 50 Hz loop keeps its deadline. Data from a straight line alone never
 produce an update: their headings span no arc, so no fit is proposed (whatever the GNSS says).
 
 `mag_consistency_deg()` is the RMS of (magnetic heading - GNSS-course heading) over the last
@@ -187,8 +190,8 @@ def fit_hard_iron(readings_t, field_t: float, inclination_deg: float,
     if arc < min_arc_deg:
         reasons.append(f"the headings span {arc:.0f} deg, a hard-iron fit needs {min_arc_deg:.0f} deg of turning")
     if figures["residual_rms_pct"] > lim.max_residual_pct:
-        reasons.append(f"residual {figures['residual_rms_pct']:.1f} % of the field exceeds {lim.max_residual_pct:.1f} %"
-                       f" (the disturbance changed within the window, or the hull rolls)")
+        reasons.append(f"residual {figures['residual_rms_pct']:.1f} % of the field exceeds "
+                       f"{lim.max_residual_pct:.1f} % (the disturbance changed within the window, or the hull rolls)")
     lo, hi = lim.field_ratio_range
     if not lo <= figures["field_ratio"] <= hi:
         reasons.append(f"measured horizontal field is {figures['field_ratio']:.2f} x the expected "
