@@ -542,6 +542,12 @@ class Autopilot:
         mag = self.vessel.sensors.mag
         if not mag.online.enabled:
             return None
+        if getattr(self.estimator, "mag_calibration", None) is not None:
+            # the fits work on the field the sensor path delivers calibrated; an estimator that calibrates raw
+            # fields itself (the typed simulation of a distorted magnetometer) would be corrected twice
+            self._emit(0.0, "warning", "continuous magnetometer calibration off: the estimator applies its own "
+                                       "calibration (apply it in the sensor driver instead)")
+            return None
         from pathlib import Path
 
         from autopilot.mag_watch import MagCalibrationWatch

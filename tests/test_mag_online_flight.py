@@ -205,3 +205,14 @@ def test_cli_sim_logs_mag_consistency_and_the_update_with_its_figures(tmp_path, 
     events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
     up = [e for e in events if e["kind"] == "calibration" and "updated" in e["message"]]
     assert up and up[0]["figures"]["consistency_before_deg"] > up[0]["figures"]["consistency_after_deg"]
+
+
+def test_an_estimator_that_calibrates_itself_gets_no_second_correction():
+    from autopilot.vehicle import Autopilot
+    from estimation.ekf import NavigationEKF
+    from autopilot.guidance import mission_frame
+    v, m = load_vessel("foka"), load_mission(DEMO)
+    ekf = NavigationEKF(v, mission_frame(m), mag_calibration=MagCalibration(offset_t=(1e-6, 0.0, 0.0)))
+    ap = Autopilot(v, m, estimator=ekf, mag_calibration=MagCalibration())
+    assert ap.mag_watch is None
+    assert any("continuous magnetometer calibration off" in e.message for e in ap.events)
