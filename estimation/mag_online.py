@@ -27,7 +27,8 @@ autopilot/mag_watch.py derives it from the EKF's drift), at `min_refs` or more f
 `min_ref_span_deg`. It is accepted when its RMS disagreement is at most `max_consistency_deg` and at least
 `min_improvement_deg` better than the running correction's; of the windows accepted the longest wins (a
 window that straddles a change of the disturbance can pass the fit, not the GNSS), and after an update the
-next waits `min_update_interval_s`. The fits of one round are spread over successive update() calls, one
+next small one (a refinement: less than `max_consistency_deg` better) waits `min_update_interval_s`; a
+large one never waits (a marginal update just as the disturbance begins must not hold back its correction). The fits of one round are spread over successive update() calls, one
 window each (a few milliseconds), so a 50 Hz loop keeps its deadline. Data from a straight line alone never
 produce an update: their headings span no arc, so no fit is proposed (whatever the GNSS says).
 
@@ -73,7 +74,8 @@ class OnlineCalLimits:
     min_ref_span_deg: float = 60.0        # the references must come from headings at least this far apart
     max_consistency_deg: float = 4.0      # accept only when the proposal's RMS disagreement is this small
     min_improvement_deg: float = 0.3      # ... and this much smaller than the running correction's
-    min_update_interval_s: float = 60.0   # after an accepted update, refinements wait this long
+    min_update_interval_s: float = 60.0   # after an accepted update, refinements (improving the agreement by
+    #                                       less than max_consistency_deg) wait this long
     consistency_window_s: float = 60.0    # the window of mag_consistency_deg
     block_s: float = 15.0                 # heading errors are averaged over blocks of this long before the RMS:
     #                                       one GNSS course at 1 m/s is good to ~5-10 deg, a 15 s mean to ~2
@@ -329,7 +331,7 @@ class OnlineMagCalibration:
         milliseconds each, so a 50 Hz loop keeps its deadline) and, at its last window, applies the proposal if
         it is accepted and returns it. Other calls return None."""
         if self._round is None:
-            if t_s < self._next_fit_s or t_s < self._last_update_s + self.limits.min_update_interval_s:
+            if t_s < self._next_fit_s:
                 return None
             self._next_fit_s = t_s + self.limits.fit_period_s
             self._round = self._propose_steps(t_s)
@@ -421,6 +423,9 @@ class OnlineMagCalibration:
         if rms_b - rms_a < lim.min_improvement_deg:
             reasons.append(f"no better than the running calibration ({rms_b:.1f} -> {rms_a:.1f} deg RMS against "
                            f"the GNSS course, {lim.min_improvement_deg:g} deg improvement needed)")
+        elif rms_b - rms_a < lim.max_consistency_deg and t_s < self._last_update_s + lim.min_update_interval_s:
+            reasons.append(f"a refinement ({rms_b:.1f} -> {rms_a:.1f} deg RMS) within "
+                           f"{lim.min_update_interval_s:g} s of the last update: later")
         return MagProposal(t_s, method, w, not reasons, "; ".join(reasons), fit.figures, delta, n_refs,
                            rms_b, rms_a, arc)
 
