@@ -119,7 +119,7 @@ def register(subparsers) -> None:
     p.add_argument("--fault", type=_fault, action="append", default=[], metavar="KIND@START_S[:DURATION_S]",
                    help="inject a fault into the emulated devices (repeatable): gps-loss, gps-glitch (50 m, or "
                         "=SIZE_M: gps-glitch@60:1=20), gps-forge (=F: share of epochs forged), imu-loss, imu-zero, "
-                        "imu-frozen, mag-loss, esc-disconnect, link-loss, "
+                        "imu-frozen, mag-loss, mag-shift (=UT: hard-iron step, mag-shift@300=10), esc-disconnect, link-loss, "
                         "low-battery; e.g. gps-loss@60:60")
     p.add_argument("--plant-vessel", metavar="NAME|FILE",
                    help="the true boat the simulator flies (default: the --vessel file the autopilot uses)")
@@ -276,7 +276,7 @@ class SimRunLog:
         self.log.log_estimator_step(t_s, batch, result, autopilot.estimator)
         events = autopilot.events
         for ev in events[self._events_seen:]:
-            self.log.event(ev.time_s, ev.kind, ev.message)
+            self.log.event(ev.time_s, ev.kind, ev.message, **_event_fields(ev))
         self._events_seen = len(events)
         for fix in batch.gps:
             self._fix = fix
@@ -372,3 +372,8 @@ def format_summary(r: dict, env) -> str:
     for ev in r.get("failsafe_events", []):
         lines.append(f"  failsafe at {ev['time_s']:7.2f} s: {ev['kind']} -> {ev['action']}")
     return "\n".join(lines)
+
+
+def _event_fields(ev) -> dict:
+    """What an Event carries beyond its message, for events.jsonl (a calibration update's before/after)."""
+    return {"figures": ev.figures} if getattr(ev, "figures", None) else {}

@@ -169,6 +169,26 @@ class ImuConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class MagOnlineConfig:
+    """Continuous calibration while underway (estimation/mag_online.py, autopilot/mag_watch.py)."""
+
+    enabled: bool = param(True, doc="refit hard/soft iron from turns; apply only what the GNSS course confirms")
+    min_arc_deg: float = param(150.0, unit="deg", min=90.0, max=360.0,
+                               doc="heading span of turning a hard-iron update needs")
+    max_consistency_deg: float = param(4.0, unit="deg", min=0.5, max=45.0,
+                                       doc="an update must bring magnetic vs GNSS-course heading within this RMS")
+    min_speed_mps: float = param(0.5, unit="m/s", min=0.1, max=20.0,
+                                 doc="GNSS course is a heading reference only above this speed")
+    warn_consistency_deg: float = param(8.0, unit="deg", min=1.0, max=90.0,
+                                        doc="mag_consistency above this: a warning (a new magnetic disturbance)")
+    save: bool = param(True, doc="write accepted updates over calibration_file, the old file kept as .prev")
+    fallback_speed_mps: float = param(0.0, unit="m/s", min=0.0, max=20.0,
+                                      doc="failsafe: above this GNSS speed, while mag_consistency exceeds "
+                                          "warn_consistency_deg, the EKF's heading reference is the GNSS course "
+                                          "minus crab instead of the magnetometer (0: off)")
+
+
+@dataclass(frozen=True, kw_only=True)
 class MagConfig:
     rate_hz: float = param(40.0, unit="Hz", min=0.625, max=80)
     noise_t: float = param(0.3e-6, unit="T", min=0.0, max=1e-4)
@@ -181,6 +201,7 @@ class MagConfig:
     inclination_deg: float = param(60.0, unit="deg", min=-90, max=90, doc="local dip angle, down positive")
     calibration_file: Optional[str] = param(None, doc="YAML written by `autopilot calibrate mag`")
     range_gauss: int = param(4, unit="gauss", min=4, max=16, doc="magnetometer full scale: 4, 8, 12 or 16")
+    online: MagOnlineConfig = param(default_factory=MagOnlineConfig)
 
     def validate(self):
         if self.range_gauss not in (4, 8, 12, 16):

@@ -56,7 +56,7 @@ class FieldServices:
             return
         self.log = RunLogger(**self._log_args)
         for ev in self._early_events:
-            self.log.event(ev.time_s, ev.kind, ev.message)
+            self.log.event(ev.time_s, ev.kind, ev.message, **_event_fields(ev))
         self._early_events.clear()
         for t_s, batch, result in self._early_steps:
             self.log.log_estimator_step(t_s, batch, result, self.estimator)
@@ -101,7 +101,7 @@ class FieldServices:
 
     def on_event(self, event) -> None:
         if self.log is not None:
-            self.log.event(event.time_s, event.kind, event.message)
+            self.log.event(event.time_s, event.kind, event.message, **_event_fields(event))
         elif self._log_args is not None:
             self._early_events.append(event)
 
@@ -110,3 +110,8 @@ class FieldServices:
         if self.log is not None:
             self.log.close()
         self.notifier.close()
+
+
+def _event_fields(ev) -> dict:
+    """What an Event carries beyond its message, for events.jsonl (a calibration update's before/after)."""
+    return {"figures": ev.figures} if getattr(ev, "figures", None) else {}

@@ -26,6 +26,7 @@ Every mode change is an Event (kind "mode") with its reason; every failsafe an E
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -70,15 +71,19 @@ class CycleResult:
     # what the estimator was given this cycle, for the run log's record of its inputs (autopilot log replay):
     estimator_step: int = -1                  # its step count before this one (0: the filter's first step)
     estimator_thrust: Optional[ThrustCommand] = None   # the thrust its model was given [N] (None: unknown)
+    mag_consistency_deg: Optional[float] = None   # RMS magnetic minus GNSS-course heading at speed, last minute
+    estimator_batch: Optional[SensorBatch] = None  # the batch the estimator got, when it is not the one passed
+    #                                               to step() (the continuous mag calibration corrected it)
 
 
 @dataclass(frozen=True)
 class Event:
     time_s: float
-    kind: str          # "mode", "arm", "disarm", "mission", "warning", "failsafe"
+    kind: str          # "mode", "arm", "disarm", "mission", "warning", "failsafe", "calibration"
     message: str
     failsafe: str = ""     # kind "failsafe": what happened (gps-loss, imu-loss, geofence, ...)
     action: str = ""       # kind "failsafe": what the vehicle did (see autopilot/failsafe.py)
+    figures: Optional[dict] = None   # kind "calibration" (and its warnings): the before/after figures
 
 
 class Autopilot:
@@ -88,12 +93,14 @@ class Autopilot:
     (the simulator knows its magnetometer's distortion exactly); None reads the vessel's
     sensors.mag.calibration_file, whose presence the pre-arm checks require.
     `actuator`: an object with a `connected` property (the backend's ESC output), see set_actuator.
+    `mag_calibration_path`: where accepted continuous-calibration updates are written (autopilot/mag_watch.py);
+    None: the vessel's sensors.mag.calibration_file, if any; False: nowhere (a simulation).
     """
 
     def __init__(self, vessel: VesselConfig, mission: MissionConfig,
                  estimator: Optional[NavigationFilter] = None, frame: Optional[LocalFrame] = None,
                  battery_v: Optional[float] = None, on_event: Optional[Callable[[Event], None]] = None,
-                 mag_calibration=None, actuator=None):
+                 mag_calibration=None, actuator=None, mag_calibration_path=None):
         self.vessel = vessel
         fs = vessel.failsafe
         self.frame = frame or mission_frame(mission)
@@ -130,6 +137,7 @@ class Autopilot:
         self.failsafe = FailsafeManager(fs, low_voltage_v=vessel.battery.low_voltage_threshold_v,
                                         stop_decel_mps2=vessel.control.speed.accel_limit_mps2)
         self._mag_cal_problem = self._mag_calibration_problem(mag_calibration)
+        self.mag_watch = self._make_mag_watch(mag_calibration, mag_calibration_path)
         self._model_warned = False
         self._drift_seen = 0
 
@@ -242,6 +250,8 @@ class Autopilot:
     def set_mag_calibration(self, calibration) -> None:
         """The backend vouches for the magnetometer's calibration (it applies one, or its sensor needs none)."""
         self._mag_cal_problem = self._mag_calibration_problem(calibration)
+        if self.mag_watch is not None and hasattr(calibration, "apply_xyz"):
+            self.mag_watch.base = calibration
 
     def prearm_failures(self, t_s: float, mode: Optional[str] = None) -> list:
         """Why arming in `mode` (default: the current or requested mode) would be refused; empty: it would not."""
@@ -312,12 +322,18 @@ class Autopilot:
 
     # ------------------------------------------------------------------ the cycle
     def step(self, t_s: float, batch: SensorBatch) -> CycleResult:
+        watch = self.mag_watch
         # thrust the ESCs are not delivering (still arming, output lost) must not drive the estimator's model
         thrust_in = self._last_thrust if self._thrust_delivered else None
-        nav = self.estimator.step(t_s, batch, thrust_in)
+        est_batch = batch if watch is None else watch.before_estimator(batch, self.estimator)
+        nav = self.estimator.step(t_s, est_batch, thrust_in)
         estimator_step = self._estimator_steps
         self._estimator_steps += 1
         self.nav = nav
+        if watch is not None:
+            health_fn = getattr(self.estimator, "health", None) if batch.gps else None
+            watch.after_estimator(t_s, batch, nav, self.estimator,
+                                  converged=health_fn is None or bool(getattr(health_fn(t_s), "converged", True)))
         if batch.gps:
             self.last_fix = batch.gps[-1]
         if batch.battery_v is not None:
@@ -358,7 +374,9 @@ class Autopilot:
         self._last_thrust = thrust if pulses is self.neutral_pulses else ThrustCommand(
             tuple(m.pulse_to_thrust(p) for m, p in zip(self.maps, pulses.pulse_us)))
         self.last_result = CycleResult(t_s, nav, out.setpoint, wrench, thrust, pulses, self.mode.name, self.armed,
-                                       self._last_thrust, estimator_step, thrust_in)
+                                       self._last_thrust, estimator_step, thrust_in,
+                                       None if watch is None else watch.consistency_deg,
+                                       None if est_batch is batch else est_batch)
         return self.last_result
 
     def _control(self, t_s: float, nav: NavState, sp: GuidanceSetpoint) -> Wrench:
@@ -471,6 +489,8 @@ class Autopilot:
         h = fn(t_s) if fn is not None else None
         if h is not None:
             self._watch_model(t_s, h)
+            if self.mag_watch is not None and hasattr(h, "mag_consistency_deg"):
+                h = dataclasses.replace(h, mag_consistency_deg=self.mag_watch.consistency_deg)
         return h
 
     def _watch_model(self, t_s: float, h) -> None:
@@ -526,6 +546,43 @@ class Autopilot:
             return ("magnetometer calibration: none (sensors.mag.calibration_file is not set in "
                     f"{self.vessel.source_file or 'the vessel config'}); run `autopilot calibrate mag`")
         return None
+
+    def _make_mag_watch(self, given, path):
+        """The continuous magnetometer calibration (None when sensors.mag.online.enabled is off). Its base is the
+        calibration the backend applies: the one given, else the vessel's calibration file (unreadable: none,
+        and the pre-arm check says why)."""
+        mag = self.vessel.sensors.mag
+        if not mag.online.enabled:
+            return None
+        if getattr(self.estimator, "mag_calibration", None) is not None:
+            # the fits work on the field the sensor path delivers calibrated; an estimator that calibrates raw
+            # fields itself (the typed simulation of a distorted magnetometer) would be corrected twice
+            self._emit(0.0, "warning", "continuous magnetometer calibration off: the estimator applies its own "
+                                       "calibration (apply it in the sensor driver instead)")
+            return None
+        from pathlib import Path
+
+        from autopilot.mag_watch import MagCalibrationWatch
+        from estimation.mag_calibration import calibration_for_vessel
+        base = given if hasattr(given, "apply_xyz") else None
+        if base is None and given is None:
+            try:
+                base = calibration_for_vessel(self.vessel)
+            except ConfigError:
+                base = None
+        if path is False:
+            path = None
+        elif path is None and mag.calibration_file:
+            path = Path(mag.calibration_file)
+            if not path.is_absolute() and self.vessel.source_file:
+                path = Path(self.vessel.source_file).resolve().parent / path
+        try:
+            return MagCalibrationWatch(self.vessel, base, path,
+                                       lambda t, kind, msg, figures, **kw: self._emit(t, kind, msg, figures=figures,
+                                                                                       **kw))
+        except ValueError as e:            # e.g. an inclination of 90 degrees: no horizontal field to fit
+            self._emit(0.0, "warning", f"continuous magnetometer calibration off: {e}")
+            return None
 
     def _now(self) -> float:
         return self.events[-1].time_s if self.events else 0.0

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,9 @@ class EstimatorHealth:
     process_noise_scale: float = 1.0  # the adaptive factor on the velocity/model-error process noise (>= 1)
     surge_drag_error: float = 0.0     # estimated k_d: the surge drag is (1 + k_d) times the vessel file's
     yaw_model_error_rps2: float = 0.0     # the same in yaw [rad/s^2]
+    mag_consistency_deg: Optional[float] = None  # RMS of magnetic minus GNSS-course heading (after crab) at
+    #                                   speed over the last minute [deg]; None without enough fixes or when the
+    #                                   continuous calibration is off (filled in by the autopilot, not the filter)
 
     def as_dict(self) -> dict:
         """Plain dict for JSON/CSV (infinities become None)."""

@@ -62,7 +62,7 @@ loiter_radius_m: 2.0
 EXPLAINS = {"gps-loss": ("gps-loss",), "gps-glitch": ("gps-glitch",), "gps-forge": ("gps-glitch",),
             "imu-loss": ("imu-loss",), "imu-zero": ("imu-loss",), "imu-frozen": ("imu-loss",),
             "mag-loss": ("mag-loss",), "esc-disconnect": ("esc-disconnect",), "link-loss": ("link-loss",),
-            "low-battery": ("low-battery",)}
+            "low-battery": ("low-battery",), "mag-shift": ("compass",)}
 
 
 @dataclass(frozen=True, kw_only=True)

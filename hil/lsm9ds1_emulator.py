@@ -32,6 +32,7 @@ Truth -> physics (body FRD): specific force f = (du/dt - r v, dv/dt + r u, 0) - 
 body-to-NED rotation from heading and, when the truth object has them, `roll_rad` and `pitch_rad` (with body
 rates `roll_rate_rps`, `pitch_rate_rps`); the built-in plant is level (3-DOF). Body vectors go to S through the
 mounting rotation (ImuConfig.mount_rpy_deg: roll, pitch, yaw of S in the body, v_body = R_mount v_S).
+A later change of the hard iron (`hard_iron_shift_t`, body FRD [T]) adds to h_iron.
 Noise: turn-on bias per axis (drawn once, ImuConfig.*_bias_*) plus white noise per sample (ImuConfig.*_noise_*,
 MagConfig.noise_t), all seeded.
 
@@ -169,6 +170,9 @@ class Lsm9ds1Emulator:
                             mag_cfg.field_t * math.cos(inc) * math.sin(dec), mag_cfg.field_t * math.sin(inc))
         self.soft_iron = np.asarray(mag_cfg.soft_iron, dtype=float).reshape(3, 3).tolist()
         self.hard_iron_t = tuple(float(h) for h in mag_cfg.hard_iron_t)
+        # a change of the hard iron after calibration (a tool left by the compass, a new battery): body FRD [T],
+        # added to hard_iron_t (the mag-shift fault of hil/sim_faults.py sets it)
+        self.hard_iron_shift_t = (0.0, 0.0, 0.0)
         scale = 1.0 if noise else 0.0
         bias_rng = np.random.default_rng([seed, 41])
         self.gyro_bias_rps = tuple((scale * imu_cfg.gyro_bias_rps * bias_rng.standard_normal(3)).tolist())
@@ -403,7 +407,8 @@ class Lsm9ds1Emulator:
         if self._mag[_CTRL_REG3_M] & 0x03 == 0x01:       # single conversion, then power-down
             self._mag[_CTRL_REG3_M] |= 0x03
         distorted = _mul(self.soft_iron, self.motion()[2])
-        h = self.hard_iron_t
+        h0, dh = self.hard_iron_t, self.hard_iron_shift_t
+        h = (h0[0] + dh[0], h0[1] + dh[1], h0[2] + dh[2])
         field_chip = _mul(self._body_to_mag, (distorted[0] + h[0], distorted[1] + h[1], distorted[2] + h[2]))
         w, sig = self._w, self._mag_sigma
         lsb_gauss = MAG_MGAUSS_PER_LSB[(self._mag[_CTRL_REG2_M] >> 5) & 0x3] * 1e-3

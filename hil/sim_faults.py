@@ -12,13 +12,17 @@ what they would see on the boat:
   imu-zero        the LSM9DS1 answers, but every data register (accel, gyro, magnetometer) reads zero
   imu-frozen      the LSM9DS1 answers, but its data registers stay at the values they had when the fault began
   mag-loss        the magnetometer's I2C address NACKs (the accelerometer/gyro keeps answering)
+  mag-shift       the hard iron changes by MAG_SHIFT_UT (10 uT, or =UT) along MAG_SHIFT_DIRECTION (body FRD):
+                  the emulated chip reads the new field, the driver still applies the old calibration (a
+                  tool or a spare battery stowed next to the compass)
   esc-disconnect  the pigpio connection goes away: every call raises and the ESC signals stop (pigpiod died)
   link-loss       the operator's station stops sending heartbeats
   low-battery     the measured pack voltage drops below the vessel's battery.low_voltage_v
 
 START_S is simulated time; without DURATION_S the fault lasts to the end of the run. A gps-glitch takes an
 optional size: `gps-glitch@60:10=20` jumps 20 m instead of GLITCH_M; a gps-forge takes the fraction of epochs
-forged: `gps-forge@30:120=0.3`.
+forged: `gps-forge@30:120=0.3`; a mag-shift takes the size of the step in microtesla, either sign (negative:
+opposite to MAG_SHIFT_DIRECTION): `mag-shift@300=10`.
 """
 from __future__ import annotations
 
@@ -26,10 +30,13 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-KINDS = ("gps-loss", "gps-glitch", "gps-forge", "imu-loss", "imu-zero", "imu-frozen", "mag-loss", "esc-disconnect", "link-loss", "low-battery")
+KINDS = ("gps-loss", "gps-glitch", "gps-forge", "imu-loss", "imu-zero", "imu-frozen", "mag-loss", "mag-shift", "esc-disconnect", "link-loss", "low-battery")
 GLITCH_M = 50.0                       # size of the gps-glitch position jump [m]
 GLITCH_DIRECTION_RAD = 0.0            # toward true north
 FORGE_FRACTION = 0.2                  # gps-forge: share of epochs forged
+MAG_SHIFT_UT = 10.0                   # mag-shift: size of the hard-iron step [uT]
+MAG_SHIFT_DIRECTION = (1.0, 0.0, 0.0)  # mag-shift: its direction, body FRD (toward the bow): unit vector
+MAG_SHIFT_MAX_UT = 1000.0             # a larger step is no hard iron a compass survives (1 mT: range 4-16 G)
 FORGE_KINDS = None                    # gps-forge: the forgeries drawn from (None: all of hil.nmea_forgery.KINDS)
 
 
@@ -39,7 +46,8 @@ class Fault:
     start_s: float
     duration_s: Optional[float] = None    # None: to the end of the run
     size_m: Optional[float] = None        # gps-glitch: the jump [m] (None: GLITCH_M); gps-forge: the fraction
-                                          # of epochs forged, in (0, 1] (None: FORGE_FRACTION)
+                                          # of epochs forged, in (0, 1] (None: FORGE_FRACTION); mag-shift: the
+                                          # hard-iron step [uT], either sign (None: MAG_SHIFT_UT)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -48,12 +56,17 @@ class Fault:
             raise ValueError(f"fault start must be a time >= 0 s, got {self.start_s!r}")
         if self.duration_s is not None and not (math.isfinite(self.duration_s) and self.duration_s > 0.0):
             raise ValueError(f"fault duration must be > 0 s, got {self.duration_s!r}")
-        if self.size_m is not None and self.kind == "gps-forge":
+        if self.size_m is not None and self.kind == "mag-shift":
+            if not (math.isfinite(self.size_m) and self.size_m != 0.0 and abs(self.size_m) <= MAG_SHIFT_MAX_UT):
+                raise ValueError(f"a mag-shift size (=UT) must be a non-zero number of microtesla within "
+                                 f"+-{MAG_SHIFT_MAX_UT:g}, got {self.size_m!r}")
+        elif self.size_m is not None and self.kind == "gps-forge":
             if not 0.0 < self.size_m <= 1.0:
                 raise ValueError(f"a gps-forge fraction (=F) must be in (0, 1], got {self.size_m!r}")
         elif self.size_m is not None and (self.kind != "gps-glitch" or not (math.isfinite(self.size_m)
                                                                           and self.size_m > 0.0)):
-            raise ValueError(f"a size (=M) is only for gps-glitch and must be > 0 m, got {self.size_m!r}")
+            raise ValueError(f"a size (=M) is only for gps-glitch, gps-forge and mag-shift, and must be > 0 m for "
+                             f"gps-glitch, got {self.size_m!r}")
 
     @property
     def end_s(self) -> float:
@@ -147,6 +160,9 @@ class FaultInjector:
             s.imu_emulator.set_data_fault(kind[4:] if on else None)
         elif kind == "mag-loss":
             s.imu_emulator.inject_errors(10 ** 12 if on else 0, address=s.imu_emulator.mag_address)
+        elif kind == "mag-shift":
+            size_t = (MAG_SHIFT_UT if fault.size_m is None else fault.size_m) * 1e-6 if on else 0.0
+            s.imu_emulator.hard_iron_shift_t = tuple(size_t * d for d in MAG_SHIFT_DIRECTION)
         elif kind == "esc-disconnect":
             if on:
                 self.escs.unplug()

@@ -66,6 +66,9 @@ class SimOptions:
     plant_spec: Optional[PlantSpec] = None  # the true boat (None: the autopilot's own vessel file, as it is)
     auto_arm: bool = True                 # arm as soon as the pre-arm checks pass (False: a ground station arms)
     stop: Optional[object] = None         # a threading.Event: the run ends at the next cycle once it is set
+    mag_calibration_path: Optional[str] = None  # where accepted continuous magnetometer calibrations are
+    #                                       written, old file kept (None: nowhere; a simulation never
+    #                                       rewrites the vessel's calibration_file)
 
 
 class SimArmingError(RuntimeError):
@@ -161,7 +164,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         from estimation.ekf import EkfTuning, NavigationEKF
         estimator = NavigationEKF(vessel, frame, mag_calibration=driver_cal,
                                   tuning=EkfTuning(gps_reacquire_s=vessel.failsafe.gnss.glitch_reject_s))
-    autopilot = Autopilot(vessel, mission, frame=frame, estimator=estimator, mag_calibration=mag_cal)
+    autopilot = Autopilot(vessel, mission, frame=frame, estimator=estimator, mag_calibration=mag_cal,
+                          mag_calibration_path=opts.mag_calibration_path or False)
     waypoints_ned = autopilot.guidance.waypoints_ned
     n0, e0, psi0 = initial_pose(mission, frame, waypoints_ned)
     if plant is None:

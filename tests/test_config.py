@@ -73,6 +73,8 @@ def _foka_dict():
     (lambda d: d["control"]["allocation"].update(priority="speed"), "control.allocation.priority", "one of"),
     (lambda d: d["sensors"]["imu"].update(mount_rpy_deg=[0, 0]), "sensors.imu.mount_rpy_deg", "3 elements"),
     (lambda d: d["sensors"]["gnss"].update(rate_hz=True), "sensors.gnss.rate_hz", "must be a number"),
+    (lambda d: d["sensors"]["mag"].update(online={"min_arc_deg": 30}), "sensors.mag.online.min_arc_deg", "at least"),
+    (lambda d: d["sensors"]["mag"].update(online={"enable": True}), "sensors.mag.online.enable", "unknown key"),
 ])
 def test_bad_vessel_names_file_key_and_reason(mutate, key, reason):
     d = _foka_dict()

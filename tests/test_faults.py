@@ -50,6 +50,12 @@ def test_fault_option_syntax():
     assert parse_fault("link-loss@12.5").end_s == math.inf
     g = parse_fault("gps-glitch@60:10=20")
     assert (g.size_m, g.label) == (20.0, "gps-glitch@60:10=20")
+    h = parse_fault("mag-shift@300=10")
+    assert (h.kind, h.start_s, h.size_m, h.end_s, h.label) == ("mag-shift", 300.0, 10.0, math.inf, "mag-shift@300=10")
+    assert parse_fault("mag-shift@5=-4").size_m == -4.0 and parse_fault("mag-shift@5").size_m is None
+    for text in ("mag-shift@5=0", "mag-shift@5=nan", "mag-shift@5=2000"):
+        with pytest.raises(ValueError, match="mag-shift size"):
+            parse_fault(text)
     for text, msg in (("imu-loss@5:1=3", "only for gps-glitch"), ("gps-glitch@5:1=-2", "must be > 0 m"),
                       ("gps-glitch@5:1=big", "must be numbers"),("gps@1", "unknown fault kind 'gps'"), ("gps-loss", "expected KIND@START_S"),
                       ("imu-loss@x", "must be numbers"), ("imu-loss@5:0", "duration must be > 0"),
@@ -139,6 +145,34 @@ geofence:
   - {north_m: 40.0, east_m: 30.0}
   - {north_m: -20.0, east_m: 30.0}
 """
+
+
+@pytest.mark.parametrize("size_ut", [10.0, -6.0])
+def test_mag_shift_steps_the_field_the_driver_reads_by_the_size_along_the_bow(size_ut):
+    """The field the driver delivers minus the Earth's field in body axes (from the true heading): zero before
+    the fault, (size, 0, 0) uT after, for the whole window (not one sample), and only the magnetometer moves."""
+    from hil.lsm9ds1_emulator import body_motion
+    from hil.sim_faults import MAG_SHIFT_DIRECTION
+    vessel = load_vessel("foka")
+    m = vessel.sensors.mag
+    inc, dec = math.radians(m.inclination_deg), math.radians(m.declination_deg)
+    b_ned = (m.field_t * math.cos(inc) * math.cos(dec), m.field_t * math.cos(inc) * math.sin(dec),
+             m.field_t * math.sin(inc))
+    rows = []
+
+    def log(t, ap, batch, res, truth):
+        earth = body_motion(truth, b_ned)[2]
+        rows.extend((s.time_s, *(s.field_t[i] - earth[i] for i in range(3))) for s in batch.mag)
+
+    res = fly(f"mag-shift@20={size_ut:g}", duration=40.0, on_result=log)
+    d = np.array(rows)
+    before, after = d[(d[:, 0] > 5) & (d[:, 0] < 19.5)], d[d[:, 0] > 20.5]
+    assert len(before) > 200 and len(after) > 500
+    assert np.abs(before[:, 1:].mean(axis=0)).max() < 0.3e-6
+    np.testing.assert_allclose(after[:, 1:].mean(axis=0), size_ut * 1e-6 * np.array(MAG_SHIFT_DIRECTION),
+                               atol=0.3e-6)
+    assert np.abs(after[:, 1:] - after[:, 1:].mean(axis=0)).max() < 3e-6     # a step, not a drift
+    assert res.report["faults"][0]["fault"] == f"mag-shift@20={size_ut:g}"
 
 
 def test_driving_at_the_geofence_stops_short_of_it_then_returns_home(tmp_path):

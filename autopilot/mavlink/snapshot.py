@@ -42,6 +42,7 @@ class VehicleSnapshot:
     fence_present: bool = False                # a geofence is in force (the mission's or the vessel's)
     fence_breached: bool = False               # the geofence failsafe is active
     new_events: Tuple[object, ...] = field(default=())   # autopilot.vehicle.Event since the previous snapshot
+    mag_warn_deg: float = 8.0                  # sensors.mag.online.warn_consistency_deg (health's mag_consistency)
 
     @property
     def ground_velocity_ne(self) -> Tuple[float, float]:
@@ -92,4 +93,4 @@ class SnapshotTaker:
             prearm_failures=tuple(ap.prearm_failures(t_s)) if with_prearm else None,
             fence_present=bool(getattr(ap, "fences", ())),
             fence_breached="geofence" in getattr(ap.failsafe, "active", {}),
-            new_events=new)
+            new_events=new, mag_warn_deg=float(ap.vessel.sensors.mag.online.warn_consistency_deg))

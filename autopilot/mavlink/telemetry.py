@@ -183,8 +183,14 @@ def encode_ekf_status_report(mav, snap: VehicleSnapshot):
 
     def ratio(nis: float, dof: int) -> float:
         return float(nis) / (4.0 * dof) if math.isfinite(nis) else 0.0
+    # compass: the worse of the filter's innovation ratio and the heading's disagreement with the GNSS course
+    # (mag_consistency_deg / the warning threshold: 1.0 at the warning, as ArduPilot's test ratios)
+    compass = ratio(h.mag_nis_avg, 1)
+    cons = getattr(h, "mag_consistency_deg", None)
+    if cons is not None and math.isfinite(cons):
+        compass = max(compass, float(cons) / max(float(getattr(snap, "mag_warn_deg", 8.0)), 1e-9))
     return mav.ekf_status_report_encode(flags, ratio(h.gps_vel_nis_avg, 2), ratio(h.gps_nis_avg, 2), 0.0,
-                                        ratio(h.mag_nis_avg, 1), 0.0)
+                                        compass, 0.0)
 
 
 def encode_battery_status(mav, snap: VehicleSnapshot):

@@ -176,6 +176,8 @@ class AutopilotNode(Node):
         if hasattr(self.autopilot, "set_actuator"):     # the pre-arm check and the ESC failsafe read `connected`
             self.autopilot.set_actuator(self.backend)
             if cfg.backend in ("sim", "gazebo"):         # simulated magnetometers without hard/soft iron
+                if getattr(self.autopilot, "mag_watch", None) is not None:
+                    self.autopilot.mag_watch.save_path = None   # a simulation never rewrites the boat's file
                 from hil.sim_devices import mag_is_undistorted
                 if cfg.backend == "gazebo" or mag_is_undistorted(vessel):
                     from estimation.mag_calibration import MagCalibration

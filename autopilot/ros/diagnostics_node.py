@@ -1,4 +1,6 @@
-"""Diagnostics: one diagnostic_msgs/DiagnosticStatus per component (GNSS, IMU, EKF, ESC, loop timing) at 1 Hz.
+"""Diagnostics: one diagnostic_msgs/DiagnosticStatus per component (GNSS, IMU, EKF, Compass, ESC, loop timing)
+at 1 Hz. Compass: the magnetic heading against the GNSS course (mag_consistency_deg) and the continuous
+calibration's updates.
 
 Shape as rqt_robot_monitor, diagnostic_aggregator and Foxglove expect: `name` is "NODE: Component", `level`
 OK/WARN/ERROR/STALE, a one-line `message`, `hardware_id` naming the device (port, bus, topic), and `values` as
@@ -105,6 +107,11 @@ class DiagnosticsNode(Node):
             else:
                 lv, msg = ERROR, "no valid estimate"
             out.append(("EKF", lv, msg, "", {k: ("none" if v is None else v) for k, v in d.items()}))
+
+        watch = getattr(ap.autopilot, "mag_watch", None)
+        if watch is not None:            # the continuous magnetometer calibration (autopilot/mag_watch.py)
+            level, msg, vals = watch.diagnostic()
+            out.append(("Compass", _LEVEL_NAMES[level], msg, hw.get("imu", ""), vals))
 
         res = ap.last_result
         connected = bool(getattr(ap.backend, "connected", True))

@@ -44,6 +44,7 @@ STATE_COLUMNS: Tuple[str, ...] = (
     "gnss_east_m",
     "gnss_speed_mps",     # its speed over ground [m/s] and course over ground [deg], when the receiver gave them
     "gnss_course_deg",
+    "mag_consistency_deg",  # RMS of magnetic minus GNSS-course heading (after crab) at speed, last minute [deg]
 )
 THRUSTER_COLUMNS: Tuple[str, ...] = ("thrust_n_{i}", "pulse_us_{i}", "applied_thrust_n_{i}")
 TRUTH_COLUMNS: Tuple[str, ...] = ("truth_north_m", "truth_east_m", "truth_heading_deg",

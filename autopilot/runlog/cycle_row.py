@@ -22,6 +22,7 @@ def cycle_row(result, frame, *, gps_age_s: float = math.nan, fix_quality: int = 
         "surge_force_n": w.surge_n, "yaw_moment_nm": w.yaw_nm,
         "gps_age_s": gps_age_s, "gnss_fix_quality": fix_quality,
         "battery_v": math.nan if battery_v is None else battery_v,
+        "mag_consistency_deg": getattr(result, "mag_consistency_deg", None),
     }
     if imu is not None:
         row["gyro_z_dps"] = math.degrees(imu.gyro_rps[2])

@@ -211,7 +211,8 @@ class RunLogger:
             self._inputs.append(("header", t_s, describe_estimator(estimator)))
             self._inputs_header = True
         self._note_time(t_s)
-        self._inputs.append(("step", t_s, (batch, result)))
+        given = getattr(result, "estimator_batch", None)     # what the estimator really got, when corrected
+        self._inputs.append(("step", t_s, (batch if given is None else given, result)))
         self.steps_logged += 1
         return True
 
