@@ -14,11 +14,12 @@ x/÷ LIMIT of the file's so that no estimate can make the loop wild.
 
 tau_lag is the commanded moment through the thrusters' first-order lag (their time constant from the
 file): the moment the hull feels. Samples: every SAMPLE_S the mean yaw rate and mean lagged moment of the
-window make one regression row with the next window's rate, r_dot taken as the difference of the means. A row is
-used only when the moment was not at its limit (a saturated allocation delivers less than was asked) and
-the row is informative (the moment or the rate changed); the estimate is reported as `trusted` once the
-information gathered in the direction of b is enough to pin it to TRUST_REL (relative standard error).
-Until then, and whenever it is not trusted, the file's model stands.
+window make one regression row with the next window's rate, r_dot taken as the difference of the means. A
+window in which the commanded moment reached its limit is not used (a saturated allocation delivers less
+than was asked). The estimate is reported as `trusted` once the information gathered pins b to TRUST_REL
+(relative standard error). Until then the file's model stands, and after it each fitted parameter replaces
+the file's only where it differs from it by more than SIGNIFICANT standard errors: a boat that matches its
+file keeps the file's gains.
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ FORGET_S = 60.0           # memory of the fit (exponential forgetting time const
 LIMIT = 3.0               # m_hat, d_hat within x/÷ LIMIT of the file's
 TRUST_REL = 0.15          # relative standard error of b below which the estimate is used
 SAT_FRAC = 0.95           # moments beyond this share of the limit are not used (saturated)
+SIGNIFICANT = 3.0         # a fitted parameter replaces the file's only this many standard errors away from it
 
 
 class YawModelEstimator:
@@ -108,19 +110,29 @@ class YawModelEstimator:
         b = self._theta[2]
         return b > 0.0 and math.sqrt(max(self._P[2, 2], 0.0)) < TRUST_REL * b
 
+    def _used(self) -> tuple:
+        """(a, b) the loop is designed on: each the fit's only where the data contradict the file's value by more
+        than SIGNIFICANT standard errors (a file within the fit's noise is kept, so a boat that matches its file
+        flies on its file's gains), the file's otherwise."""
+        th, P = self._theta, self._P
+        a0 = -self.d_file / self.m_file
+        a = th[0] if abs(th[0] - a0) > SIGNIFICANT * math.sqrt(max(P[0, 0], 0.0)) else a0
+        b = th[2] if abs(th[2] - 1.0) > SIGNIFICANT * math.sqrt(max(P[2, 2], 0.0)) else 1.0
+        return a, b
+
     @property
     def m_hat(self) -> float:
         """Yaw inertia per unit of commanded moment the loop should be designed on [kg m^2]."""
         if not self.trusted:
             return self.m_file
-        return min(max(self.m_file / self._theta[2], self.m_file / LIMIT), self.m_file * LIMIT)
+        return min(max(self.m_file / self._used()[1], self.m_file / LIMIT), self.m_file * LIMIT)
 
     @property
     def d_hat(self) -> float:
         """Linear yaw damping [N m s] the loop should feed forward (file's until trusted)."""
         if not self.trusted:
             return self.d_file
-        d = -self._theta[0] * self.m_hat
+        d = -self._used()[0] * self.m_hat
         return min(max(d, self.d_file / LIMIT), self.d_file * LIMIT)
 
     @property
@@ -128,4 +140,7 @@ class YawModelEstimator:
         """Quadratic yaw damping [N m s^2] the loop should feed forward (file's until trusted), >= 0."""
         if not self.trusted:
             return self.drr_file
-        return max(0.0, -self._theta[1] * self.m_hat)
+        th, P = self._theta, self._P
+        a2_0 = -self.drr_file / self.m_file
+        a2 = th[1] if abs(th[1] - a2_0) > SIGNIFICANT * math.sqrt(max(P[1, 1], 0.0)) else a2_0
+        return max(0.0, -a2 * self.m_hat)

@@ -211,6 +211,10 @@ def test_cli_sim_logs_mag_consistency_and_the_update_with_its_figures(tmp_path, 
     events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
     up = [e for e in events if e["kind"] == "calibration" and "updated" in e["message"]]
     assert up and up[0]["figures"]["consistency_before_deg"] > up[0]["figures"]["consistency_after_deg"]
+    # the log holds the corrected samples the filter got, so the run replays exactly across the update
+    from autopilot.replay import replay_run
+    r = replay_run(run, out_base=tmp_path / "replay")
+    assert r.compared > 1000 and r.pos_diff_max_m < 1e-3 and r.heading_diff_max_deg < 1e-3
 
 
 def test_an_estimator_that_calibrates_itself_gets_no_second_correction():
