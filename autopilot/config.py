@@ -223,8 +223,8 @@ class HeadingControlConfig:
     zeta: float = param(1.0, min=0.1, max=3.0, doc="closed-loop damping ratio")
     integral_time_s: float = param(20.0, unit="s", min=0.0, max=1e4, doc="0 disables the integral")
     integral_limit_frac: float = param(0.3, min=0.0, max=1.0, doc="integral term as fraction of max moment")
-    adaptive: bool = param(True, doc="design the gains on the yaw response the boat shows (autopilot/"
-                                     "yaw_adaptation.py), not only the vessel file's")
+    adaptive: bool = param(False, doc="design the gains on the yaw response the boat shows (autopilot/"
+                                      "yaw_adaptation.py), not only the vessel file's")
 
 
 @dataclass(frozen=True, kw_only=True)

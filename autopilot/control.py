@@ -53,7 +53,7 @@ class HeadingController:
     of 1.0 deg and 4.7 s), while a steady offset from a disturbance, which does not close by itself, is
     integrated as usual.
 
-    Adaptive (control.heading.adaptive, on by default): m and d are those the boat shows, not the file's.
+    Adaptive (control.heading.adaptive; the WAM-V preset has it on): m and d are those the boat shows.
     autopilot.yaw_adaptation.YawModelEstimator fits the yaw response to the moments commanded; once its fit
     is trusted, Kp, Kd and the fed-forward damping are designed on its m_hat and d_hat (each within x/÷3 of
     the file's), so a weaker motor pair or a hull with more yaw damping than filed keeps the designed
