@@ -78,18 +78,25 @@ class HeadingController:
         lag = max((t.time_constant_s for t in vessel.thrusters), default=0.0)
         self.yaw_model = (YawModelEstimator(m, d, self.max_yaw_nm, drr_nms2=self._drr, thrust_lag_s=lag)
                           if cfg.adaptive else None)
+        self._drr_file = self._drr
         self._last_out = 0.0
+        self._rows_seen = 0           # the yaw model's rows when the gains were last designed on it
         self.reset()
 
     def redesign(self) -> None:
         """Gains again from the present bandwidth, damping and integral time (after a retune), on the learned
         yaw model when it is trusted, else on the file's."""
+        self._design_on_yaw_model()
+        self._hold_s = self.INTEGRAL_HOLD_PERIODS / self._w
+
+    def _design_on_yaw_model(self) -> None:
         ym = self.yaw_model
         if ym is not None and ym.trusted:
             self._design(ym.m_hat, ym.d_hat)
+            self._drr = ym.drr_hat
         else:
             self._design(self._m_file, self._d_file)
-        self._hold_s = self.INTEGRAL_HOLD_PERIODS / self._w
+            self._drr = self._drr_file
 
     def _design(self, m: float, d: float) -> None:
         """Gains by pole placement on m r_dot = -d r + tau (see the class docstring)."""
@@ -115,9 +122,9 @@ class HeadingController:
         ym = self.yaw_model
         if ym is not None and dt > 0.0:
             ym.update(t_s, yaw_rate_rps, self._last_out)
-            if ym.trusted:
-                self._design(ym.m_hat, ym.d_hat)
-                self._drr = ym.drr_hat
+            if ym.rows != self._rows_seen:        # the fit moves only with a new row (every SAMPLE_S)
+                self._rows_seen = ym.rows
+                self._design_on_yaw_model()
         e = wrap_pi(heading_rad - heading_ref_rad)
         r_ref = yaw_rate_ref_rps
         r_err = yaw_rate_rps - r_ref

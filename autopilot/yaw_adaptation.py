@@ -37,7 +37,8 @@ SIGNIFICANT = 3.0         # a fitted parameter replaces the file's only this man
 
 
 class YawModelEstimator:
-    """Recursive least squares on r_dot = a r + b tau + c (see module docstring). Units: rad/s, N m, s."""
+    """Recursive least squares on r_dot = a r + a2 r|r| + b tau_lag + c (see module docstring). Units: rad/s,
+    N m, s."""
 
     def __init__(self, m_kgm2: float, d_nms: float, max_yaw_nm: float, rate_noise_rps: float = 0.004,
                  drr_nms2: float = 0.0, thrust_lag_s: float = 0.0):
