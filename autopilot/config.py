@@ -237,6 +237,24 @@ class SpeedControlConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class VelocityControlConfig:
+    """Surge-speed and yaw-rate control through the hull model (autopilot/velocity_control.py), used by the
+    VELOCITY mode. Defaults: paper 002's PI with model feed-forward (kp = 2 lambda, ki = lambda^2 with
+    lambda_u = 1.4, lambda_r = 3.5) and its reference models (w_u = 1.3, w_r = 3 rad/s, zeta 1)."""
+
+    kp_u_per_s: float = param(2.8, unit="1/s", min=0.0, max=100)
+    ki_u_per_s2: float = param(1.96, unit="1/s^2", min=0.0, max=1000)
+    kp_r_per_s: float = param(7.0, unit="1/s", min=0.0, max=100)
+    ki_r_per_s2: float = param(12.25, unit="1/s^2", min=0.0, max=1000)
+    reference_model: bool = param(True, doc="second-order reference models; false: follow the command as given")
+    omega_u_rps: float = param(1.3, unit="rad/s", min=0.01, max=20)
+    omega_r_rps: float = param(3.0, unit="rad/s", min=0.01, max=20)
+    zeta: float = param(1.0, min=0.1, max=3.0)
+    max_yaw_rate_dps: float = param(30.0, unit="deg/s", min=1.0, max=360.0,
+                                    doc="largest yaw rate a command may ask for (full steering on a gamepad)")
+
+
+@dataclass(frozen=True, kw_only=True)
 class AllocationConfig:
     priority: str = param("yaw", choices=("yaw", "surge"), doc="what keeps its demand when thrust saturates")
     allow_reverse: bool = param(True, doc="false: thrusters never push backward")
@@ -247,6 +265,7 @@ class ControlConfig:
     loop_rate_hz: float = param(50.0, unit="Hz", min=5.0, max=200.0)
     heading: HeadingControlConfig = param(default_factory=lambda: HeadingControlConfig(omega_n_rps=0.8))
     speed: SpeedControlConfig = param(default_factory=SpeedControlConfig)
+    velocity: VelocityControlConfig = param(default_factory=VelocityControlConfig)
     allocation: AllocationConfig = param(default_factory=AllocationConfig)
     lookahead_hull_lengths: float = param(3.0, min=0.5, max=20, doc="default LOS lookahead")
 
