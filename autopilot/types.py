@@ -92,6 +92,14 @@ class GuidanceSetpoint:
 
 
 @dataclass(frozen=True)
+class VelocitySetpoint:
+    """What the VELOCITY mode asks of the velocity controller (autopilot/velocity_control.py)."""
+
+    surge_mps: float              # commanded surge speed through the ground, + forward [m/s]
+    yaw_rate_rps: float           # commanded yaw rate, + turning to starboard [rad/s]
+
+
+@dataclass(frozen=True)
 class Wrench:
     """Generalised force asked of the thrusters, body frame FRD."""
 

@@ -34,7 +34,7 @@ from typing import Callable, Optional
 from autopilot.allocation import Allocator
 from autopilot.config import ConfigError, MissionConfig, VesselConfig, default_lookahead_m
 from autopilot.control import HeadingController, SpeedController
-from autopilot.failsafe import NAVIGATING, FailsafeManager, Trigger
+from autopilot.failsafe import ESTIMATED, FailsafeManager, Trigger
 from autopilot.geofence import Geofence
 from autopilot.guidance import MissionGuidance, mission_frame, point_to_ned
 from autopilot.interfaces import NavigationFilter
@@ -46,9 +46,11 @@ from autopilot.modes.identification import IdentificationMode
 from autopilot.modes.loiter import LoiterMode
 from autopilot.modes.manual import ManualMode
 from autopilot.modes.rtl import RtlMode
+from autopilot.modes.velocity import VelocityMode
 from autopilot.prearm import ArmResult, PrearmInputs, prearm_failures
 from autopilot.types import (GpsFix, GuidanceSetpoint, NavState, PulseCommand, SensorBatch, ThrustCommand,
                              Wrench)
+from autopilot.velocity_control import VelocityController
 from drivers.thrust_map import make_thrust_map
 from estimation.ekf_model import IX_E, IX_N
 from estimation.geodesy import LocalFrame
@@ -114,6 +116,8 @@ class Autopilot:
         self.allocator = Allocator(vessel, self.maps)
         self.heading_ctl = HeadingController(vessel, self.allocator.max_yaw_nm)
         self.speed_ctl = SpeedController(vessel, self.allocator.max_surge_n, self.allocator.min_surge_n)
+        self.velocity_ctl = VelocityController(vessel, self.allocator.max_surge_n, self.allocator.min_surge_n,
+                                               self.allocator.max_yaw_nm)
         self.neutral_pulses = PulseCommand(tuple(m.neutral_pulse_us for m in self.maps))
         self.zero_thrust = ThrustCommand(tuple(0.0 for _ in self.maps))
         self.events: list[Event] = []
@@ -143,6 +147,8 @@ class Autopilot:
 
         self.manual = ManualMode(self.allocator.max_surge_n, self.allocator.min_surge_n, self.allocator.max_yaw_nm,
                                  fs.manual.timeout_s)
+        self.velocity = VelocityMode(vessel.hull.max_speed_mps, self.velocity_ctl.max_yaw_rate_rps,
+                                     fs.manual.timeout_s)
         # mission-dependent figures (speeds, radii, the guidance) are filled in by load_mission
         self.modes: dict[str, Mode] = {
             "MANUAL": self.manual,
@@ -150,6 +156,7 @@ class Autopilot:
             "LOITER": LoiterMode(mission.loiter_radius_m, 0.5, drift_fn=self._drift_ne),
             "AUTO": AutoMode(None),
             "RTL": RtlMode(self._home, 0.5, 1.0, 1.0),
+            "VELOCITY": self.velocity,
             "HEADING_HOLD": HeadingHoldMode("HEADING_HOLD", fs.gnss.slow_speed_mps),
             "BRAKE": HeadingHoldMode("BRAKE", 0.0),
         }
@@ -226,7 +233,7 @@ class Autopilot:
         thrusters, sensors and waypoints must be those of the running files: only the tunables differ."""
         self.vessel = vessel
         self.failsafe.cfg = vessel.failsafe
-        self.manual.timeout_s = vessel.failsafe.manual.timeout_s
+        self.manual.timeout_s = self.velocity.timeout_s = vessel.failsafe.manual.timeout_s
         fresh = HeadingController(vessel, self.allocator.max_yaw_nm)
         for attr in ("integral_limit_nm", "_w", "_z", "_ti"):
             setattr(self.heading_ctl, attr, getattr(fresh, attr))
@@ -256,7 +263,7 @@ class Autopilot:
     def prearm_failures(self, t_s: float, mode: Optional[str] = None) -> list:
         """Why arming in `mode` (default: the current or requested mode) would be refused; empty: it would not."""
         name = mode or (self._pending_mode[0] if self._pending_mode else self.mode.name)
-        return prearm_failures(self._prearm_inputs(t_s, name in NAVIGATING), self.vessel.failsafe)
+        return prearm_failures(self._prearm_inputs(t_s, name in ESTIMATED), self.vessel.failsafe)
 
     def arm(self, t_s: float) -> ArmResult:
         """Arm if the pre-arm checks pass; the result says why not. Arming when armed does nothing."""
@@ -310,8 +317,20 @@ class Autopilot:
         self._pending_mode = (name, reason)
 
     def operator_command(self, t_s: float, throttle: float, steering: float) -> None:
-        """MANUAL throttle and steering in [-1, 1] (+ forward, + turn to starboard). Counts as a heartbeat."""
+        """Throttle and steering in [-1, 1] (+ forward, + turn to starboard): MANUAL's force and moment, and in
+        VELOCITY a speed and a turn rate. Counts as a heartbeat."""
         self.manual.command(t_s, throttle, steering)
+        if self.mode is self.velocity:
+            self.velocity.sticks(t_s, throttle, steering)
+        self.failsafe.operator_heartbeat(t_s)
+
+    def velocity_command(self, t_s: float, surge_mps: float, yaw_rate_rps: float) -> None:
+        """VELOCITY's surge speed [m/s] and yaw rate [rad/s, + starboard], clamped to the hull's top speed and
+        control.velocity.max_yaw_rate_dps. Counts as a heartbeat. ValueError when not in VELOCITY (a stray
+        stream must not wait to drive the boat when someone switches modes) or for a non-finite value."""
+        if self.mode is not self.velocity:
+            raise ValueError(f"velocity command refused: the mode is {self.mode.name}, not VELOCITY")
+        self.velocity.command(t_s, surge_mps, yaw_rate_rps)
         self.failsafe.operator_heartbeat(t_s)
 
     def operator_heartbeat(self, t_s: float) -> None:
@@ -362,12 +381,20 @@ class Autopilot:
                 self._mode_finished(t_s, nav)
                 out = self.mode.update(t_s, nav) if self.armed else NEUTRAL
 
-        if not self.armed or (out.setpoint is None and out.wrench is None):
+        if out.velocity is None:
+            self.velocity_ctl.reset()
+        if not self.armed or out.neutral:
             self.heading_ctl.reset()
             self.speed_ctl.reset()
             wrench, thrust, pulses = ZERO_WRENCH, self.zero_thrust, self.neutral_pulses
         else:
-            wrench = out.wrench if out.wrench is not None else self._control(t_s, nav, out.setpoint)
+            if out.wrench is not None:
+                wrench = out.wrench
+            elif out.velocity is not None:
+                wrench = self.velocity_ctl.update(t_s, nav.surge_mps, nav.sway_mps, nav.yaw_rate_rps,
+                                                  out.velocity.surge_mps, out.velocity.yaw_rate_rps)
+            else:
+                wrench = self._control(t_s, nav, out.setpoint)
             thrust = self.allocator.allocate(wrench)
             pulses = PulseCommand(tuple(m.thrust_to_pulse(f) for m, f in zip(self.maps, thrust.thrust_n)))
         # the estimator's model gets the thrust the pulses really produce (dead zone, whole microseconds)

@@ -214,11 +214,14 @@ class AutopilotNode(Node):
         self.desk = self._make_desk(cfg)
         self.loop_calls = None                # autopilot.mavlink.server.LoopCalls when MAVLink is served
         self._sender_names: dict = {}         # publisher gid -> node name, refreshed on a miss
-        self._joy_refused: set = set()
+        self._joy_refused: set = set()       # (what, node) already told off
         quiet_subscription(self, String, t.command, _with_info(self._on_command), command_qos(depth))
         if t.joystick:
             from sensor_msgs.msg import Joy
             quiet_subscription(self, Joy, t.joystick, _with_info(self._on_joy), sensor_qos(ros.qos.sensor_depth))
+        if t.cmd_vel:       # best effort: it matches a teleop publisher of either reliability
+            from geometry_msgs.msg import Twist
+            quiet_subscription(self, Twist, t.cmd_vel, _with_info(self._on_cmd_vel), sensor_qos(ros.qos.sensor_depth))
 
         self._tf = None
         if ros.publish_tf:
@@ -489,19 +492,38 @@ class AutopilotNode(Node):
             self.desk.admit_text(msg.data, self.gate, sender)
             self._publish_state()
 
+    def _stick_sender_allowed(self, sender: str, what: str) -> bool:
+        """With commands.auth on, only nodes in commands.joystick_nodes may drive; each refused node is said
+        once."""
+        if self.gate.auth == "off":
+            return True
+        from autopilot.command_auth import node_allowed
+        if node_allowed(sender, self.cfg.commands.joystick_nodes or ("",)):
+            return True
+        if (what, sender) not in self._joy_refused:
+            self._joy_refused.add((what, sender))
+            self._event(f"refused: {what} from node {sender or '(unknown)'}: not in commands.joystick_nodes",
+                        error=True)
+        return False
+
+    def _on_cmd_vel(self, msg, info=None) -> None:
+        """geometry_msgs/Twist in the body frame (REP-103 FLU): linear.x is VELOCITY's surge speed, angular.z
+        its yaw rate counter-clockwise, so the autopilot's starboard-positive rate is -angular.z. Outside
+        VELOCITY it is refused (the desk says so once per stream, not per message)."""
+        sender = self._sender_node(info, self.cfg.ros.topics.cmd_vel)
+        if not self._stick_sender_allowed(sender, "cmd_vel"):
+            return
+        with self.lock:
+            self.desk.velocity(float(msg.linear.x), -float(msg.angular.z), f"cmd_vel node {sender or '(unknown)'}")
+
     def _on_joy(self, msg, info=None) -> None:
         """A gamepad (sensor_msgs/Joy): with the enable button held, its sticks are MANUAL's throttle and
-        steering and count as operator heartbeats; released, nothing is sent (MANUAL times out to neutral).
-        With commands.auth on, only nodes in commands.joystick_nodes are listened to."""
+        steering (in VELOCITY: a speed and a turn rate) and count as operator heartbeats; released, nothing is
+        sent (MANUAL and VELOCITY time out to neutral). With commands.auth on, only nodes in
+        commands.joystick_nodes are listened to."""
         sender = self._sender_node(info, self.cfg.ros.topics.joystick)
-        if self.gate.auth != "off":
-            from autopilot.command_auth import node_allowed
-            if not node_allowed(sender, self.cfg.commands.joystick_nodes or ("",)):
-                if sender not in self._joy_refused:
-                    self._joy_refused.add(sender)
-                    self._event(f"refused: joystick input from node {sender or '(unknown)'}: not in "
-                                f"commands.joystick_nodes", error=True)
-                return
+        if not self._stick_sender_allowed(sender, "joystick input"):
+            return
         j = self.cfg.ros.joystick
         axes, buttons = msg.axes, msg.buttons
         if j.enable_button >= 0 and (j.enable_button >= len(buttons) or not buttons[j.enable_button]):
