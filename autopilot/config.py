@@ -397,6 +397,55 @@ class IdentificationConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class TrajectoryConfig:
+    """AUTO tracks a time-parametrised reference (autopilot/trajectory.py) instead of following waypoints.
+
+    Positions are metres north (x) and east (y) of the mission's first waypoint, t in seconds from the start of
+    tracking (paper 000 Table 6's references: sinusoid x = 10 sin 0.06t, y = 6 sin 0.12t; circle radius 10,
+    0.055 rad/s; spiral radius 10 + 0.1t, 0.05 rad/s). The boat first goes to the reference's start point and
+    turns along it; the clock starts then."""
+
+    kind: str = param(choices=("sinusoid", "circle", "spiral", "points", "csv"),
+                      doc="sinusoid: x = amp_x sin(omega_x t + phase_x), y = amp_y sin(omega_y t + phase_y) "
+                          "(a Lissajous figure); circle: radius_m, omega_rps (+ clockwise); spiral: radius "
+                          "radius_m + growth_mps t; points: `points` with arrival times; csv: file of t,north,east")
+    duration_s: float = param(240.0, unit="s", min=1.0, max=36000.0, doc="reference time flown")
+    amp_x_m: float = param(10.0, unit="m", min=0.0, max=5000.0)
+    amp_y_m: float = param(6.0, unit="m", min=0.0, max=5000.0)
+    omega_x_rps: float = param(0.06, unit="rad/s", min=0.0, max=10.0)
+    omega_y_rps: float = param(0.12, unit="rad/s", min=0.0, max=10.0)
+    phase_x_rad: float = param(0.0, unit="rad", min=-10.0, max=10.0)
+    phase_y_rad: float = param(0.0, unit="rad", min=-10.0, max=10.0)
+    radius_m: float = param(10.0, unit="m", min=0.5, max=5000.0)
+    omega_rps: float = param(0.055, unit="rad/s", min=-10.0, max=10.0)
+    growth_mps: float = param(0.1, unit="m/s", min=0.0, max=10.0)
+    points: Tuple[Tuple[float, ...], ...] = param((), doc="kind points: [t_s, north_m, east_m] rows, t increasing")
+    csv_file: str = param("", doc="kind csv: path (relative to the mission file) of rows t_s,north_m,east_m")
+    control_point_m: float = param(0.0, unit="m", min=0.0, max=100.0,
+                                   doc="distance a ahead of the CG of the point that tracks the reference; "
+                                       "0: one hull length")
+    gain_per_s: float = param(0.6, unit="1/s", min=0.01, max=10.0, doc="position error gain K")
+    integral_gain_per_s2: float = param(0.09, unit="1/s^2", min=0.0, max=10.0,
+                                        doc="position error integral gain Ki (K^2/4 by default: no overshoot "
+                                            "from it); it takes a steady sideways push; 0 disables")
+    max_lag_m: float = param(0.0, unit="m", min=0.0, max=1000.0,
+                             doc="behind the reference by more than this, its clock slows (the boat cannot keep "
+                                 "up: it follows the path instead of chasing); 0: two hull lengths")
+
+    def validate(self):
+        if self.kind == "points":
+            if len(self.points) < 2:
+                raise ValueError("points: kind points needs at least two [t_s, north_m, east_m] rows")
+            for i, row in enumerate(self.points):
+                if len(row) != 3:
+                    raise ValueError(f"points[{i}]: must be [t_s, north_m, east_m], got {len(row)} numbers")
+            if any(b[0] <= a[0] for a, b in zip(self.points, self.points[1:])):
+                raise ValueError("points: the times must increase")
+        if self.kind == "csv" and not self.csv_file:
+            raise ValueError("csv_file: kind csv needs the file of t_s,north_m,east_m rows")
+
+
+@dataclass(frozen=True, kw_only=True)
 class MissionConfig:
     name: str = param()
     description: str = param("")
@@ -411,6 +460,7 @@ class MissionConfig:
     geofence: Tuple[PointConfig, ...] = param((), doc="polygon the boat must stay inside (>= 3 points)")
     identification: Optional[IdentificationConfig] = param(None, doc="fly an identification (autopilot "
                                                                      "identify hull) around the first waypoint")
+    trajectory: Optional[TrajectoryConfig] = param(None, doc="track a timed reference about the first waypoint")
     source_file: str = param("")
 
     def validate(self):
@@ -420,6 +470,8 @@ class MissionConfig:
             raise ValueError("anchor: required when waypoints are given in metres (north_m/east_m)")
         if self.geofence and len(self.geofence) < 3:
             raise ValueError("geofence: needs at least 3 points")
+        if self.identification is not None and self.trajectory is not None:
+            raise ValueError("trajectory: a mission is either an identification or a trajectory, not both")
 
 
 # --------------------------------------------------------------------------------------------- loading

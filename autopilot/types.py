@@ -97,6 +97,8 @@ class VelocitySetpoint:
 
     surge_mps: float              # commanded surge speed through the ground, + forward [m/s]
     yaw_rate_rps: float           # commanded yaw rate, + turning to starboard [rad/s]
+    prefilter: bool = True        # through the reference models; False for a command that is already smooth
+                                  # and fed back (trajectory tracking: their lag would sit inside its loop)
 
 
 @dataclass(frozen=True)

@@ -46,8 +46,10 @@ from autopilot.modes.identification import IdentificationMode
 from autopilot.modes.loiter import LoiterMode
 from autopilot.modes.manual import ManualMode
 from autopilot.modes.rtl import RtlMode
+from autopilot.modes.trajectory import TrajectoryMode
 from autopilot.modes.velocity import VelocityMode
 from autopilot.prearm import ArmResult, PrearmInputs, prearm_failures
+from autopilot.trajectory import ControlPointTracker, make_reference
 from autopilot.types import (GpsFix, GuidanceSetpoint, NavState, PulseCommand, SensorBatch, ThrustCommand,
                              Wrench)
 from autopilot.velocity_control import VelocityController
@@ -165,9 +167,10 @@ class Autopilot:
 
     @property
     def mission_complete(self) -> bool:
-        """Every waypoint reached, or on an identification mission every segment flown."""
+        """Every waypoint reached, or on an identification or trajectory mission every segment or the whole
+        reference flown."""
         auto = self.modes["AUTO"]
-        return auto.finished if isinstance(auto, IdentificationMode) else self.guidance.complete
+        return auto.finished if isinstance(auto, (IdentificationMode, TrajectoryMode)) else self.guidance.complete
 
     # ------------------------------------------------------------------ commands
     def load_mission(self, mission: MissionConfig) -> None:
@@ -180,6 +183,8 @@ class Autopilot:
         if mission.identification is not None:
             auto = IdentificationMode(mission.identification, self.guidance.waypoints_ned[0],
                                       self.allocator.max_surge_n, self.allocator.max_yaw_nm, cruise)
+        elif mission.trajectory is not None:
+            auto = self._trajectory_mode(mission, cruise)
         else:
             auto = old_auto if isinstance(old_auto, AutoMode) else AutoMode(None)
             auto.guidance = self.guidance
@@ -213,6 +218,18 @@ class Autopilot:
         self.failsafe.fences = fences
         self.config_problems = problems
         self._emit(self._now(), "mission", f"mission {mission.name!r} loaded ({len(mission.waypoints)} waypoints)")
+
+    def _trajectory_mode(self, mission: MissionConfig, cruise_mps: float) -> TrajectoryMode:
+        """AUTO for a trajectory mission; a reference that cannot be made (an unreadable CSV) is a ConfigError."""
+        tc, length = mission.trajectory, self.vessel.hull.length_m
+        try:
+            reference = make_reference(tc, mission.source_file)
+        except ValueError as e:
+            raise ConfigError(mission.source_file or "<mission>", "trajectory", str(e)) from None
+        tracker = ControlPointTracker(tc.control_point_m or length, tc.gain_per_s, self.vessel.hull.max_speed_mps,
+                                      self.velocity_ctl.max_yaw_rate_rps, ki_per_s2=tc.integral_gain_per_s2)
+        return TrajectoryMode(reference, self.guidance.waypoints_ned[0], tracker, tc.max_lag_m or 2.0 * length,
+                              cruise_mps, arrive_m=max(1.5, length), lead_in_m=max(6.0, 5.0 * length))
 
     def _mission_figures(self, mission: MissionConfig) -> None:
         """The speeds and radii the modes take from the mission (and the vessel)."""
@@ -391,8 +408,9 @@ class Autopilot:
             if out.wrench is not None:
                 wrench = out.wrench
             elif out.velocity is not None:
+                v = out.velocity
                 wrench = self.velocity_ctl.update(t_s, nav.surge_mps, nav.sway_mps, nav.yaw_rate_rps,
-                                                  out.velocity.surge_mps, out.velocity.yaw_rate_rps)
+                                                  v.surge_mps, v.yaw_rate_rps, v.prefilter)
             else:
                 wrench = self._control(t_s, nav, out.setpoint)
             thrust = self.allocator.allocate(wrench)

@@ -74,8 +74,10 @@ class VelocityController:
                 ref.reset()
 
     def update(self, t_s: float, surge_mps: float, sway_mps: float, yaw_rate_rps: float,
-               surge_cmd_mps: float, yaw_rate_cmd_rps: float) -> Wrench:
-        """Wrench for the commanded surge speed [m/s] and yaw rate [rad/s, + to starboard] at time t_s [s]."""
+               surge_cmd_mps: float, yaw_rate_cmd_rps: float, prefilter: bool = True) -> Wrench:
+        """Wrench for the commanded surge speed [m/s] and yaw rate [rad/s, + to starboard] at time t_s [s].
+        prefilter False: follow the command as given (an outer loop that already shapes it), the reference
+        models then restart from the measured values when they are next used."""
         if not _finite(t_s, surge_mps, sway_mps, yaw_rate_rps, surge_cmd_mps, yaw_rate_cmd_rps):
             return Wrench(0.0, 0.0)
         dt = _step_dt(self._t_prev, t_s)
@@ -84,8 +86,12 @@ class VelocityController:
         u, v, r = surge_mps, sway_mps, yaw_rate_rps
         uc = max(-self.max_speed_mps, min(self.max_speed_mps, surge_cmd_mps))
         rc = max(-self.max_yaw_rate_rps, min(self.max_yaw_rate_rps, yaw_rate_cmd_rps))
-        ud, ud_dot = self._ref_u.update(t_s, uc, u) if self._ref_u is not None else (uc, 0.0)
-        rd, rd_dot = self._ref_r.update(t_s, rc, r) if self._ref_r is not None else (rc, 0.0)
+        use_ref = prefilter and self._ref_u is not None
+        if not use_ref and self._ref_u is not None:
+            self._ref_u.reset()
+            self._ref_r.reset()
+        ud, ud_dot = self._ref_u.update(t_s, uc, u) if use_ref else (uc, 0.0)
+        rd, rd_dot = self._ref_r.update(t_s, rc, r) if use_ref else (rc, 0.0)
         self.surge_ref_mps, self.yaw_rate_ref_rps = ud, rd
 
         uf, rf = _between_zero_and(u, ud), _between_zero_and(r, rd)

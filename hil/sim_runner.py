@@ -99,6 +99,20 @@ def identification_time_s(mission: MissionConfig) -> float:
     return sum(s.duration_s + back_s for s in segments)
 
 
+def trajectory_figures(err_ne: np.ndarray, mode) -> dict:
+    """Tracking figures of a trajectory mission from (north, east) errors of the true CG to the reference:
+    RMSE and MAE of the distance and per axis, the reference time flown and how far its clock fell behind."""
+    if len(err_ne) == 0:
+        return {"kind": mode.reference.name, "tracked_s": 0.0, "complete": mode.finished}
+    d = np.hypot(err_ne[:, 0], err_ne[:, 1])
+    return {"kind": mode.reference.name, "complete": mode.finished,
+            "reference_time_s": round(mode.clock.tau_s, 2), "time_behind_s": round(mode.time_behind_s, 2),
+            "pos_rmse_m": round(float(np.sqrt(np.mean(d * d))), 4), "pos_mae_m": round(float(np.mean(d)), 4),
+            "pos_max_m": round(float(np.max(d)), 4),
+            "north_rmse_m": round(float(np.sqrt(np.mean(err_ne[:, 0] ** 2))), 4),
+            "east_rmse_m": round(float(np.sqrt(np.mean(err_ne[:, 1] ** 2))), 4)}
+
+
 def mission_length_m(waypoints_ned, start_ne) -> float:
     pts = [start_ne] + list(waypoints_ned)
     return sum(math.hypot(b[0] - a[0], b[1] - a[1]) for a, b in zip(pts, pts[1:]))
@@ -203,12 +217,15 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         t_end = opts.duration_s
     elif mission.identification is not None:
         t_end = 120.0 + identification_time_s(mission)
+    elif mission.trajectory is not None:          # the reference's time, twice (its clock slows if the boat lags)
+        t_end = 120.0 + 2.0 * mission.trajectory.duration_s
     else:
         t_end = 120.0 + 3.0 * mission_length_m(waypoints_ned, (n0, e0)) / mission.cruise_speed_mps
     n_cycles = int(round(t_end / dt))
     maps = autopilot.maps
 
     trace = np.full((n_cycles, len(TRACE_FIELDS)), np.nan)
+    track_err: list = []             # (north, east) of truth minus the trajectory reference, while tracking
     thrust_log = np.zeros((n_cycles, len(maps)))
     pulse_log = np.zeros((n_cycles, len(maps)))
     gps_ne = []
@@ -278,6 +295,9 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
                                      math.remainder(truth.heading_rad - autopilot.modes["LOITER"].heading_ref_rad,
                                                     2.0 * math.pi)))
         in_auto = res.mode == "AUTO"
+        traj = autopilot.modes["AUTO"] if mission.trajectory is not None else None
+        if in_auto and traj is not None and traj.phase == "track" and traj.reference_ne is not None:
+            track_err.append((truth.north_m - traj.reference_ne[0], truth.east_m - traj.reference_ne[1]))
         metrics.add_cycle(t, truth_ne, truth.heading_rad, res.nav, autopilot.guidance.leg if in_auto else None,
                           autopilot.guidance.index, in_auto)
         nav, sp = res.nav, res.setpoint
@@ -357,6 +377,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
     if mission.identification is not None:
         report["identification"] = {"segments_flown": auto.index, "segments_total": len(auto.segments),
                                     "cut_short": auto.cut_short}
+    if mission.trajectory is not None:
+        report["trajectory"] = trajectory_figures(np.array(track_err).reshape(-1, 2), auto)
     trace_d = {name: trace[:n_done, i] for i, name in enumerate(TRACE_FIELDS)}
     return SimResult(report=report, trace=trace_d, thrust_n=thrust_log[:n_done], pulses_us=pulse_log[:n_done],
                      gps_ne=np.array(gps_ne).reshape(-1, 2), waypoints_ned=list(waypoints_ned),
