@@ -38,6 +38,7 @@ class FieldServices:
         self.applied_thrust_fn: Optional[Callable[[], Optional[tuple]]] = None   # ESC-output thrust, for the log
         self.estimator = None               # the autopilot's estimator: its inputs are logged for replay
         self.path_fn: Optional[Callable[[], tuple]] = None   # (waypoints NED, start NED): run.mcap's path
+        self.time_offset_ns: Optional[int] = None   # ROS time of loop time 0 (wall clock): the log's stamps
         self._path_logged = None
         # steps before the log opened (the loop starts first): kept, so a replay starts at the filter's birth
         self._early_steps: collections.deque = collections.deque(maxlen=EARLY_STEPS)
@@ -57,7 +58,7 @@ class FieldServices:
         """Open the run directory (when logging is configured) and write the events seen so far."""
         if self._log_args is None or self.log is not None:
             return
-        self.log = RunLogger(**self._log_args)
+        self.log = RunLogger(**self._log_args, time_offset_ns=self.time_offset_ns)
         for ev in self._early_events:
             self.log.event(ev.time_s, ev.kind, ev.message, **_event_fields(ev))
         self._early_events.clear()

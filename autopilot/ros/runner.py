@@ -90,6 +90,8 @@ class BoatProcess:
         if services is not None:
             services.applied_thrust_fn = self.autopilot.applied_thrust_n     # read only when a log row is due
             services.estimator = self.autopilot.autopilot.estimator          # its inputs are logged for replay
+            if not use_sim_time:         # stamps in run.mcap = the published ones (wall-clock ROS time)
+                services.time_offset_ns = self.autopilot.tb.origin_ns
             core = self.autopilot.autopilot
             services.path_fn = lambda: (core.guidance.waypoints_ned,
                                         core.start_point_ned() if hasattr(core, "start_point_ned") else None)

@@ -59,6 +59,8 @@ class RunLogger:
     (e.g. the boat config, the magnetometer calibration); thruster_names (the per-thruster topics); ros (the
     boat config's RosConfig: topic names, namespace, frame ids, QoS depths of run.mcap; None: defaults);
     vessel (the loaded vessel: sensor placement for /tf_static, sensor noise for the covariances);
+    time_offset_ns (UTC [ns] of row time 0, e.g. the ROS node's TimeBase origin, so run.mcap's header stamps
+    equal the live messages'; None: taken from utc_now at the first entry);
     flush_period_s; queue_s and realtime: when the writer falls more than queue_s of rows behind, a realtime
     logger (the boat) drops rows and says so once in an event, a non-realtime one (a faster-than-real-time
     simulation) makes log_cycle wait for the writer; meta_extra: more keys for meta.json (a replay names its
@@ -70,7 +72,7 @@ class RunLogger:
                  keep_runs: Optional[int] = 50, max_total_mb: Optional[float] = 2000.0, *,
                  mission_name: Optional[str] = None, extra_files: Iterable = (),
                  thruster_names: Sequence[str] = (), write_mcap: bool = True, flush_period_s: float = 0.5,
-                 ros=None, vessel=None,
+                 ros=None, vessel=None, time_offset_ns: Optional[int] = None,
                  queue_s: float = 10.0, realtime: bool = True, meta_extra: Optional[dict] = None,
                  utc_now: Callable[[], datetime] = None,
                  clock: Callable[[], float] = time.monotonic, open_file: Callable = open):
@@ -98,6 +100,10 @@ class RunLogger:
         self._columns = None
         self._formatters: Dict[str, Callable] = {}
         self._offset_s: Optional[float] = None
+        self._offset_ns = 0
+        if time_offset_ns is not None:          # the ROS node's time base: run.mcap's stamps are the live ones
+            self._offset_ns = int(time_offset_ns)
+            self._offset_s = self._offset_ns * 1e-9
         self._queue = collections.deque()
         self._queue_cap = int(queue_s * self.rate_hz) + 100
         self._inputs = collections.deque()          # estimator steps: every cycle, not decimated
@@ -269,6 +275,7 @@ class RunLogger:
     def _note_time(self, t_s: float) -> None:
         if self._offset_s is None:
             self._offset_s = self._utc_now().timestamp() - float(t_s)
+            self._offset_ns = int(round(self._offset_s * 1e9))
 
     # ---------------------------------------------------------------------------------- writer thread
     def _writer(self) -> None:
@@ -303,7 +310,7 @@ class RunLogger:
                 self._write_item(*q.popleft())
 
     def _ns(self, t_s: float) -> int:
-        return int(round((t_s + self._offset_s) * 1e9))
+        return int(round(t_s * 1e9)) + self._offset_ns
 
     def _write_item(self, kind: str, t_s: float, item) -> None:
         csv_f, ev_f, mcap = self._files["csv"], self._files["events"], self._mcap
