@@ -194,8 +194,12 @@ def markdown() -> str:
         "(std_msgs/String), `joy` (sensor_msgs/Joy) and `/clock` (under use_sim_time), and the services",
         "`autopilot/arm` (std_srvs/SetBool) and `autopilot/hold` (std_srvs/Trigger).",
         "",
-        "The run log's `/diagnostics` carries the whole state.csv row as key/values once a second (the live one has a",
-        "status per component), and its `/rosout` carries the run's events.",
+        "In the run log the topics the node publishes at `ros.state_rate_hz` come at the log's rate",
+        "(`logging.rate_hz`, default 10 Hz, up to every cycle), the sensors with every sample the loop read, the path",
+        "once per mission, the state on change and every second (mode, armed, waypoint_index, time_s). Its",
+        "`/diagnostics` carries the whole state.csv row as key/values once a second (the live one has a status per",
+        "component), and its `/rosout` the run's events. On a wall-clock boat its header stamps are the published",
+        "ones (the node's time base).",
         "",
     ]
     return "\n".join(lines)
