@@ -111,7 +111,9 @@ def test_sigkill_loses_at_most_the_last_second_and_the_rest_opens(tmp_path):
                 assert m.transforms[1].child_frame_id == "base_link"
             else:
                 last = m
-    assert last.pose.pose.position.y == pytest.approx(0.01 * (len(stamps) - 1), abs=0.05)   # north_m = 0.01 k
+    t_last = last.header.stamp.sec + last.header.stamp.nanosec * 1e-9 - offset
+    k = int(abs(run["time_s"] - t_last).argmin())                 # the state.csv row of the same cycle
+    assert abs(run["time_s"][k] - t_last) < 1e-3 and last.pose.pose.position.y == pytest.approx(run["north_m"][k])
 
 
 class _FillingFile:
