@@ -72,9 +72,13 @@ def recover(args) -> int:
         tmp.unlink(missing_ok=True)
         print(f"{mcap}: cannot recover: {e}")
         return 1
-    os.replace(mcap, partial)
-    os.replace(tmp, mcap)
-    write_metadata(mcap.parent, mcap.name, stats)
+    try:
+        os.replace(mcap, partial)
+        os.replace(tmp, mcap)
+        write_metadata(mcap.parent, mcap.name, stats)
+    except OSError as e:
+        print(f"{mcap}: recovered into {tmp.name}, but cannot put it in place: {e}")
+        return 1
     print(f"{mcap}: recovered {n} messages (original kept as {partial.name}); wrote {FILE_NAME} (the run "
           f"directory is a rosbag2 bag)")
     return 0
