@@ -199,7 +199,8 @@ def markdown() -> str:
         "once per mission, the state on change and every second (mode, armed, waypoint_index, time_s). Its",
         "`/diagnostics` carries the whole state.csv row as key/values once a second (the live one has a status per",
         "component), and its `/rosout` the run's events. On a wall-clock boat its header stamps are the published",
-        "ones (the node's time base).",
+        "ones (the node's time base). A process without the gnss / imu nodes (`ros.nodes`, e.g. the gazebo backend,",
+        "whose sensors arrive on the bridge's topics) still logs the samples it read under the names above.",
         "",
     ]
     return "\n".join(lines)
