@@ -5,12 +5,14 @@ another tuning (--ekf-tuning FILE, a YAML of EkfTuning fields), and write a new 
 `autopilot plot` draws beside the original (see autopilot/replay.py). Exit 0 when replayed, 1 when the run
 cannot be replayed (no or unreadable inputs), 2 for a malformed --ekf-tuning or --vessel file.
 
-recover: make the run.mcap of a crashed run readable by every MCAP tool.
+recover: make the run.mcap of a crashed run readable by every MCAP tool, and its run directory a rosbag2 bag.
 
 A run killed by SIGKILL, the watchdog or a power cut leaves run.mcap without its summary and footer (see
 autopilot.runlog.mcap_log). Our reader and mcap's NonSeekingReader read it as it is; Foxglove, `ros2 bag` and
 `mcap.reader.make_reader` want the footer. This rewrites the readable part as a complete, indexed, compressed
-file: the original is kept as run.mcap.partial and the repaired file takes its place.
+file: the original is kept as run.mcap.partial and the repaired file takes its place; metadata.yaml (topics,
+types, QoS from the channels' metadata, counts) is written beside it, so rosbags and `ros2 bag` open the run
+directory. A complete run.mcap without metadata.yaml (a run logged before bags) only gets its metadata.yaml.
 """
 from __future__ import annotations
 
@@ -42,7 +44,8 @@ def register(subparsers) -> None:
 
 
 def recover(args) -> int:
-    from autopilot.runlog.mcap_log import mcap_is_complete, recover_mcap
+    from autopilot.runlog.bag_metadata import FILE_NAME, BagStats, write_metadata
+    from autopilot.runlog.mcap_log import mcap_is_complete, mcap_stats, recover_mcap
 
     p = Path(args.run)
     mcap = p / "run.mcap" if p.is_dir() else p
@@ -50,19 +53,34 @@ def recover(args) -> int:
         print(f"{mcap}: not found")
         return 1
     if mcap_is_complete(mcap):
-        print(f"{mcap}: already complete (closed cleanly); nothing to do")
+        if (mcap.parent / FILE_NAME).is_file():
+            print(f"{mcap}: already complete (closed cleanly); nothing to do")
+            return 0
+        try:
+            write_metadata(mcap.parent, mcap.name, mcap_stats(mcap))
+        except (OSError, ValueError) as e:
+            print(f"{mcap}: complete, but {FILE_NAME} cannot be written: {e}")
+            return 1
+        print(f"{mcap}: complete; wrote {FILE_NAME} (the run directory is a rosbag2 bag)")
         return 0
     partial = mcap.with_name(mcap.name + ".partial")
     tmp = mcap.with_name(mcap.name + ".recovering")
+    stats = BagStats()
     try:
-        n = recover_mcap(mcap, tmp)
+        n = recover_mcap(mcap, tmp, stats)
     except (OSError, ValueError) as e:
         tmp.unlink(missing_ok=True)
         print(f"{mcap}: cannot recover: {e}")
         return 1
-    os.replace(mcap, partial)
-    os.replace(tmp, mcap)
-    print(f"{mcap}: recovered {n} messages (original kept as {partial.name})")
+    try:
+        os.replace(mcap, partial)
+        os.replace(tmp, mcap)
+        write_metadata(mcap.parent, mcap.name, stats)
+    except OSError as e:
+        print(f"{mcap}: recovered into {tmp.name}, but cannot put it in place: {e}")
+        return 1
+    print(f"{mcap}: recovered {n} messages (original kept as {partial.name}); wrote {FILE_NAME} (the run "
+          f"directory is a rosbag2 bag)")
     return 0
 
 

@@ -137,7 +137,8 @@ def register(subparsers) -> None:
     p.add_argument("--report", metavar="FILE.json")
     p.add_argument("--log", metavar="DIR",
                    help="write the run log into DIR/<time>_<mission>/: state.csv (opens in a spreadsheet), "
-                        "events.jsonl, run.mcap; `autopilot plot` draws it")
+                        "events.jsonl, run.mcap + metadata.yaml (a rosbag2 bag of the live topics); `autopilot "
+                        "plot` draws it. With --transport ros the autopilot process writes it, as on a boat")
     p.add_argument("--log-rate-hz", type=_positive, default=10.0, metavar="HZ",
                    help="rows per second in the run log (default 10, up to 50)")
     p.set_defaults(func=run)
@@ -267,7 +268,8 @@ class SimRunLog:
         self.log = RunLogger(log_dir, vessel.source_file or None, mission.source_file or None,
                              rate_hz=min(rate_hz, 50.0), keep_runs=None, max_total_mb=None,
                              mission_name=mission.name, thruster_names=[t.name for t in vessel.thrusters],
-                             realtime=False)
+                             realtime=False, vessel=vessel)
+        self._path_logged = None
         self._fix = None
         self._unlogged_fix = None     # a valid fix not yet in a state.csv row
         self._events_seen = 0
@@ -284,6 +286,12 @@ class SimRunLog:
                 self._unlogged_fix = fix
             self.log.log_gnss(t_s, fix)
         if self.log.due(t_s):
+            g = getattr(autopilot, "guidance", None)
+            wps = getattr(g, "waypoints_ned", None)
+            if wps is not None and wps is not self._path_logged:       # a new mission is a new list
+                self._path_logged = wps
+                start = getattr(autopilot, "start_point_ned", None)
+                self.log.log_path(t_s, wps, start() if start is not None else None)
             fix = self._fix
             if self.log.log_cycle(t_s, self._cycle_row(
                     result, self.frame, gps_age_s=float("nan") if fix is None else t_s - fix.time_s,
@@ -296,9 +304,9 @@ class SimRunLog:
 
 
 def _run_over_ros(vessel, mission, env, args) -> int:
-    if args.plot or args.log:
-        print("error: --plot and --log are not available with --transport ros yet; the report is "
-              "(--report FILE.json)", file=sys.stderr)
+    if args.plot:
+        print("error: --plot is not available with --transport ros yet; the report (--report FILE.json) and the "
+              "run log (--log DIR, then `autopilot plot`) are", file=sys.stderr)
         return 2
     try:
         from autopilot.ros.sim_transport import run_ros_sim
@@ -315,6 +323,11 @@ def _run_over_ros(vessel, mission, env, args) -> int:
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
         Path(args.report).write_text(json.dumps(_jsonable(report), indent=2) + "\n")
         print(f"report: {args.report}")
+    if args.log:
+        if not report.get("log_dir"):
+            print(f"error: the autopilot process left no run directory in {args.log}", file=sys.stderr)
+            return 1
+        print(f"log:    {report['log_dir']} (a rosbag2 bag of the autopilot process's topics)")
     return 0
 
 

@@ -182,10 +182,13 @@ def _replay(src: Path, run, reader, steps, ekf, base_ekf, vessel_path, tuning_fi
     name = (mission_name if isinstance(mission_name, str) and mission_name else src.name) + "-replay"
     meta = {"replay_of": str(src.resolve()), "replay_ekf_tuning": None if tuning_file is None else str(tuning_file),
             "replay_tuning_changes": {k: list(v) for k, v in changes.items()}}
+    from autopilot.config import load_vessel
+    vessel = load_vessel(str(vessel_path))       # loaded once already by _build_filter: known to load
     log = RunLogger(Path(out_base) if out_base is not None else src.parent, vessel_path, _kept_file(run, "mission"),
                     rate_hz=_log_rate_hz(run), keep_runs=None, max_total_mb=None,
                     mission_name=name, extra_files=[tuning_file] if tuning_file else (), realtime=False,
-                    queue_s=_QUEUE_S, meta_extra=meta)
+                    queue_s=_QUEUE_S, meta_extra=meta, thruster_names=[t.name for t in vessel.thrusters],
+                    vessel=vessel)
     if not log.healthy:
         raise ReplayError(f"cannot write the replay: {log.error}")
     diffs, errors, gaps = [], [], []       # (position [m], heading [deg]); truth errors per row; missing steps

@@ -7,7 +7,9 @@ its command topic (a token made for the run), asks for AUTO the same way, watche
 same report as the in-process sim (hil.sim_metrics) from ground truth it keeps to itself, plus:
 - latency_p50_ms / latency_p99_ms: wall time from the stand-in publishing a step's sensor messages to the arrival
   of the last thruster command that step caused (both DDS hops and the autopilot's cycle);
-- steps_unanswered: steps for which no thrust came back within the lockstep timeout.
+- steps_unanswered: steps for which no thrust came back within the lockstep timeout;
+- log_dir: with `--log DIR`, the run directory the autopilot process wrote (its own run log, a rosbag2 bag of
+  the topics it publishes; the plant's truth stays in the stand-in, so it has no sim/truth topic).
 """
 from __future__ import annotations
 
@@ -26,9 +28,12 @@ import yaml
 from autopilot.config import CONFIG_DIR
 
 
-def boat_config_for(vessel, mission_path: str, workdir: Path) -> Path:
+def boat_config_for(vessel, mission_path: str, workdir: Path, log_dir: Optional[str] = None,
+                    log_rate_hz: float = 10.0) -> Path:
     """The vessel's gazebo boat config (config/gazebo/NAME_boat.yaml) pointed at `mission_path`, or, for a vessel
-    without one, a generic Gazebo-Thruster-system mapping (/model/NAME/joint/THRUSTER_thruster_joint/cmd_thrust)."""
+    without one, a generic Gazebo-Thruster-system mapping (/model/NAME/joint/THRUSTER_thruster_joint/cmd_thrust).
+    With `log_dir` the autopilot process writes its run log there (as `autopilot run` does on a boat: a rosbag2
+    run directory); without, it logs nothing."""
     shipped = CONFIG_DIR / "gazebo" / f"{vessel.name}_boat.yaml"
     if shipped.exists() and Path(vessel.source_file).resolve().parent == (CONFIG_DIR / "vessels").resolve():
         data = yaml.safe_load(shipped.read_text(encoding="utf-8"))
@@ -45,6 +50,11 @@ def boat_config_for(vessel, mission_path: str, workdir: Path) -> Path:
     data["vessel"] = str(Path(vessel.source_file).resolve())
     data["mission"] = str(Path(mission_path).resolve())
     data["backend"] = "gazebo"
+    if log_dir:
+        data["logging"] = {**data.get("logging", {}), "enabled": True, "dir": str(Path(log_dir).resolve()),
+                           "rate_hz": float(min(log_rate_hz, 50.0)), "keep_runs": 100000, "max_total_mb": 1e7}
+    else:
+        data["logging"] = {**data.get("logging", {}), "enabled": False}
     path = workdir / "boat.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     from autopilot.command_auth import write_new_token
@@ -117,7 +127,11 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
     guidance = MissionGuidance(mission, vessel, frame)
     wps = guidance.waypoints_ned
     with tempfile.TemporaryDirectory(prefix="autopilot-ros-sim-") as tmp:
-        cfg_path = boat_config_for(vessel, mission.source_file, Path(tmp))
+        log_dir = getattr(args, "log", None)
+        cfg_path = boat_config_for(vessel, mission.source_file, Path(tmp), log_dir=log_dir,
+                                   log_rate_hz=float(getattr(args, "log_rate_hz", 10.0) or 10.0))
+        from autopilot.runlog.rundir import list_runs
+        runs_before = set(list_runs(Path(log_dir))) if log_dir else set()
         cfg = load_boat_config(cfg_path)
         context = rclpy.Context()
         rclpy.init(context=context)
@@ -224,6 +238,9 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
         "steps": standin.k, "steps_unanswered": standin.missed_steps,
     }
     report.update(metrics.summary())
+    if log_dir:
+        new_runs = [r for r in list_runs(Path(log_dir)) if r not in runs_before]
+        report["log_dir"] = str(new_runs[-1]) if new_runs else None
     for line in out.splitlines():
         if "cycles, cost p50" in line:
             report["autopilot_process_timing"] = line.split("thrusters at neutral; ", 1)[-1].strip()
