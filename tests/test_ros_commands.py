@@ -130,14 +130,17 @@ def test_cmd_vel_drives_velocity_mode_and_is_refused_in_other_modes(tmp_path):
         said = []
         node.desk.add_listener(lambda text, err: said.append(text))
         assert spin(10, lambda: bool(node.arm()[0]))
-        send(0.8, 0.0, 0.5)
+        end = time.monotonic() + 10.0          # until discovery has matched the teleop and a refusal came back
+        while time.monotonic() < end and not any("velocity command refused" in t for t in said):
+            send(0.8, 0.0, 0.2)
+        send(0.8, 0.0, 0.5)                     # and a stream of them is refused once, not per message
         assert node.last_result.mode == "HOLD" and sum(abs(f) for f in node.last_result.thrust.thrust_n) == 0.0
         assert node.set_mode("VELOCITY", "test")[0]
         assert spin(10, lambda: node.last_result.mode == "VELOCITY")
         send(0.8, -0.15, 3.0)
         w = node.last_result.wrench
         assert node.last_result.mode == "VELOCITY" and w.surge_n > 0.0 and w.yaw_nm > 0.0
-        refusals = [t for t in said if "cmd_vel refused" in t]
+        refusals = [t for t in said if "velocity command refused" in t]
         assert len(refusals) == 1 and "HOLD" in refusals[0] and "teleop" in refusals[0]      # said once, not per message
     finally:
         proc.stop()

@@ -191,7 +191,8 @@ def markdown() -> str:
     lines += [
         "",
         "Not topics of this table: rcl's own `/parameter_events` (every node), the subscriptions `autopilot/command`",
-        "(std_msgs/String), `joy` (sensor_msgs/Joy) and `/clock` (under use_sim_time), and the services",
+        "(std_msgs/String), `joy` (sensor_msgs/Joy), `cmd_vel` (geometry_msgs/Twist, best effort: VELOCITY's surge",
+        "speed in m/s and yaw rate in rad/s, counter-clockwise) and `/clock` (under use_sim_time), and the services",
         "`autopilot/arm` (std_srvs/SetBool) and `autopilot/hold` (std_srvs/Trigger).",
         "",
         "In the run log the topics the node publishes at `ros.state_rate_hz` come at the log's rate",
