@@ -405,10 +405,11 @@ class TrajectoryConfig:
     0.055 rad/s; spiral radius 10 + 0.1t, 0.05 rad/s). The boat first goes to the reference's start point and
     turns along it; the clock starts then."""
 
-    kind: str = param(choices=("sinusoid", "circle", "spiral", "points", "csv"),
+    kind: str = param(choices=("sinusoid", "circle", "spiral", "points", "csv", "path"),
                       doc="sinusoid: x = amp_x sin(omega_x t + phase_x), y = amp_y sin(omega_y t + phase_y) "
                           "(a Lissajous figure); circle: radius_m, omega_rps (+ clockwise); spiral: radius "
-                          "radius_m + growth_mps t; points: `points` with arrival times; csv: file of t,north,east")
+                          "radius_m + growth_mps t; points: `points` with arrival times; csv: file of t,north,east; "
+                          "path: no times, `path_points` followed at speed_mps (paper 000 5.4)")
     duration_s: float = param(240.0, unit="s", min=1.0, max=36000.0, doc="reference time flown")
     amp_x_m: float = param(10.0, unit="m", min=0.0, max=5000.0)
     amp_y_m: float = param(6.0, unit="m", min=0.0, max=5000.0)
@@ -421,6 +422,11 @@ class TrajectoryConfig:
     growth_mps: float = param(0.1, unit="m/s", min=0.0, max=10.0)
     points: Tuple[Tuple[float, ...], ...] = param((), doc="kind points: [t_s, north_m, east_m] rows, t increasing")
     csv_file: str = param("", doc="kind csv: path (relative to the mission file) of rows t_s,north_m,east_m")
+    path_points: Tuple[Tuple[float, ...], ...] = param((), doc="kind path: [north_m, east_m] points, a straight "
+                                                              "line for two, a spline through three or more")
+    speed_mps: float = param(0.7, unit="m/s", min=0.05, max=20.0, doc="kind path: speed along the path")
+    max_lateral_accel_mps2: float = param(0.3, unit="m/s^2", min=0.01, max=10.0,
+                                          doc="kind path: the speed drops before bends to keep U^2 kappa below this")
     control_point_m: float = param(0.0, unit="m", min=0.0, max=100.0,
                                    doc="distance a ahead of the CG of the point that tracks the reference; "
                                        "0: one hull length")
@@ -441,6 +447,9 @@ class TrajectoryConfig:
                     raise ValueError(f"points[{i}]: must be [t_s, north_m, east_m], got {len(row)} numbers")
             if any(b[0] <= a[0] for a, b in zip(self.points, self.points[1:])):
                 raise ValueError("points: the times must increase")
+        if self.kind == "path":
+            if len(self.path_points) < 2 or any(len(r) != 2 for r in self.path_points):
+                raise ValueError("path_points: kind path needs at least two [north_m, east_m] points")
         if self.kind == "csv" and not self.csv_file:
             raise ValueError("csv_file: kind csv needs the file of t_s,north_m,east_m rows")
 

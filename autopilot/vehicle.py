@@ -46,10 +46,10 @@ from autopilot.modes.identification import IdentificationMode
 from autopilot.modes.loiter import LoiterMode
 from autopilot.modes.manual import ManualMode
 from autopilot.modes.rtl import RtlMode
-from autopilot.modes.trajectory import TrajectoryMode
+from autopilot.modes.trajectory import PathFollowMode, TrajectoryMode
 from autopilot.modes.velocity import VelocityMode
 from autopilot.prearm import ArmResult, PrearmInputs, prearm_failures
-from autopilot.trajectory import ControlPointTracker, make_reference
+from autopilot.trajectory import ControlPointTracker, make_path, make_reference
 from autopilot.types import (GpsFix, GuidanceSetpoint, NavState, PulseCommand, SensorBatch, ThrustCommand,
                              Wrench)
 from autopilot.velocity_control import VelocityController
@@ -170,7 +170,8 @@ class Autopilot:
         """Every waypoint reached, or on an identification or trajectory mission every segment or the whole
         reference flown."""
         auto = self.modes["AUTO"]
-        return auto.finished if isinstance(auto, (IdentificationMode, TrajectoryMode)) else self.guidance.complete
+        return (auto.finished if isinstance(auto, (IdentificationMode, TrajectoryMode, PathFollowMode))
+                else self.guidance.complete)
 
     # ------------------------------------------------------------------ commands
     def load_mission(self, mission: MissionConfig) -> None:
@@ -219,15 +220,19 @@ class Autopilot:
         self.config_problems = problems
         self._emit(self._now(), "mission", f"mission {mission.name!r} loaded ({len(mission.waypoints)} waypoints)")
 
-    def _trajectory_mode(self, mission: MissionConfig, cruise_mps: float) -> TrajectoryMode:
-        """AUTO for a trajectory mission; a reference that cannot be made (an unreadable CSV) is a ConfigError."""
+    def _trajectory_mode(self, mission: MissionConfig, cruise_mps: float):
+        """AUTO for a trajectory or path mission; a reference that cannot be made (an unreadable CSV) is a
+        ConfigError."""
         tc, length = mission.trajectory, self.vessel.hull.length_m
+        tracker = ControlPointTracker(tc.control_point_m or length, tc.gain_per_s, self.vessel.hull.max_speed_mps,
+                                      self.velocity_ctl.max_yaw_rate_rps, ki_per_s2=tc.integral_gain_per_s2)
         try:
+            if tc.kind == "path":
+                return PathFollowMode(make_path(tc, self.guidance.waypoints_ned[0]), tracker,
+                                      arrive_m=max(1.5, length))
             reference = make_reference(tc, mission.source_file)
         except ValueError as e:
             raise ConfigError(mission.source_file or "<mission>", "trajectory", str(e)) from None
-        tracker = ControlPointTracker(tc.control_point_m or length, tc.gain_per_s, self.vessel.hull.max_speed_mps,
-                                      self.velocity_ctl.max_yaw_rate_rps, ki_per_s2=tc.integral_gain_per_s2)
         return TrajectoryMode(reference, self.guidance.waypoints_ned[0], tracker, tc.max_lag_m or 2.0 * length,
                               cruise_mps, arrive_m=max(1.5, length), lead_in_m=max(6.0, 5.0 * length))
 

@@ -113,6 +113,20 @@ def trajectory_figures(err_ne: np.ndarray, mode) -> dict:
             "east_rmse_m": round(float(np.sqrt(np.mean(err_ne[:, 1] ** 2))), 4)}
 
 
+def path_figures(err: np.ndarray, mode) -> dict:
+    """Path-following figures from (cross-track of the true CG to the path [m], speed over ground minus the
+    path's speed profile [m/s]) while following."""
+    out = {"length_m": round(mode.path.length_m, 2), "complete": mode.finished}
+    if len(err):
+        def rms(a):
+            return round(float(np.sqrt(np.mean(a * a))), 4)
+        last = err[-max(1, len(err) // 4):]
+        out.update(path_err_rms_m=rms(err[:, 0]), path_err_max_m=round(float(np.max(np.abs(err[:, 0]))), 4),
+                   path_err_last_quarter_rms_m=rms(last[:, 0]), speed_err_rms_mps=rms(err[:, 1]),
+                   speed_err_last_quarter_rms_mps=rms(last[:, 1]))
+    return out
+
+
 def mission_length_m(waypoints_ned, start_ne) -> float:
     pts = [start_ne] + list(waypoints_ned)
     return sum(math.hypot(b[0] - a[0], b[1] - a[1]) for a, b in zip(pts, pts[1:]))
@@ -217,6 +231,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         t_end = opts.duration_s
     elif mission.identification is not None:
         t_end = 120.0 + identification_time_s(mission)
+    elif mission.trajectory is not None and mission.trajectory.kind == "path":
+        t_end = 120.0 + 3.0 * autopilot.modes["AUTO"].path.length_m / mission.trajectory.speed_mps
     elif mission.trajectory is not None:          # the reference's time, twice (its clock slows if the boat lags)
         t_end = 120.0 + 2.0 * mission.trajectory.duration_s
     else:
@@ -297,7 +313,12 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         in_auto = res.mode == "AUTO"
         traj = autopilot.modes["AUTO"] if mission.trajectory is not None else None
         if in_auto and traj is not None and traj.phase == "track" and traj.reference_ne is not None:
-            track_err.append((truth.north_m - traj.reference_ne[0], truth.east_m - traj.reference_ne[1]))
+            if mission.trajectory.kind == "path":
+                i = traj.path.project(truth.north_m, truth.east_m)
+                track_err.append((traj.path.cross_track_m(i, truth.north_m, truth.east_m),
+                                  math.hypot(truth.surge_mps, truth.sway_mps) - traj.speed_ref_mps))
+            else:
+                track_err.append((truth.north_m - traj.reference_ne[0], truth.east_m - traj.reference_ne[1]))
         metrics.add_cycle(t, truth_ne, truth.heading_rad, res.nav, autopilot.guidance.leg if in_auto else None,
                           autopilot.guidance.index, in_auto)
         nav, sp = res.nav, res.setpoint
@@ -377,7 +398,9 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
     if mission.identification is not None:
         report["identification"] = {"segments_flown": auto.index, "segments_total": len(auto.segments),
                                     "cut_short": auto.cut_short}
-    if mission.trajectory is not None:
+    if mission.trajectory is not None and mission.trajectory.kind == "path":
+        report["path"] = path_figures(np.array(track_err).reshape(-1, 2), auto)
+    elif mission.trajectory is not None:
         report["trajectory"] = trajectory_figures(np.array(track_err).reshape(-1, 2), auto)
     trace_d = {name: trace[:n_done, i] for i, name in enumerate(TRACE_FIELDS)}
     return SimResult(report=report, trace=trace_d, thrust_n=thrust_log[:n_done], pulses_us=pulse_log[:n_done],
