@@ -38,7 +38,7 @@ from typing import Callable, Optional, Sequence
 
 from autopilot.safety_config import FailsafeConfig
 
-NAVIGATING = frozenset({"AUTO", "LOITER", "RTL", "HEADING_HOLD", "BRAKE"})
+NAVIGATING = frozenset({"AUTO", "LOITER", "RTL", "HEADING_HOLD", "BRAKE", "CALIBRATE_ON_WATER"})
 MOVING = frozenset({"AUTO", "RTL"})          # modes that follow a track (the GNSS 'slow' stage applies)
 DRIVEN = NAVIGATING | {"MANUAL"}             # modes in which the thrusters are driven
 SLOW_MOVING_MPS = 0.15                       # below this speed over ground the boat has no course to speak of

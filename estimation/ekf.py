@@ -253,6 +253,7 @@ class NavigationEKF:
         self.time_s: Optional[float] = None
         self._has_position = False
         self._has_heading = False
+        self._heading_reinit = False        # reinit_heading(): the next magnetometer heading replaces the state's
         self._last_gps_s = -math.inf
         self._last_imu_s = -math.inf
         self._last_mag_s = -math.inf
@@ -296,6 +297,11 @@ class NavigationEKF:
             self._reset()
             self.time_s = max(self.time_s, t_s)
         return self._nav_state(t_s)
+
+    def reinit_heading(self) -> None:
+        """Take the heading afresh from the next magnetometer heading, whatever it says (no gate): after a new
+        magnetometer calibration has been installed in the sensor path, the old heading is not evidence."""
+        self._heading_reinit = True
 
     def _reset(self) -> None:
         """Start again from no position and no heading (never expected; guards the loop against a diverged
@@ -548,8 +554,10 @@ class NavigationEKF:
         variance inflated to cover it (the filter was wrong, e.g. after a long magnetic disturbance)."""
         t_m = self.time_s + dt_s
         R = self._mag_var / n + self.tuning.heading_floor_rad ** 2
-        if not self._has_heading:
+        if not self._has_heading or self._heading_reinit:
             self._init_heading(heading_rad, R)
+            self._heading_reinit = False
+            self._mag_reject_since_s = None
             self._last_mag_s = t_m
             return None
         x, P = self.kf.x, self.kf.P
