@@ -377,6 +377,9 @@ class Autopilot:
         mode = self.mode
         if self.armed and not self._enter_pending and (nav.valid or not mode.navigating):
             out = mode.update(t_s, nav)
+            if getattr(mode, "install_pending", False):
+                mode.install_pending = False
+                self._install_on_water_fit(t_s, mode)
             if mode.notice:
                 self._emit(t_s, "warning", f"{mode.name}: {mode.notice}")
                 mode.notice = None
@@ -486,18 +489,31 @@ class Autopilot:
         kind, value = mode.outcome
         spent = {"time_s": round(mode.elapsed_s, 1), "turned_deg": round(math.degrees(abs(mode.turned_rad)), 1)}
         if kind == "abort":
-            self._emit(t_s, "warning", f"{CALIBRATE} aborted: {value}; HOLD (no navigation without a magnetometer "
-                                       f"calibration)", figures=spent)
+            after = ("the fitted calibration stays installed" if mode.fit is not None else
+                     "no navigation without a magnetometer calibration")
+            self._emit(t_s, "warning", f"{CALIBRATE} aborted: {value}; HOLD ({after})", figures=spent)
             self._switch(t_s, nav, "HOLD", f"{CALIBRATE} aborted")
             return
         fit = value
-        figures = dict(spent, **_fit_figures(fit))
         if not fit.accepted:
+            figures = dict(spent, **_fit_figures(fit))
             self._emit(t_s, "warning", f"{CALIBRATE}: magnetometer fit refused: {fit.reason}; HOLD (no navigation "
                                        f"without a magnetometer calibration)", figures=figures)
             self._switch(t_s, nav, "HOLD", "magnetometer fit refused")
             return
+        self._switch(t_s, nav, "AUTO", "magnetometer calibrated on the water")
+        self._enter_pending = True            # AUTO starts once the navigation checks pass with the new heading
+        self._waiting_reported = ""
+        self._next_check = t_s
+
+    def _install_on_water_fit(self, t_s: float, mode) -> None:
+        """An accepted on-water fit: applied to the samples from the next cycle on (the estimator's heading taken
+        afresh), written over the calibration file (old one kept), and logged with its figures."""
+        from autopilot.modes.calibrate_on_water import SETTLE_S
         from estimation.mag_online import compose
+        fit = mode.fit
+        figures = dict({"time_s": round(mode.elapsed_s, 1), "turned_deg": round(math.degrees(abs(mode.turned_rad)), 1)},
+                       **_fit_figures(fit))
         sensor_cal = fit.calibration if self.installed_mag_calibration is None else \
             compose(fit.calibration, self.installed_mag_calibration, method="2d")
         saved = self._save_on_water_fit(t_s, fit, sensor_cal)
@@ -515,12 +531,8 @@ class Autopilot:
                    f"{figures['time_s']:.0f} s: {figures['n_samples']} readings, coverage "
                    f"{figures['coverage']:.0%}, residual {figures['residual_rms_pct']:.2f} % of the field, field ratio "
                    f"{figures['field_ratio']:.2f}, anisotropy {figures['anisotropy']:.2f}, hard iron "
-                   f"({', '.join(f'{x:.1f}' for x in figures['offset_ut'])}) uT; {where}; going on to AUTO",
-                   figures=figures)
-        self._switch(t_s, nav, "AUTO", "magnetometer calibrated on the water")
-        self._enter_pending = True            # AUTO starts once the navigation checks pass with the new heading
-        self._waiting_reported = ""
-        self._next_check = t_s
+                   f"({', '.join(f'{x:.1f}' for x in figures['offset_ut'])}) uT; {where}; installed, straight on the "
+                   f"gyro for {SETTLE_S:g} s, then AUTO", figures=figures)
 
     def _save_on_water_fit(self, t_s: float, fit, sensor_cal):
         """Write the calibration of the raw sensor (the backend's own, if any, then the fitted one) over the

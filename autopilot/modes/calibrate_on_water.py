@@ -9,8 +9,12 @@ them, through `record`) are kept; once `turns` full circles are done the existin
 an accepted fit gets its z offset from the known field strength (with_vertical_offset), which level turns'
 ellipse cannot see and a rolling hull's tilt compensation needs.
 
-The mode is `finished` with `outcome` set to one of:
-- ("fit", CalibrationFit): the circles were flown; the fit may still have been refused (fit.accepted);
+An accepted fit is handed to the vehicle at once (`install_pending` set, `fit` holding it: the vehicle installs
+it in the sensor path and the estimator takes its heading afresh); the mode then runs straight on the gyro for
+SETTLE_S, so the estimator re-learns its gyro bias and drift on the corrected heading before anything steers by
+it. The mode is `finished` with `outcome` set to one of:
+- ("fit", CalibrationFit): the circles were flown; the fit may have been refused (fit.accepted False: at once,
+  nothing installed) or accepted (after the straight run);
 - ("abort", reason): the boat left the box (`box_m` square centred where the mode started), the circles took
   longer than `timeout_s`, or no magnetometer samples arrived for MAG_SILENCE_S.
 What follows (install the calibration and go on to AUTO, or HOLD) is the vehicle's business (Autopilot).
@@ -30,6 +34,7 @@ RATE_BANDWIDTH_RPS = 1.5     # closed-loop bandwidth of the yaw-rate loop [rad/s
 RATE_INTEGRAL_S = 4.0        # its integral time [s]
 MAG_SILENCE_S = 3.0          # no usable magnetometer sample for this long: abort
 SPIN_UP_S = 3.0              # the first seconds (gathering speed, entering the turn) count no angle
+SETTLE_S = 10.0              # straight run after an accepted fit, before the mode hands over
 
 
 class CalibrateOnWaterMode(Mode):
@@ -54,6 +59,9 @@ class CalibrateOnWaterMode(Mode):
 
     def _reset(self, t_s: float, nav) -> None:
         self.outcome = None
+        self.fit = None                # the accepted fit, once the circles are done
+        self.install_pending = False   # the vehicle should install `fit` now (it clears this)
+        self._t_fit: Optional[float] = None
         self.samples: list = []
         self.turned_rad = 0.0
         self._t0 = t_s
@@ -74,11 +82,13 @@ class CalibrateOnWaterMode(Mode):
         return (self._t_last if self._t_last is not None else self._t0) - self._t0
 
     def record(self, t_s: float, mag_samples) -> None:
-        """Keep the batch's usable magnetometer samples (field [T], body FRD, as delivered by the sensor path)."""
+        """Keep the batch's usable magnetometer samples (field [T], body FRD, as delivered by the sensor path)
+        while the circles are flown."""
         from autopilot.mag_watch import usable_mag_sample
         for s in mag_samples:
             if usable_mag_sample(s):
-                self.samples.append(tuple(s.field_t))
+                if self.fit is None:
+                    self.samples.append(tuple(s.field_t))
                 self._t_mag = t_s
 
     def update(self, t_s, nav) -> ModeOutput:
@@ -89,20 +99,30 @@ class CalibrateOnWaterMode(Mode):
         dt = 0.0 if self._t_last is None else max(0.0, t_s - self._t_last)
         self._t_last = t_s
         r = nav.yaw_rate_rps if math.isfinite(nav.yaw_rate_rps) else 0.0
-        if t_s - self._t0 > SPIN_UP_S:
+        if t_s - self._t0 > SPIN_UP_S and self.fit is None:
             self.turned_rad += r * dt
         why = self._abort_reason(t_s, nav)
         if why:
             self.outcome = ("abort", why)
             return ModeOutput(wrench=Wrench(0.0, 0.0))
+        if self.fit is not None:
+            if t_s - self._t_fit >= SETTLE_S:
+                self.outcome = ("fit", self.fit)
+                return ModeOutput(wrench=Wrench(0.0, 0.0))
+            return ModeOutput(wrench=Wrench(self.surge_n, self._yaw_moment_nm(0.0, r, dt)))
         if abs(self.turned_rad) >= 2.0 * math.pi * self.cfg.turns:
-            self.outcome = ("fit", self._fit())
-            return ModeOutput(wrench=Wrench(0.0, 0.0))
-        return ModeOutput(wrench=Wrench(self.surge_n, self._yaw_moment_nm(r, dt)))
+            fit = self._fit()
+            if not fit.accepted:
+                self.outcome = ("fit", fit)
+                return ModeOutput(wrench=Wrench(0.0, 0.0))
+            self.fit, self.install_pending, self._t_fit = fit, True, t_s
+            self._integral_nm = 0.0
+        ref = 0.0 if self.fit is not None else self.rate_ref_rps
+        return ModeOutput(wrench=Wrench(self.surge_n, self._yaw_moment_nm(ref, r, dt)))
 
-    def _yaw_moment_nm(self, r: float, dt: float) -> float:
-        """Feed-forward of the file's yaw damping at the reference rate, plus PI on the gyro's rate error."""
-        ref = self.rate_ref_rps
+    def _yaw_moment_nm(self, ref: float, r: float, dt: float) -> float:
+        """Feed-forward of the file's yaw damping at the reference rate `ref` [rad/s], plus PI on the gyro's
+        rate error; within the allocator's yaw limit [N m]."""
         ff = -(self._n_r * ref + self._n_rr * ref * abs(ref))
         kp = self._inertia * RATE_BANDWIDTH_RPS
         err = ref - r
