@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from autopilot.config import load_mission, load_vessel
+from autopilot.operator_desk import OperatorDesk
 from estimation.mag_calibration import MagCalibration, read_calibration, with_vertical_offset
 from hil.environment import EnvironmentConfig
 from hil.plant_spec import PlantSpec, parse_mismatch
@@ -71,6 +72,12 @@ def test_auto_is_refused_without_a_calibration_and_the_refusal_names_calibrate_o
     assert "magnetometer calibration: none" in why and CAL in why
     assert ap.prearm_failures(8.0, CAL) == []            # the one navigating mode that may arm: it makes it
     assert ap.prearm_failures(8.0, "LOITER") != []
+    # the operators' command path (ROS, MAVLink and `autopilot command` share the desk)
+    desk = OperatorDesk(ap, ap.vessel, lambda: 8.0)
+    refused = desk.arm(origin="ros")
+    assert not refused.ok and CAL in refused.text
+    assert desk.set_mode("calibrate_on_water", origin="ros").ok
+    assert desk.arm(origin="ros").ok and ap.armed and ap.mode.name == CAL
 
 
 def test_the_circles_fit_install_and_the_mission_flies_on_the_new_heading(short_mission, tmp_path):
