@@ -119,7 +119,8 @@ class MagCalibrationWatch:
             return dataclasses.replace(batch, mag=synthetic)
         if online.updates == 0:
             return batch
-        mag = [dataclasses.replace(s, field_t=online.correct(s.field_t)) if usable_mag_sample(s) else s for s in batch.mag]
+        mag = [dataclasses.replace(s, field_t=online.correct(s.field_t)) if usable_mag_sample(s) else s
+               for s in batch.mag]
         return dataclasses.replace(batch, mag=mag)
 
     def after_estimator(self, t_s: float, batch, nav, estimator=None, converged: bool = True) -> None:

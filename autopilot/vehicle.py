@@ -11,9 +11,10 @@ Commands (any thread that owns the autopilot, between cycles; times on the runne
                                    (autopilot/prearm.py: all of them in a navigating mode, the ESC output in
                                    HOLD/MANUAL); `prearm_failures(t_s)` lists them without arming
   disarm(t_s, reason)
-  set_mode(name, reason)           MANUAL, HOLD, LOITER, AUTO, RTL, CALIBRATE_ON_WATER; ValueError when unknown or forbidden by an
-                                   active failsafe. Takes effect on the next cycle. A navigating mode chosen while
-                                   armed starts only once the navigation checks pass (until then: neutral).
+  set_mode(name, reason)           MANUAL, HOLD, LOITER, AUTO, RTL, CALIBRATE_ON_WATER; ValueError when unknown
+                                   or forbidden by an active failsafe. Takes effect on the next cycle. A navigating
+                                   mode chosen while armed starts only once the navigation checks pass (until then:
+                                   neutral).
   operator_command(t_s, throttle, steering)   MANUAL's input in [-1, 1]; also an operator heartbeat
   operator_heartbeat(t_s)          the operator's station is alive (link-loss failsafe)
   report_overrun(t_s, late_s)      the runner missed a cycle's deadline (overrun failsafe)
@@ -440,11 +441,11 @@ class Autopilot:
 
     def _apply_failsafe(self, t_s: float, nav: NavState, trig: Trigger) -> None:
         action, reason = trig.action, f"{trig.kind} failsafe"
-        if self.mode.name == CALIBRATE and action not in ("disarm", "report", "recovered", "none") \
-                and trig.kind != "mag-loss":
-            # the circles are flown on the gyro and GNSS alone: whatever else fails, stop them (neutral); an
-            # uncalibrated heading the filter does not accept (mag-loss) is what the mode is there to fix
-            action = "hold"
+        if self.mode.name == CALIBRATE and action not in ("disarm", "report", "recovered", "none"):
+            # the circles are flown on the gyro and GNSS alone: whatever fails, stop them (neutral); except an
+            # uncalibrated heading the filter does not accept (mag-loss), which is what the mode is there to fix
+            # (it watches the samples themselves arriving)
+            action = "report" if trig.kind == "mag-loss" else "hold"
         self._emit(t_s, "failsafe", trig.message, failsafe=trig.kind, action=action)
         if action == "disarm":
             self.disarm(t_s, reason)
