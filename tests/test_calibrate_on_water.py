@@ -172,3 +172,10 @@ def test_the_vertical_offset_comes_from_the_field_strength():
     cal = with_vertical_offset(MagCalibration(offset_t=(5e-6, -3e-6, 0.0), method="2d"), readings, field, inc)
     assert cal.offset_t[2] == pytest.approx(12e-6, abs=0.05e-6)
     assert np.allclose(np.linalg.norm(cal.apply(readings), axis=1), field)
+
+
+def test_the_command_line_refuses_a_second_starting_mode(tmp_path, capsys):
+    (tmp_path / "short.yaml").write_text(SHORT)
+    assert cli_main(["sim", str(tmp_path / "short.yaml"), "--calibrate-on-water", "--mode", "AUTO"]) == 2
+    err = capsys.readouterr().err
+    assert "--calibrate-on-water" in err and "--mode" in err
