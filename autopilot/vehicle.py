@@ -517,14 +517,17 @@ class Autopilot:
                        **_fit_figures(fit))
         sensor_cal = fit.calibration if self.installed_mag_calibration is None else \
             compose(fit.calibration, self.installed_mag_calibration, method="2d")
-        saved = self._save_on_water_fit(t_s, fit, sensor_cal)
+        # of the raw sensor: the backend's own calibration (if any), then what is applied here
+        base = self._backend_mag_calibration()
+        raw_cal = sensor_cal if base is None else compose(sensor_cal, base, method="2d")
+        saved = self._save_on_water_fit(t_s, fit, raw_cal)
         figures["saved_to"] = str(saved) if saved else None
         self.installed_mag_calibration = sensor_cal
         self._mag_cal_problem = None
         reinit = getattr(self.estimator, "reinit_heading", None)
         if reinit is not None:
             reinit()
-        self.mag_watch = self._make_mag_watch(sensor_cal, False if saved is None else saved)
+        self.mag_watch = self._make_mag_watch(raw_cal, False if saved is None else saved)
         where = (f"written to {saved} (any previous file kept as {saved}.prev)" if saved else
                  "not saved (no sensors.mag.calibration_file to write): applied for this run only")
         self._emit(t_s, "calibration",
@@ -535,26 +538,43 @@ class Autopilot:
                    f"({', '.join(f'{x:.1f}' for x in figures['offset_ut'])}) uT; {where}; installed, straight on the "
                    f"gyro for {SETTLE_S:g} s, then AUTO", figures=figures)
 
-    def _save_on_water_fit(self, t_s: float, fit, sensor_cal):
-        """Write the calibration of the raw sensor (the backend's own, if any, then the fitted one) over the
-        calibration file, old kept; None when there is no file to write or it could not be written."""
-        from pathlib import Path
+    def _backend_mag_calibration(self):
+        """The calibration the backend applies before the samples reach the autopilot: the one it gave, else the
+        vessel's calibration file (the boat's driver reads it); None: none (or unreadable: raw readings)."""
+        given = self._mag_cal_given
+        if hasattr(given, "apply_xyz"):
+            return given
+        if given is not None:
+            return None
+        from estimation.mag_calibration import calibration_for_vessel
+        try:
+            return calibration_for_vessel(self.vessel)
+        except ConfigError:
+            return None
 
+    def _calibration_file_path(self):
+        """sensors.mag.calibration_file as a Path (relative to the vessel file), or None when it is not set."""
+        from pathlib import Path
+        name = self.vessel.sensors.mag.calibration_file
+        if not name:
+            return None
+        path = Path(name)
+        if not path.is_absolute() and self.vessel.source_file:
+            path = Path(self.vessel.source_file).resolve().parent / path
+        return path
+
+    def _save_on_water_fit(self, t_s: float, fit, raw_cal):
+        """Write `raw_cal` (the calibration of the raw sensor) over the calibration file, the old one kept; None
+        when there is no file to write or it could not be written."""
         from autopilot.mag_calibration_store import replace_keeping_old
         from estimation.mag_calibration import CalibrationFit
-        from estimation.mag_online import compose
         path = self._mag_cal_path
         if path is False:
             return None
         if path is None:
-            name = self.vessel.sensors.mag.calibration_file
-            if not name:
+            path = self._calibration_file_path()
+            if path is None:
                 return None
-            path = Path(name)
-            if not path.is_absolute() and self.vessel.source_file:
-                path = Path(self.vessel.source_file).resolve().parent / path
-        base = self._mag_cal_given if hasattr(self._mag_cal_given, "apply_xyz") else None
-        raw_cal = sensor_cal if base is None else compose(sensor_cal, base, method="2d")
         fix = self.last_fix
         stamp = getattr(fix, "utc", None) or f"run time {t_s:.1f} s (no GNSS time yet)"
         try:
@@ -682,22 +702,14 @@ class Autopilot:
             self._emit(0.0, "warning", "continuous magnetometer calibration off: the estimator applies its own "
                                        "calibration (apply it in the sensor driver instead)")
             return None
-        from pathlib import Path
-
         from autopilot.mag_watch import MagCalibrationWatch
-        from estimation.mag_calibration import calibration_for_vessel
         base = given if hasattr(given, "apply_xyz") else None
         if base is None and given is None:
-            try:
-                base = calibration_for_vessel(self.vessel)
-            except ConfigError:
-                base = None
+            base = self._backend_mag_calibration()
         if path is False:
             path = None
-        elif path is None and mag.calibration_file:
-            path = Path(mag.calibration_file)
-            if not path.is_absolute() and self.vessel.source_file:
-                path = Path(self.vessel.source_file).resolve().parent / path
+        elif path is None:
+            path = self._calibration_file_path()
         try:
             return MagCalibrationWatch(self.vessel, base, path,
                                        lambda t, kind, msg, figures, **kw: self._emit(t, kind, msg, figures=figures,

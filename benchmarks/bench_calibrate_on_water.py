@@ -12,6 +12,8 @@ Printed per run:
   outcome   accepted / refused / aborted
   circles   time of the circles until the fit [s]; to AUTO: from arming to AUTO (circles + 10 s straight) [s]
   fit       readings, coverage, residual [% of the field], field ratio, anisotropy (the one-off fit's figures)
+  box       the farthest the true position got from where the circles began, along north or east (the box
+            check's measure; sensors.mag.on_water.box_m is 40 m, so 20 m aborts) [m]
   hi_err    |fitted - true| horizontal hard iron [uT] (true: the simulated hard iron plus the soft iron's
             coupling of the vertical field, which a level-turn fit takes into its offset)
   after     RMS heading error (EKF - plant truth) in AUTO after the calibration [deg]
@@ -66,10 +68,14 @@ def row(vessel, mission, seed, hull, water, env, rolling):
     hi = (float(np.linalg.norm(np.array(f["offset_ut"][:2]) * 1e-6 - true_horizontal_offset_t(distorted))) * 1e6
           if f.get("offset_ut") else float("nan"))
     after = c["heading_err_rms_deg_after"]
+    t = res.trace
+    during = (t["t"] >= armed) & (t["t"] <= (to_auto or t["t"][-1]))
+    n0, e0 = t["truth_n"][during][0], t["truth_e"][during][0]
+    box = float(np.max(np.maximum(np.abs(t["truth_n"][during] - n0), np.abs(t["truth_e"][during] - e0))))
     fit = (f"{f['n_samples']:5d} {f['coverage']:4.0%} {f['residual_rms_pct']:5.2f} % {f['field_ratio']:5.2f} "
            f"{f['anisotropy']:5.2f}" if f.get("coverage") is not None else "-")
     print(f"{hull:8s} {water:20s} {seed:4d}  {c['outcome']:8s} {f.get('time_s', float('nan')):6.1f} "
-          f"{(to_auto - armed) if to_auto else float('nan'):6.1f}  {fit}  {hi:5.2f}  "
+          f"{(to_auto - armed) if to_auto else float('nan'):6.1f}  {fit}  {box:4.1f}  {hi:5.2f}  "
           f"{after if after is not None else float('nan'):5.2f}  {auto_heading_rms_deg(exact):5.2f}  "
           f"{'done' if res.report['mission_complete'] else 'NOT done'}")
 
@@ -82,7 +88,7 @@ def main() -> None:
     seeds = [1] if args.quick else [int(s) for s in args.seeds.split(",")]
     vessel = load_vessel("foka")
     mission = load_mission(CONFIG_DIR / "missions/demo.yaml")
-    print("hull     water                seed  outcome  circles toAUTO  fit: n cov resid ratio aniso   hi_err  "
+    print("hull     water                seed  outcome  circles toAUTO  fit: n cov resid ratio aniso   box  hi_err  "
           "after  exact  mission")
     for hull in ("matched", "foreign"):
         for water, env, rolling in CONDITIONS:

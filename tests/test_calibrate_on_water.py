@@ -15,7 +15,9 @@ from autopilot.cli import main as cli_main
 from autopilot.config import load_mission, load_vessel
 from autopilot.operator_desk import OperatorDesk
 from estimation.mag_calibration import MagCalibration, read_calibration, with_vertical_offset
+from estimation.heading import tilt_compensated_heading_rad
 from hil.environment import EnvironmentConfig
+from hil.sim_devices import simulated_mag_calibration
 from hil.plant_spec import PlantSpec, parse_mismatch
 from hil.sim_faults import parse_fault
 from hil.sim_runner import SimOptions, distorted_mag, run_sim
@@ -179,3 +181,25 @@ def test_the_command_line_refuses_a_second_starting_mode(tmp_path, capsys):
     assert cli_main(["sim", str(tmp_path / "short.yaml"), "--calibrate-on-water", "--mode", "AUTO"]) == 2
     err = capsys.readouterr().err
     assert "--calibrate-on-water" in err and "--mode" in err
+
+
+def test_recalibrating_a_calibrated_boat_writes_the_raw_sensors_calibration(short_mission, tmp_path):
+    """The backend already applies a calibration (here the simulator's exact one): the circles fit what it
+    delivers, and the file written must still be the raw sensor's calibration (the two composed)."""
+    vessel = distorted_mag(load_vessel("foka"))
+    out = tmp_path / "mag.yaml"
+    res = run_sim(vessel, short_mission, SimOptions(seed=3, initial_mode=CAL, duration_s=80.0,
+                                                    mag_calibration_path=str(out)))
+    assert res.report["calibrate_on_water"]["outcome"] == "accepted"
+    written, exact = read_calibration(out), simulated_mag_calibration(vessel)
+    mag = vessel.sensors.mag
+    S, h = np.asarray(mag.soft_iron).reshape(3, 3), np.asarray(mag.hard_iron_t)
+    inc = np.radians(mag.inclination_deg)
+    errors = []
+    for psi in np.radians(np.arange(0.0, 360.0, 5.0)):        # a level full turn, raw readings of the sensor
+        raw = S @ (mag.field_t * np.array([np.cos(inc) * np.cos(psi), -np.cos(inc) * np.sin(psi), np.sin(inc)])) + h
+        a, b = written.apply(raw), exact.apply(raw)
+        errors.append(np.degrees(abs(np.remainder(tilt_compensated_heading_rad(*a, 0.0, 0.0, 0.0)
+                                                  - tilt_compensated_heading_rad(*b, 0.0, 0.0, 0.0)
+                                                  + np.pi, 2 * np.pi) - np.pi)))
+    assert max(errors) < 1.0
