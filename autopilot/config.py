@@ -197,8 +197,9 @@ class MagOnWaterConfig:
     turn_rate_dps: float = param(12.0, unit="deg/s", min=2.0, max=60.0,
                                  doc="yaw rate of the circles (to starboard), held on the gyro")
     turns: float = param(2.0, min=1.0, max=5.0, doc="full circles to fly, counted on the gyro")
-    box_m: float = param(40.0, unit="m", min=5.0, max=1000.0,
-                         doc="side of the square around the start the circles must stay in (else HOLD)")
+    box_m: float = param(50.0, unit="m", min=5.0, max=1000.0,
+                         doc="side of the square around the start the circles must stay in (else HOLD); the "
+                             "circles drift with the water: 14-18 m in 0.2 m/s of current at the defaults")
     timeout_s: float = param(240.0, unit="s", min=10.0, max=3600.0,
                              doc="the circles must be done within this time (else HOLD)")
 

@@ -13,7 +13,7 @@ Printed per run:
   circles   time of the circles until the fit [s]; to AUTO: from arming to AUTO (circles + 10 s straight) [s]
   fit       readings, coverage, residual [% of the field], field ratio, anisotropy (the one-off fit's figures)
   box       the farthest the true position got from where the circles began, along north or east (the box
-            check's measure; sensors.mag.on_water.box_m is 40 m, so 20 m aborts) [m]
+            check's measure; sensors.mag.on_water.box_m is 50 m, so 25 m aborts) [m]
   hi_err    |fitted - true| horizontal hard iron [uT] (true: the simulated hard iron plus the soft iron's
             coupling of the vertical field, which a level-turn fit takes into its offset)
   after     RMS heading error (EKF - plant truth) in AUTO after the calibration [deg]
