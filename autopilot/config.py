@@ -189,6 +189,22 @@ class MagOnlineConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class MagOnWaterConfig:
+    """First-day calibration on the water (mode CALIBRATE_ON_WATER, autopilot/modes/calibrate_on_water.py)."""
+
+    speed_mps: float = param(0.5, unit="m/s", min=0.1, max=5.0,
+                             doc="speed through the water the open-loop surge force is sized for (vessel drag model)")
+    turn_rate_dps: float = param(12.0, unit="deg/s", min=2.0, max=60.0,
+                                 doc="yaw rate of the circles (to starboard), held on the gyro")
+    turns: float = param(2.0, min=1.0, max=5.0, doc="full circles to fly, counted on the gyro")
+    box_m: float = param(50.0, unit="m", min=5.0, max=1000.0,
+                         doc="side of the square around the start the circles must stay in (else HOLD); the "
+                             "circles drift with the water: 14-18 m in 0.2 m/s of current at the defaults")
+    timeout_s: float = param(240.0, unit="s", min=10.0, max=3600.0,
+                             doc="the circles must be done within this time (else HOLD)")
+
+
+@dataclass(frozen=True, kw_only=True)
 class MagConfig:
     rate_hz: float = param(40.0, unit="Hz", min=0.625, max=80)
     noise_t: float = param(0.3e-6, unit="T", min=0.0, max=1e-4)
@@ -202,6 +218,7 @@ class MagConfig:
     calibration_file: Optional[str] = param(None, doc="YAML written by `autopilot calibrate mag`")
     range_gauss: int = param(4, unit="gauss", min=4, max=16, doc="magnetometer full scale: 4, 8, 12 or 16")
     online: MagOnlineConfig = param(default_factory=MagOnlineConfig)
+    on_water: MagOnWaterConfig = param(default_factory=MagOnWaterConfig)
 
     def validate(self):
         if self.range_gauss not in (4, 8, 12, 16):
