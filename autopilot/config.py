@@ -242,6 +242,17 @@ class HeadingControlConfig:
     integral_limit_frac: float = param(0.3, min=0.0, max=1.0, doc="integral term as fraction of max moment")
     adaptive: bool = param(False, doc="design the gains on the yaw response the boat shows (autopilot/"
                                       "yaw_adaptation.py), not only the vessel file's")
+    reference: str = param("none", choices=("none", "third_order"),
+                           doc="third_order: the heading setpoint goes through paper 002's third-order reference "
+                               "model (reference_omega_rps, zeta 1), whose rate is fed forward; none: as guidance "
+                               "gives it")
+    reference_omega_rps: float = param(0.6, unit="rad/s", min=0.05, max=10.0)
+    structure: str = param("pid", choices=("pid", "cascade"),
+                           doc="pid: the heading PID gives the yaw moment; cascade: a heading P loop "
+                               "(cascade_gain_per_s) asks the yaw-rate loop of control.velocity for a turn rate, "
+                               "and surge speed goes through the velocity controller too")
+    cascade_gain_per_s: float = param(0.7, unit="1/s", min=0.05, max=10.0,
+                                      doc="turn rate asked per radian of heading error (cascade)")
 
 
 @dataclass(frozen=True, kw_only=True)

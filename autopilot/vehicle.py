@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from autopilot.allocation import Allocator
+from autopilot.angles import wrap_pi
 from autopilot.config import ConfigError, MissionConfig, VesselConfig, default_lookahead_m
 from autopilot.control import HeadingController, SpeedController
 from autopilot.failsafe import ESTIMATED, FailsafeManager, Trigger
@@ -58,6 +59,7 @@ from autopilot.modes.rtl import RtlMode
 from autopilot.modes.trajectory import PathFollowMode, TrajectoryMode
 from autopilot.modes.velocity import VelocityMode
 from autopilot.prearm import ArmResult, PrearmInputs, prearm_failures
+from autopilot.reference_models import HeadingReference
 from autopilot.trajectory import ControlPointTracker, make_path, make_reference
 from autopilot.types import (GpsFix, GuidanceSetpoint, NavState, PulseCommand, SensorBatch, ThrustCommand,
                              Wrench)
@@ -130,6 +132,8 @@ class Autopilot:
         self.speed_ctl = SpeedController(vessel, self.allocator.max_surge_n, self.allocator.min_surge_n)
         self.velocity_ctl = VelocityController(vessel, self.allocator.max_surge_n, self.allocator.min_surge_n,
                                                self.allocator.max_yaw_nm)
+        hc = vessel.control.heading
+        self.heading_ref = HeadingReference(hc.reference_omega_rps) if hc.reference == "third_order" else None
         self.neutral_pulses = PulseCommand(tuple(m.neutral_pulse_us for m in self.maps))
         self.zero_thrust = ThrustCommand(tuple(0.0 for _ in self.maps))
         self.events: list[Event] = []
@@ -432,8 +436,12 @@ class Autopilot:
                 self._mode_finished(t_s, nav)
                 out = self.mode.update(t_s, nav) if self.armed and not self._enter_pending else NEUTRAL
 
-        if out.velocity is None:
+        if out.velocity is None and not (out.setpoint is not None and
+                                         self.vessel.control.heading.structure == "cascade"):
             self.velocity_ctl.reset()
+        if not self.armed or out.neutral or out.setpoint is None:
+            if self.heading_ref is not None:
+                self.heading_ref.reset()
         if not self.armed or out.neutral:
             self.heading_ctl.reset()
             self.speed_ctl.reset()
@@ -459,8 +467,18 @@ class Autopilot:
         return self.last_result
 
     def _control(self, t_s: float, nav: NavState, sp: GuidanceSetpoint) -> Wrench:
-        yaw = self.heading_ctl.update(t_s, nav.heading_rad, nav.yaw_rate_rps, sp.heading_rad,
-                                      sp.yaw_rate_ff_rps)
+        """Guidance's heading and speed -> wrench: the heading PID and the speed PI, or with
+        control.heading.structure cascade a heading P loop around the velocity controller's yaw-rate loop; the
+        heading first through the third-order reference model when control.heading.reference asks for it."""
+        cfg = self.vessel.control.heading
+        psi_ref, r_ff = sp.heading_rad, sp.yaw_rate_ff_rps
+        if self.heading_ref is not None:
+            psi_ref, r_d = self.heading_ref.update(t_s, sp.heading_rad, nav.heading_rad)
+            r_ff += r_d
+        if cfg.structure == "cascade":
+            r_cmd = r_ff + cfg.cascade_gain_per_s * wrap_pi(psi_ref - nav.heading_rad)
+            return self.velocity_ctl.update(t_s, nav.surge_mps, nav.sway_mps, nav.yaw_rate_rps, sp.speed_mps, r_cmd)
+        yaw = self.heading_ctl.update(t_s, nav.heading_rad, nav.yaw_rate_rps, psi_ref, r_ff)
         surge = self.speed_ctl.update(t_s, nav.surge_mps, sp.speed_mps)
         return Wrench(surge, yaw)
 
