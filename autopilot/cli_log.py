@@ -40,6 +40,9 @@ def register(subparsers) -> None:
     p2.add_argument("--vessel", metavar="FILE", help="vessel file (default: the copy kept in RUN_DIR)")
     p2.add_argument("--out", metavar="DIR",
                     help="folder to create the replay's run directory in (default: beside RUN_DIR)")
+    p2.add_argument("--control", action="store_true",
+                    help="also re-run guidance and control on the replayed estimate, open loop: the replay's rows "
+                         "carry the setpoints and wrench it would have asked for in AUTO")
     p2.add_argument("--ros", action="store_true",
                     help="then play the replay's run directory onto the live ROS graph at recorded speed")
     p2.add_argument("--rate", type=float, default=1.0, help="with --ros: playback speed (2 = twice as fast)")
@@ -140,7 +143,8 @@ def replay(args) -> int:
     from autopilot.replay import ReplayError, replay_run, summary_lines
 
     try:
-        result = replay_run(args.run, out_base=args.out, tuning_file=args.ekf_tuning, vessel_file=args.vessel)
+        result = replay_run(args.run, out_base=args.out, tuning_file=args.ekf_tuning, vessel_file=args.vessel,
+                            control=getattr(args, "control", False))
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
