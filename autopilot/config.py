@@ -453,6 +453,10 @@ class TrajectoryConfig:
     path_points: Tuple[Tuple[float, ...], ...] = param((), doc="kind path: [north_m, east_m] points, a straight "
                                                               "line for two, a spline through three or more")
     speed_mps: float = param(0.7, unit="m/s", min=0.05, max=20.0, doc="kind path: speed along the path")
+    path_law: str = param("control_point", choices=("control_point", "los", "ilos"),
+                          doc="kind path: the control-point law (paper 000 5.4), or line of sight / integral line "
+                              "of sight on the path's local tangent (the mission's guidance.lookahead_m and sigma) "
+                              "through the heading and speed loops")
     max_lateral_accel_mps2: float = param(0.3, unit="m/s^2", min=0.01, max=10.0,
                                           doc="kind path: the speed drops before bends to keep U^2 kappa below this")
     control_point_m: float = param(0.0, unit="m", min=0.0, max=100.0,

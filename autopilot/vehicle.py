@@ -248,7 +248,9 @@ class Autopilot:
         try:
             if tc.kind == "path":
                 return PathFollowMode(make_path(tc, self.guidance.waypoints_ned[0]), tracker,
-                                      arrive_m=max(1.5, length))
+                                      arrive_m=max(1.5, length), law=tc.path_law,
+                                      lookahead_m=default_lookahead_m(self.vessel, mission),
+                                      sigma=mission.guidance.sigma)
             reference = make_reference(tc, mission.source_file)
         except ValueError as e:
             raise ConfigError(mission.source_file or "<mission>", "trajectory", str(e)) from None

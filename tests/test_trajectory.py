@@ -184,3 +184,20 @@ def test_circle_on_the_other_presets_own_and_foreign_hulls(vessel_name):
     for mismatch, bound in ((None, 1.0), ({"random": 0.5}, 1.5)):
         t = _fly("circle", vessel_name=vessel_name, mismatch=mismatch, duration_s=60.0)["trajectory"]
         assert t["complete"] and t["pos_rmse_m"] < bound and t["time_behind_s"] < 1.0, (mismatch, t)
+
+
+@pytest.mark.parametrize("law", ["los", "ilos"])
+def test_a_curved_path_is_followed_with_line_of_sight_on_its_local_tangent(law):
+    """path_law los / ilos: the guidance laws of straight legs on the spline's local tangent, through the
+    heading and speed loops. Measured on this S-bend (calm, own plant, last quarter): control point 0.30 m,
+    LOS 0.38 m, ILOS 0.66 m of path error."""
+    from autopilot.config import PointConfig
+    vessel = load_vessel("iacquabot")
+    mission = load_mission(CONFIG_DIR / "missions" / "path_diagonal.yaml")
+    curve = ((0.0, 0.0), (20.0, 10.0), (30.0, 30.0), (20.0, 50.0), (0.0, 60.0))
+    mission = dataclasses.replace(
+        mission, trajectory=dataclasses.replace(mission.trajectory, path_law=law, path_points=curve),
+        start=dataclasses.replace(mission.start, point=PointConfig(north_m=0.0, east_m=-5.0), heading_deg=30.0))
+    rep = run_sim(vessel, mission, SimOptions(seed=1, gps_noise="white", devices="typed")).report
+    p = rep["path"]
+    assert p["complete"] and p["path_err_last_quarter_rms_m"] < 1.0, p

@@ -139,9 +139,15 @@ class PathFollowMode(Mode):
 
     name = "AUTO"
 
-    def __init__(self, path, tracker: ControlPointTracker, arrive_m: float = ARRIVE_M):
+    def __init__(self, path, tracker: ControlPointTracker, arrive_m: float = ARRIVE_M, law: str = "control_point",
+                 lookahead_m: float = 5.0, sigma: float = 0.0):
+        if law not in ("control_point", "los", "ilos"):
+            raise ValueError(f"path law must be control_point, los or ilos, got {law!r}")
         self.path = path
         self.tracker = tracker
+        self.law, self.lookahead_m, self.sigma = law, lookahead_m, sigma if law == "ilos" else 0.0
+        self.y_int = 0.0
+        self._t_prev: Optional[float] = None
         self.arrive_m = arrive_m
         self.phase = "track"
         self.progress = None
@@ -154,6 +160,7 @@ class PathFollowMode(Mode):
     def enter(self, t_s, nav) -> None:
         self._s = None                              # project afresh: the boat may be anywhere
         self.tracker.reset()
+        self.y_int, self._t_prev = 0.0, None
 
     @property
     def finished(self) -> bool:
@@ -172,5 +179,22 @@ class PathFollowMode(Mode):
         self.reference_ne = (float(p[0]), float(p[1]))
         self.cross_track_m = self.path.cross_track_m(i, nav.north_m, nav.east_m)
         self.speed_ref_mps = float(self.path.profile_mps[i])
+        if self.law != "control_point":
+            return ModeOutput(setpoint=self._los(t_s, nav, i))
         u, r = self.tracker.command(nav.north_m, nav.east_m, nav.heading_rad, p, v, a, t_s=t_s, cross_only=True)
         return ModeOutput(velocity=VelocitySetpoint(u, r, prefilter=False))
+
+    def _los(self, t_s, nav, i: int) -> GuidanceSetpoint:
+        """(I)LOS on the path's tangent at the boat's projection (autopilot.guidance's laws, the leg's angle
+        replaced by the local tangent), with the crab angle taken off and the path's turn rate U kappa fed
+        forward."""
+        from autopilot.guidance import crab_angle_rad
+        y, delta = self.cross_track_m, self.lookahead_m
+        dt = 0.0 if self._t_prev is None else max(0.0, min(t_s - self._t_prev, 0.5))
+        self._t_prev = t_s
+        if self.sigma > 0.0 and dt > 0.0:
+            self.y_int += dt * delta * y / ((y + self.sigma * self.y_int) ** 2 + delta ** 2)
+        psi_d = float(self.path.heading[i]) + math.atan2(-y - self.sigma * self.y_int, delta) - crab_angle_rad(nav)
+        return GuidanceSetpoint(heading_rad=math.remainder(psi_d, 2 * math.pi), speed_mps=self.speed_ref_mps,
+                                xte_m=y, distance_to_waypoint_m=self.path.length_m - float(self.path.s[i]),
+                                yaw_rate_ff_rps=self.speed_ref_mps * float(self.path.kappa[i]))
