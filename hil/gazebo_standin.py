@@ -13,8 +13,11 @@ ROS side of a ros_gz_bridge config:
 Time: the stand-in owns /clock. Each step it advances the plant by `step_s`, publishes the step's sensor
 samples, then the clock. In lockstep (default) it waits until every thruster topic has answered before the next
 step, so a run goes as fast as the autopilot keeps up; with `realtime` it paces steps to the wall clock instead.
-`latencies_s` holds, per answered step, the wall time from publishing the step to the arrival of the last
-thruster command it caused (two DDS hops and the autopilot's cycle).
+
+Link figures (hil/link_figures.py), the same in both modes: `latencies_s` holds, per sensor stamp, the time from
+publishing it to the DDS reception of the first thrust the autopilot computed from it (the gazebo backend sends
+that stamp with each cycle's thrust on `thrust_stamp_topic`); `link_figures()` adds the loss per topic from the
+autopilot's link reports.
 
 Run it on its own: `python -m hil.gazebo_standin --config config/gazebo/foka_boat.yaml [--realtime]`.
 """
@@ -32,14 +35,15 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import Imu, MagneticField, NavSatFix, NavSatStatus
-from std_msgs.msg import Float64
+from sensor_msgs.msg import Imu, JointState, MagneticField, NavSatFix, NavSatStatus
+from std_msgs.msg import Float64, String
 
 from autopilot.boat_config import BoatConfig, GazeboConfig, resolve_topic
 from autopilot.config import ConfigError
 from autopilot.ros import frames
 from autopilot.ros.messages import TimeBase
 from autopilot.ros.qos import bridge_qos
+from hil.link_figures import NS, PublishedStamps, StampedLatency, loss_per_topic
 
 BRIDGE_KEYS = {"ros_topic_name", "gz_topic_name", "ros_type_name", "gz_type_name", "direction",
                "topic_name", "lazy", "subscriber_queue", "publisher_queue", "qos_profile"}
@@ -143,15 +147,22 @@ class GazeboStandin:
         self._thr_cfg = [by_name[t.name] for t in vessel.thrusters]
         self.thrust_n = [0.0] * len(self._thr_cfg)
         self._thrust_seen = [0] * len(self._thr_cfg)
-        self._thrust_wall = [0.0] * len(self._thr_cfg)
         self.thrust_topics = []
         for i, t in enumerate(self._thr_cfg):
             topic = resolve_topic(namespace, t.topic)
             self.thrust_topics.append(topic)
             self.node.create_subscription(Float64, topic, lambda m, i=i: self._on_thrust(i, m), q)
+        self.stamped = StampedLatency()
+        self.published_stamps = PublishedStamps()
+        self.thrust_stamps_rx: list = []            # stamps [ns] of the thrust-stamp messages received
+        self.link_report: Optional[dict] = None     # the autopilot side's newest link report
+        self.node.create_subscription(JointState, resolve_topic(namespace, gazebo.thrust_stamp_topic),
+                                      self._on_thrust_stamp, q)
+        self.node.create_subscription(String, resolve_topic(namespace, gazebo.link_report_topic),
+                                      self._on_link_report, q)
         self.executor = SingleThreadedExecutor(**kw)
         self.executor.add_node(self.node)
-        self.latencies_s: list = []
+        self.latencies_s = self.stamped.latencies_s
         self.missed_steps = 0
         self.gps_truth_errors_m: list = []
         self.published = {"gnss": 0, "imu": 0, "mag": 0}
@@ -161,7 +172,39 @@ class GazeboStandin:
         scale = self._thr_cfg[i].scale
         self.thrust_n[i] = float(msg.data) / scale if scale else 0.0
         self._thrust_seen[i] += 1
-        self._thrust_wall[i] = time.perf_counter()
+
+    def _on_thrust_stamp(self, msg: JointState, info) -> None:
+        st = msg.header.stamp
+        stamp_ns = st.sec * NS + st.nanosec
+        self.thrust_stamps_rx.append(stamp_ns)
+        self.stamped.thrust_received(stamp_ns, info["received_timestamp"])
+
+    def _on_link_report(self, msg: String) -> None:
+        import json
+        try:
+            self.link_report = json.loads(msg.data)
+        except ValueError:
+            self.node.get_logger().warning(f"link report is not JSON: {msg.data[:80]!r}")
+
+    def _stamp_out(self, kind: str, stamp) -> None:
+        """Note a published stamp: for the loss count, and its wall time for the latency (DDS receptions are
+        stamped on the system clock, so this is too)."""
+        ns = stamp.sec * NS + stamp.nanosec
+        self.published_stamps.add(kind, ns)
+        self.stamped.published(ns, time.time_ns())
+
+    def link_figures(self) -> dict:
+        """Latency p50/p90/p99/max [ms] from stamps, and loss per topic (fraction) up to the autopilot's last
+        settled report (empty `loss` when no report came: an autopilot without the gazebo backend's reports)."""
+        out = self.stamped.summary()
+        rep = self.link_report
+        received = None
+        if rep:
+            upto = int(rep["upto_ns"])
+            received = {"thrust_stamped": sum(1 for s in self.thrust_stamps_rx if s <= upto)}
+            out["stamps_unanswered"] = self.stamped.unanswered(before_ns=upto)
+        out["loss"] = loss_per_topic(self.published_stamps, rep, received)
+        return out
 
     def add_node(self, node) -> None:
         """Spin another node (an observer) on the stand-in's executor."""
@@ -196,6 +239,7 @@ class GazeboStandin:
         msg.status.status = NavSatStatus.STATUS_FIX
         msg.latitude, msg.longitude, msg.altitude = fix.lat_deg, fix.lon_deg, fix.alt_m
         msg.position_covariance_type = NavSatFix.COVARIANCE_TYPE_UNKNOWN
+        self._stamp_out("gnss", msg.header.stamp)
         self.fix_pub.publish(msg)
         self.published["gnss"] += 1
 
@@ -209,6 +253,7 @@ class GazeboStandin:
         ax, ay, az = frames.frd_to_flu(s.accel_mps2)
         msg.angular_velocity.x, msg.angular_velocity.y, msg.angular_velocity.z = gx, gy, gz
         msg.linear_acceleration.x, msg.linear_acceleration.y, msg.linear_acceleration.z = ax, ay, az
+        self._stamp_out("imu", msg.header.stamp)
         self.imu_pub.publish(msg)
         self.published["imu"] += 1
 
@@ -218,6 +263,7 @@ class GazeboStandin:
         msg.header.frame_id = self.frame_ids["mag"]
         x, y, z = frames.frd_to_flu(m.field_t)
         msg.magnetic_field.x, msg.magnetic_field.y, msg.magnetic_field.z = x, y, z
+        self._stamp_out("mag", msg.header.stamp)
         self.mag_pub.publish(msg)
         self.published["mag"] += 1
 
@@ -240,15 +286,16 @@ class GazeboStandin:
         if not self._silent("imu", t):
             for s in batch.imu:
                 self._publish_imu(s, truth.heading_rad - truth.yaw_rate_rps * (t - s.time_s))
-        self.clock_pub.publish(Clock(clock=self.tb.to_stamp(t)))
+        clock = Clock(clock=self.tb.to_stamp(t))
+        self.published_stamps.add("clock", clock.clock.sec * NS + clock.clock.nanosec)
+        self.clock_pub.publish(clock)
         return t_pub
 
     def wait_for_thrust(self, since_counts: list, t_pub: float, timeout_s: float) -> bool:
-        """Spin until every thruster topic got a message after `since_counts`; record the latency."""
+        """Spin until every thruster topic got a message after `since_counts` (lockstep pacing)."""
         end = time.perf_counter() + timeout_s
         while True:
             if all(n > s for n, s in zip(self._thrust_seen, since_counts)):
-                self.latencies_s.append(max(self._thrust_wall) - t_pub)
                 return True
             remaining = end - time.perf_counter()
             if remaining <= 0:
@@ -270,8 +317,6 @@ class GazeboStandin:
                     if lag <= 0:
                         break
                     self.executor.spin_once(timeout_sec=lag)
-                if all(n > s for n, s in zip(self._thrust_seen, since)):
-                    self.latencies_s.append(max(self._thrust_wall) - t_pub)
             else:
                 self.wait_for_thrust(since, t_pub, lockstep_timeout_s)
             if on_step is not None and on_step(t, self.truth):

@@ -5,8 +5,9 @@ The autopilot runs as its own process (`autopilot run` with the vessel's gazebo 
 behind bridge-shaped topics, driving /clock in lockstep or real time), arms the autopilot with a signed `arm` on
 its command topic (a token made for the run), asks for AUTO the same way, watches the autopilot's state and odometry topics, and computes the
 same report as the in-process sim (hil.sim_metrics) from ground truth it keeps to itself, plus:
-- latency_p50_ms / latency_p99_ms: wall time from the stand-in publishing a step's sensor messages to the arrival
-  of the last thruster command that step caused (both DDS hops and the autopilot's cycle);
+- latency_p50/p90/p99/max_ms: per sensor stamp, wall time from the stand-in publishing it to the DDS reception of
+  the first thrust computed from it (both hops and the autopilot's cycle; hil/link_figures.py), in lockstep and
+  real time alike; `loss`: fraction of messages lost per topic, both directions, counted by stamp;
 - steps_unanswered: steps for which no thrust came back within the lockstep timeout.
 """
 from __future__ import annotations
@@ -199,14 +200,9 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
             raise RuntimeError(f"the autopilot process failed (exit {child.returncode}):\n{out[-3000:]}")
 
     metrics.gps_err.extend(standin.gps_truth_errors_m)
-    lat = sorted(standin.latencies_s)
+    link = standin.link_figures()
     st = obs.state
     sim_time = standin.k * standin.step_s
-
-    def pct(q):
-        if not lat:
-            return float("nan")
-        return 1e3 * lat[min(len(lat) - 1, int(math.ceil(q / 100.0 * len(lat))) - 1)]
 
     report = {
         "vessel": vessel.name, "mission": mission.name, "seed": seed, "transport": "ros",
@@ -218,9 +214,7 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
         "realtime_factor": round(sim_time / wall, 1) if wall > 0 else float("inf"),
         "control_rate_hz": vessel.control.loop_rate_hz, "gps_noise": gps_noise,
         "gps_rate_hz": gps_rate_hz or vessel.sensors.gnss.rate_hz,
-        "latency_p50_ms": round(pct(50), 3), "latency_p90_ms": round(pct(90), 3),
-        "latency_p99_ms": round(pct(99), 3),
-        "latency_max_ms": round(1e3 * lat[-1], 3) if lat else float("nan"),
+        **{k: v for k, v in link.items() if k != "loss"}, "loss": link["loss"],
         "steps": standin.k, "steps_unanswered": standin.missed_steps,
     }
     report.update(metrics.summary())
