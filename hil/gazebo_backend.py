@@ -87,7 +87,8 @@ class GazeboBackend(TopicSensorSource):
         if self._writes % self._report_every == 0 and self._rx.newest_ns is not None:
             upto = self._rx.newest_ns - int(SETTLE_S * NS)
             self._report_pub.publish(String(data=json.dumps(
-                {"upto_ns": upto, "rx": self._rx.settle(upto), "tx": self._tx.settle(upto)})))
+                {"upto_ns": upto, "first_ns": self._rx.first_ns, "rx": self._rx.settle(upto),
+                 "tx": self._tx.settle(upto)})))
 
     def write(self, t_s: float, thrust_n, pulses_us=None) -> None:
         """Publish one Float64 [N] per thruster (vessel order)."""

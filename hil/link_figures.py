@@ -27,11 +27,13 @@ class StampCounts:
     def __init__(self):
         self._pending: dict = {}        # topic -> [stamp_ns] not settled yet
         self._settled: dict = {}        # topic -> messages with stamp <= the last settle point
+        self.first_ns: dict = {}        # topic -> the first stamp counted (loss is counted from there)
         self.newest_ns: Optional[int] = None
 
     def add(self, topic: str, stamp_ns: int) -> None:
         self._pending.setdefault(topic, []).append(stamp_ns)
         self._settled.setdefault(topic, 0)
+        self.first_ns.setdefault(topic, stamp_ns)
         if self.newest_ns is None or stamp_ns > self.newest_ns:
             self.newest_ns = stamp_ns
 
@@ -53,8 +55,11 @@ class PublishedStamps:
     def add(self, topic: str, stamp_ns: int) -> None:
         self._stamps.setdefault(topic, []).append(stamp_ns)
 
-    def count_upto(self, topic: str, upto_ns: int) -> int:
-        return bisect.bisect_right(self._stamps.get(topic, []), upto_ns)
+    def count_upto(self, topic: str, upto_ns: int, from_ns: Optional[int] = None) -> int:
+        """Messages published with from_ns <= stamp <= upto_ns."""
+        stamps = self._stamps.get(topic, [])
+        lo = bisect.bisect_left(stamps, from_ns) if from_ns is not None else 0
+        return max(0, bisect.bisect_right(stamps, upto_ns) - lo)
 
     def topics(self) -> list:
         return list(self._stamps)
@@ -112,14 +117,17 @@ def loss_per_topic(published: PublishedStamps, report: Optional[dict], received:
                    sent_by_pi: Optional[dict] = None) -> dict:
     """Fraction lost per topic, both directions, from counts up to the autopilot's settled stamp.
 
-    `report`: the autopilot side's last link report ({"upto_ns", "rx": {topic: n}, "tx": {topic: n}});
-    `received`: this side's counts of what the autopilot sent, settled to the same stamp ({topic: n})."""
+    `report`: the autopilot side's last link report ({"upto_ns", "first_ns": {topic: ns}, "rx": {topic: n},
+    "tx": {topic: n}}); `received`: this side's counts of what the autopilot sent, settled to the same stamp
+    ({topic: n}). A downlink topic counts from the first stamp the autopilot received on it: what was published
+    before both ends of the link had matched is not the link's loss."""
     out: dict = {}
     if not report:
         return out
     upto = int(report["upto_ns"])
+    first = report.get("first_ns", {})
     for topic, n_rx in report.get("rx", {}).items():
-        n_tx = published.count_upto(topic, upto)
+        n_tx = published.count_upto(topic, upto, first.get(topic))
         if n_tx:
             out[topic] = round(max(0.0, 1.0 - n_rx / n_tx), 4)
     for topic, n_tx in report.get("tx", {}).items():

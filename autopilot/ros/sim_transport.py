@@ -54,12 +54,11 @@ def boat_config_for(vessel, mission_path: str, workdir: Path) -> Path:
 
 
 class _Observer:
-    """Subscribes to the autopilot's state (latched JSON) and odometry, and calls its services."""
+    """Subscribes to the autopilot's state (latched JSON), events and odometry; sends signed commands."""
 
     def __init__(self, node, cfg, tb):
         from nav_msgs.msg import Odometry
         from std_msgs.msg import String
-        from std_srvs.srv import SetBool
 
         from autopilot.boat_config import resolve_topic
         from autopilot.ros.qos import command_qos, latched_qos, sensor_qos
@@ -74,7 +73,6 @@ class _Observer:
                                  command_qos(50))
         node.create_subscription(Odometry, resolve_topic(ns, t.odometry), self.odom.append, sensor_qos(50))
         self.command_pub = node.create_publisher(String, resolve_topic(ns, t.command), command_qos(10))
-        self.arm_client = node.create_client(SetBool, resolve_topic(ns, t.arm))
         from autopilot.command_auth import read_token
         self._token = read_token(cfg.token_path())
 
@@ -89,16 +87,58 @@ class _Observer:
         self.command_pub.publish(String(data=sign(self._token, "autopilot-sim", text)))
 
 
+def pi_domain_for(pc_domain: int) -> int:
+    """The autopilot's ROS domain behind an emulated link: another valid domain (0..232), never the PC's."""
+    return (pc_domain + 101) % 233
+
+
+def _start_relay(cfg_path: Path, pc_domain: int, pi_domain: int, link) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "hil.link_relay", "--config", str(cfg_path), "--pc-domain", str(pc_domain),
+           "--pi-domain", str(pi_domain), "--delay-ms", str(link.delay_ms), "--jitter-ms", str(link.jitter_ms),
+           "--loss", str(link.loss), "--repair-ms", str(link.repair_ms), "--seed", str(link.seed)]
+    for start, dur in link.outages:
+        cmd += ["--outage", f"{start}:{dur}"]
+    for key, n in link.drop_first.items():
+        cmd += ["--drop-first", f"{key}={n}"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    line = proc.stdout.readline()
+    if "link relay up" not in line:
+        rest = proc.communicate(timeout=10)[0]
+        raise RuntimeError(f"the link relay did not start: {line}{rest}")
+    return proc
+
+
+def _stop_relay(proc: subprocess.Popen) -> str:
+    proc.send_signal(2)
+    try:
+        return proc.communicate(timeout=10)[0]
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.communicate()[0]
+
+
+def _wait_for_state(standin, obs, timeout_s: float) -> bool:
+    """Until the autopilot's latched state arrived: it is up and its replies reach us (a service would not tell
+    across a link that carries only topics)."""
+    end = time.perf_counter() + timeout_s
+    while not obs.state and time.perf_counter() < end:
+        standin.spin_for(0.05)
+    return bool(obs.state)
+
+
 def run_ros_sim(vessel, mission, env, args) -> dict:
     """Fly `mission` with the autopilot in its own process against the stand-in; return the sim report.
 
     `args` carries the sim options of `autopilot sim`: seed, gps_noise, gps_rate_hz, duration, realtime (missing
-    attributes take their defaults), and optionally `lockstep_timeout_s`.
+    attributes take their defaults), and optionally `lockstep_timeout_s`, `command_timeout_s` (wall seconds
+    before an unanswered command is resent) and `link` (a hil.link_relay.LinkSpec: the autopilot then runs in
+    a ROS domain of its own and everything crosses through an emulated link).
     """
     import rclpy
 
     from autopilot.boat_config import load_boat_config
     from autopilot.guidance import Leg, MissionGuidance, mission_frame
+    from autopilot.ros.bench_commands import RetriedCommand
     from autopilot.ros.messages import odometry_to_nav_state
     from autopilot.types import NavState
     from hil.gazebo_standin import standin_for_boat_config
@@ -111,6 +151,8 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
     duration = getattr(args, "duration", None)
     realtime = bool(getattr(args, "realtime", False))
     lockstep_timeout_s = float(getattr(args, "lockstep_timeout_s", 1.0) or 1.0)
+    command_timeout_s = float(getattr(args, "command_timeout_s", 1.0) or 1.0)
+    link = getattr(args, "link", None)
     if not mission.source_file:
         raise ValueError("mission: run_ros_sim needs a mission loaded from a file (the autopilot process reads it)")
 
@@ -122,8 +164,14 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
         cfg = load_boat_config(cfg_path)
         context = rclpy.Context()
         rclpy.init(context=context)
+        child_env = dict(os.environ)
+        relay = None
+        if link is not None:
+            pc_domain = context.get_domain_id()
+            child_env["ROS_DOMAIN_ID"] = str(pi_domain_for(pc_domain))
+            relay = _start_relay(cfg_path, pc_domain, pi_domain_for(pc_domain), link)
         child = subprocess.Popen([sys.executable, "-m", "autopilot.cli", "run", "--config", str(cfg_path)],
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(os.environ),
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=child_env,
                                  text=True)
         standin = None
         try:
@@ -132,7 +180,7 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
             obs_node = rclpy.create_node("autopilot_sim_observer", context=context)
             standin.add_node(obs_node)
             obs = _Observer(obs_node, cfg, standin.tb)
-            if not standin.wait_for_peers(timeout_s=30.0) or not obs.arm_client.wait_for_service(timeout_sec=10.0):
+            if not standin.wait_for_peers(timeout_s=30.0) or not _wait_for_state(standin, obs, 30.0):
                 raise RuntimeError("the autopilot process did not come up on DDS within 30 s")
             n0, e0, _ = standin.plant.truth.north_m, standin.plant.truth.east_m, None
             t_end = duration if duration is not None else \
@@ -140,7 +188,10 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
             metrics = SimMetrics(lookahead_m=guidance.lookahead_m)
             truth_at: dict = {}
             start_ne = (n0, e0)
-            progress = {"auto_sent": False, "completed_at": None, "odom_seen": 0}
+            progress = {"completed_at": None, "odom_seen": 0}
+            arm = RetriedCommand("arm", lambda st: bool(st.get("armed")), "arm", timeout_s=command_timeout_s)
+            auto = RetriedCommand("mode AUTO", lambda st: st.get("mode") == "AUTO" or bool(st.get("mission_complete")),
+                                  "mode auto", timeout_s=command_timeout_s)
             invalid_nav = NavState(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, valid=False)
 
             def leg_for(index: int) -> Leg:
@@ -152,12 +203,8 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
                 key = round(t, 6)
                 truth_at[key] = truth
                 st = obs.state
-                if not st.get("armed"):
-                    if standin.k % 10 == 1:
-                        obs.command("arm")
-                elif not progress["auto_sent"]:
-                    obs.command("mode AUTO")
-                    progress["auto_sent"] = True
+                if arm.tick(st, obs.events, obs.command):      # then AUTO, once; each resent until it shows
+                    auto.tick(st, obs.events, obs.command)
                 in_auto = st.get("mode") == "AUTO"
                 idx = int(st.get("waypoint_index", 0))
                 if in_auto and not st.get("mission_complete"):
@@ -195,12 +242,13 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
             except subprocess.TimeoutExpired:
                 child.kill()
                 out, _ = child.communicate()
+            relay_out = _stop_relay(relay) if relay is not None else ""
             rclpy.shutdown(context=context)
         if child.returncode not in (0, -2) and progress.get("completed_at") is None:
             raise RuntimeError(f"the autopilot process failed (exit {child.returncode}):\n{out[-3000:]}")
 
     metrics.gps_err.extend(standin.gps_truth_errors_m)
-    link = standin.link_figures()
+    figures = standin.link_figures()
     st = obs.state
     sim_time = standin.k * standin.step_s
 
@@ -214,9 +262,16 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
         "realtime_factor": round(sim_time / wall, 1) if wall > 0 else float("inf"),
         "control_rate_hz": vessel.control.loop_rate_hz, "gps_noise": gps_noise,
         "gps_rate_hz": gps_rate_hz or vessel.sensors.gnss.rate_hz,
-        **{k: v for k, v in link.items() if k != "loss"}, "loss": link["loss"],
+        **{k: v for k, v in figures.items() if k != "loss"}, "loss": figures["loss"],
         "steps": standin.k, "steps_unanswered": standin.missed_steps,
+        "commands": {"arm": arm.summary(), "mode AUTO": auto.summary()},
     }
+    if link is not None:
+        report["link"] = {"delay_ms": link.delay_ms, "jitter_ms": link.jitter_ms, "loss": link.loss,
+                          "outages": [list(o) for o in link.outages]}
+        for line in relay_out.splitlines():
+            if line.startswith("link relay: "):
+                report["link"]["relay_counts"] = line.split(": ", 1)[1]
     report.update(metrics.summary())
     for line in out.splitlines():
         if "cycles, cost p50" in line:
