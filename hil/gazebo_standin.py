@@ -45,6 +45,10 @@ from autopilot.ros.messages import TimeBase
 from autopilot.ros.qos import bridge_qos
 from hil.link_figures import NS, PublishedStamps, StampedLatency, loss_per_topic
 
+OUTAGE_AFTER_S = 0.3      # wall seconds without a message from the autopilot: the link is down (15 cycles at 50 Hz)
+PAUSE_PROBE_S = 0.5       # while paused by an outage, one step this often, so the autopilot can answer
+OUTAGE_MODES = ("pause", "run")
+
 BRIDGE_KEYS = {"ros_topic_name", "gz_topic_name", "ros_type_name", "gz_type_name", "direction",
                "topic_name", "lazy", "subscriber_queue", "publisher_queue", "qos_profile"}
 DIRECTIONS = ("BIDIRECTIONAL", "GZ_TO_ROS", "ROS_TO_GZ")
@@ -153,6 +157,9 @@ class GazeboStandin:
             self.thrust_topics.append(topic)
             self.node.create_subscription(Float64, topic, lambda m, i=i: self._on_thrust(i, m), q)
         self.stamped = StampedLatency()
+        self._last_heard: Optional[float] = None     # perf_counter() of the autopilot's last message
+        self._outage: Optional[dict] = None
+        self.outages: list = []                     # {start_sim_s, end_sim_s, wall_s, mode} per link outage
         self.published_stamps = PublishedStamps()
         self.thrust_stamps_rx: list = []            # stamps [ns] of the thrust-stamp messages received
         self.link_report: Optional[dict] = None     # the autopilot side's newest link report
@@ -172,11 +179,13 @@ class GazeboStandin:
         scale = self._thr_cfg[i].scale
         self.thrust_n[i] = float(msg.data) / scale if scale else 0.0
         self._thrust_seen[i] += 1
+        self._last_heard = time.perf_counter()
 
     def _on_thrust_stamp(self, msg: JointState, info) -> None:
         st = msg.header.stamp
         stamp_ns = st.sec * NS + st.nanosec
         self.thrust_stamps_rx.append(stamp_ns)
+        self._last_heard = time.perf_counter()
         self.stamped.thrust_received(stamp_ns, info["received_timestamp"])
 
     def _on_link_report(self, msg: String) -> None:
@@ -204,6 +213,7 @@ class GazeboStandin:
             received = {"thrust_stamped": sum(1 for s in self.thrust_stamps_rx if s <= upto)}
             out["stamps_unanswered"] = self.stamped.unanswered(before_ns=upto)
         out["loss"] = loss_per_topic(self.published_stamps, rep, received)
+        out["outages"] = list(self.outages)
         return out
 
     def add_node(self, node) -> None:
@@ -303,15 +313,43 @@ class GazeboStandin:
                 return False
             self.executor.spin_once(timeout_sec=min(remaining, 0.05))
 
+    def _link_down(self) -> bool:
+        """Nothing (thrust or its stamp) came from the autopilot for OUTAGE_AFTER_S of wall time, after it had
+        answered once."""
+        return self._last_heard is not None and time.perf_counter() - self._last_heard > OUTAGE_AFTER_S
+
     def run(self, until_s: float, realtime: bool = False, lockstep_timeout_s: float = 1.0,
-            on_step=None) -> None:
-        """Step until sim time `until_s` (or `on_step(t, truth)` returns True)."""
+            on_step=None, on_outage: str = "pause") -> None:
+        """Step until sim time `until_s` (or `on_step(t, truth)` returns True).
+
+        A link outage (`_link_down`) is recorded in `outages` either way. `on_outage`: "pause" holds the plant and
+        /clock (one probe step per PAUSE_PROBE_S, so the autopilot's answer shows when the link is back; real-time
+        pacing then resumes from there without catching up), so sim time does not jump on either side; "run" lets
+        the plant run on (real time: the autopilot sees the outage as its sensors falling silent)."""
+        if on_outage not in OUTAGE_MODES:
+            raise ValueError(f"on_outage: one of {', '.join(OUTAGE_MODES)}; got {on_outage!r}")
         wall0 = time.perf_counter() - self.k * self.step_s
         while self.k * self.step_s < until_s - 1e-9:
+            down = self._link_down()
+            if down and self._outage is None:
+                self._outage = {"start_sim_s": round(self.k * self.step_s, 3), "start_wall": time.perf_counter()}
+            elif not down and self._outage is not None:
+                o = self._outage
+                self.outages.append({"start_sim_s": o["start_sim_s"], "end_sim_s": round(self.k * self.step_s, 3),
+                                     "wall_s": round(time.perf_counter() - o["start_wall"] + OUTAGE_AFTER_S, 3),
+                                     "mode": on_outage})
+                self._outage = None
+                wall0 = time.perf_counter() - self.k * self.step_s       # no catching up after a pause
+            paused = down and on_outage == "pause"
+            if paused:
+                self.spin_for(PAUSE_PROBE_S)
             since = list(self._thrust_seen)
             t_pub = self.step()
             t = self.k * self.step_s
-            if realtime:
+            if paused:
+                self.wait_for_thrust(since, t_pub, PAUSE_PROBE_S)
+                wall0 = time.perf_counter() - t
+            elif realtime:
                 while True:
                     lag = wall0 + t - time.perf_counter()
                     if lag <= 0:
@@ -321,6 +359,12 @@ class GazeboStandin:
                 self.wait_for_thrust(since, t_pub, lockstep_timeout_s)
             if on_step is not None and on_step(t, self.truth):
                 break
+        if self._outage is not None:         # the run ended in an outage
+            o = self._outage
+            self.outages.append({"start_sim_s": o["start_sim_s"], "end_sim_s": None,
+                                 "wall_s": round(time.perf_counter() - o["start_wall"] + OUTAGE_AFTER_S, 3),
+                                 "mode": on_outage})
+            self._outage = None
 
     def destroy(self) -> None:
         self.executor.remove_node(self.node)

@@ -66,3 +66,17 @@ def test_a_lost_arm_reply_and_a_lost_mode_request_are_retried(repo_root):
     assert arm["confirmed"] and arm["sent"] >= 2 and arm["refused"] == 0, arm     # arming again is no error
     assert auto["confirmed"] and auto["timed_out"] >= 1 and auto["refused"] == 0, auto
     assert "'lost': 3" in report["link"]["relay_counts"], report["link"]
+
+
+def test_a_link_outage_pauses_the_plant_and_is_reported_not_failsafed(repo_root):
+    # 3 s with nothing crossing, about 5 s into the flight (the relay's clock starts before the autopilot's)
+    report = run_ros_sim(load_vessel("foka"), load_mission(repo_root / "config/missions/demo.yaml"),
+                         EnvironmentConfig(), SimpleNamespace(seed=1, gps_noise="white", duration=9.0, realtime=True,
+                                                              link=LinkSpec(delay_ms=5.0, outages=((9.0, 3.0),)),
+                                                              on_outage="pause"))
+    (outage,) = report["outages"]
+    assert 2.5 <= outage["wall_s"] <= 3.6, outage
+    assert outage["end_sim_s"] - outage["start_sim_s"] <= 0.3, outage       # sim time held, no 3 s jump
+    assert report["failsafes"] == [], report["failsafes"]                   # no IMU timeout on the autopilot
+    assert report["commands"]["mode AUTO"]["confirmed"], report["commands"]
+    assert report["loss"]["imu"] > 0.0, report["loss"]                      # what the outage cost shows as loss

@@ -131,7 +131,7 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
 
     `args` carries the sim options of `autopilot sim`: seed, gps_noise, gps_rate_hz, duration, realtime (missing
     attributes take their defaults), and optionally `lockstep_timeout_s`, `command_timeout_s` (wall seconds
-    before an unanswered command is resent) and `link` (a hil.link_relay.LinkSpec: the autopilot then runs in
+    before an unanswered command is resent), `on_outage` ("pause" or "run", see GazeboStandin.run) and `link` (a hil.link_relay.LinkSpec: the autopilot then runs in
     a ROS domain of its own and everything crosses through an emulated link).
     """
     import rclpy
@@ -153,6 +153,7 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
     lockstep_timeout_s = float(getattr(args, "lockstep_timeout_s", 1.0) or 1.0)
     command_timeout_s = float(getattr(args, "command_timeout_s", 1.0) or 1.0)
     link = getattr(args, "link", None)
+    on_outage = getattr(args, "on_outage", None) or "pause"
     if not mission.source_file:
         raise ValueError("mission: run_ros_sim needs a mission loaded from a file (the autopilot process reads it)")
 
@@ -227,7 +228,8 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
                     t >= progress["completed_at"] + 5.0
 
             wall0 = time.perf_counter()
-            standin.run(t_end, realtime=realtime, lockstep_timeout_s=lockstep_timeout_s, on_step=on_step)
+            standin.run(t_end, realtime=realtime, lockstep_timeout_s=lockstep_timeout_s, on_step=on_step,
+                        on_outage=on_outage)
             wall = time.perf_counter() - wall0
             standin.spin_for(0.3)
         finally:
@@ -265,6 +267,7 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
         **{k: v for k, v in figures.items() if k != "loss"}, "loss": figures["loss"],
         "steps": standin.k, "steps_unanswered": standin.missed_steps,
         "commands": {"arm": arm.summary(), "mode AUTO": auto.summary()},
+        "failsafes": [e for e in obs.events if e.startswith("[failsafe]")],
     }
     if link is not None:
         report["link"] = {"delay_ms": link.delay_ms, "jitter_ms": link.jitter_ms, "loss": link.loss,
