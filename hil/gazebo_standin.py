@@ -227,15 +227,18 @@ class GazeboStandin:
 
     def wait_for_peers(self, timeout_s: float = 20.0) -> bool:
         """Until every sensor topic and the clock have a subscriber and every thrust topic a publisher."""
-        pubs = [self.clock_pub, self.fix_pub, self.imu_pub] + ([self.mag_pub] if self.mag_pub else [])
         end = time.perf_counter() + timeout_s
         while time.perf_counter() < end:
-            if all(p.get_subscription_count() > 0 for p in pubs) and \
-                    all(self.node.count_publishers(t) > 0 for t in self.thrust_topics):
+            if self.peers_matched():
                 self.spin_for(0.2)      # let the matching finish on the other side too
                 return True
             self.executor.spin_once(timeout_sec=0.05)
         return False
+
+    def peers_matched(self) -> bool:
+        pubs = [self.clock_pub, self.fix_pub, self.imu_pub] + ([self.mag_pub] if self.mag_pub else [])
+        return all(p.get_subscription_count() > 0 for p in pubs) and \
+            all(self.node.count_publishers(t) > 0 for t in self.thrust_topics)
 
     # ------------------------------------------------------------------ outputs
     def _silent(self, kind: str, t: float) -> bool:
