@@ -48,6 +48,7 @@ class GazeboBackend(TopicSensorSource):
                          assumed_sats=g.assumed_sats,
                          mag_field_ned_t=earth_field_for(vessel) if cfg.mag.from_imu_orientation else None,
                          depth=sensor_depth, perf_clock=perf_clock, on_stamp=self._count_rx)
+        self._down_min_ns = None
         self.cfg = cfg
         by_name = {t.name: t for t in cfg.thrusters}
         self._thrusters = [by_name[t.name] for t in vessel.thrusters]      # vessel order
@@ -66,6 +67,14 @@ class GazeboBackend(TopicSensorSource):
         self._report_every = max(1, int(round(vessel.control.loop_rate_hz)))
         self._writes = 0
         self._closed = False
+
+    def _on_imu(self, msg, info) -> None:
+        # DDS stamps the writer's clock (the simulator's machine) and the reception on ours: the smallest
+        # difference is the clock offset plus the shortest one-way delay (hil/link_figures.py: clock offset)
+        d = info["received_timestamp"] - info["source_timestamp"]
+        if self._down_min_ns is None or d < self._down_min_ns:
+            self._down_min_ns = d
+        TopicSensorSource._on_imu(self, msg)
 
     def _count_rx(self, kind: str, stamp_ns: int) -> None:
         self._rx.add(kind, stamp_ns)
@@ -88,7 +97,7 @@ class GazeboBackend(TopicSensorSource):
             upto = self._rx.newest_ns - int(SETTLE_S * NS)
             self._report_pub.publish(String(data=json.dumps(
                 {"upto_ns": upto, "first_ns": self._rx.first_ns, "rx": self._rx.settle(upto),
-                 "tx": self._tx.settle(upto)})))
+                 "tx": self._tx.settle(upto), "down_min_ns": self._down_min_ns})))
 
     def write(self, t_s: float, thrust_n, pulses_us=None) -> None:
         """Publish one Float64 [N] per thruster (vessel order)."""

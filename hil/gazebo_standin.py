@@ -43,7 +43,7 @@ from autopilot.config import ConfigError
 from autopilot.ros import frames
 from autopilot.ros.messages import TimeBase
 from autopilot.ros.qos import bridge_qos
-from hil.link_figures import NS, PublishedStamps, StampedLatency, loss_per_topic
+from hil.link_figures import NS, PublishedStamps, StampedLatency, clock_offset_ms, loss_per_topic
 
 OUTAGE_AFTER_S = 0.3      # wall seconds without a message from the autopilot: the link is down (15 cycles at 50 Hz)
 PAUSE_PROBE_S = 0.5       # while paused by an outage, one step this often, so the autopilot can answer
@@ -158,6 +158,7 @@ class GazeboStandin:
             self.node.create_subscription(Float64, topic, lambda m, i=i: self._on_thrust(i, m), q)
         self.stamped = StampedLatency()
         self._last_heard: Optional[float] = None     # perf_counter() of the autopilot's last message
+        self._up_min_ns: Optional[int] = None        # smallest (our reception - the autopilot's send) stamp
         self._outage: Optional[dict] = None
         self.outages: list = []                     # {start_sim_s, end_sim_s, wall_s, mode} per link outage
         self.published_stamps = PublishedStamps()
@@ -186,6 +187,9 @@ class GazeboStandin:
         stamp_ns = st.sec * NS + st.nanosec
         self.thrust_stamps_rx.append(stamp_ns)
         self._last_heard = time.perf_counter()
+        d = info["received_timestamp"] - info["source_timestamp"]
+        if self._up_min_ns is None or d < self._up_min_ns:
+            self._up_min_ns = d
         self.stamped.thrust_received(stamp_ns, info["received_timestamp"])
 
     def _on_link_report(self, msg: String) -> None:
@@ -213,6 +217,7 @@ class GazeboStandin:
             received = {"thrust_stamped": sum(1 for s in self.thrust_stamps_rx if s <= upto)}
             out["stamps_unanswered"] = self.stamped.unanswered(before_ns=upto)
         out["loss"] = loss_per_topic(self.published_stamps, rep, received)
+        out["clock_offset_ms"] = clock_offset_ms((rep or {}).get("down_min_ns"), self._up_min_ns)
         out["outages"] = list(self.outages)
         return out
 

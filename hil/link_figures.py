@@ -10,6 +10,13 @@ are taken on the simulator's machine, so no clock offset enters it.
 Loss: both sides count the messages of each topic by stamp, so a count up to a stamp that is well in the past
 (`settled_upto`) does not include messages still in flight. The autopilot side reports its counts on
 `link_report_topic`; the simulator compares them with what it published up to the same stamp.
+
+Clock offset (the autopilot's machine minus the simulator's): DDS stamps each message with the writer's clock at
+sending and the reader's at reception. The smallest (reception - source) simulator->autopilot is offset + the
+shortest delay down, the smallest autopilot->simulator is -offset + the shortest delay up; half their difference
+is the offset, exact when the shortest delays are equal (NTP's assumption). Latency needs no offset (both of its
+times are taken on the simulator's machine); the offset says whether the two machines' clocks agree, which
+signed commands (max_age_s) and log comparisons need.
 """
 from __future__ import annotations
 
@@ -135,3 +142,10 @@ def loss_per_topic(published: PublishedStamps, report: Optional[dict], received:
         if n_tx:
             out[topic] = round(max(0.0, 1.0 - n_rx / n_tx), 4)
     return out
+
+
+def clock_offset_ms(down_min_ns: Optional[int], up_min_ns: Optional[int]) -> Optional[float]:
+    """The autopilot machine's clock minus the simulator's [ms] (None until both directions were seen)."""
+    if down_min_ns is None or up_min_ns is None:
+        return None
+    return round((down_min_ns - up_min_ns) / 2e6, 3)

@@ -50,6 +50,7 @@ def test_realtime_latency_over_a_slow_link_equals_an_independent_stamped_measure
     for q, key in ((50, "latency_p50_ms"), (99, "latency_p99_ms"), (100, "latency_max_ms")):
         assert abs(report[key] - pct_ms(witness, q)) <= 1.0, (key, report[key], pct_ms(witness, q))
     assert report["loss"]["imu"] == 0.0 and report["loss"]["thrust_stamped"] == 0.0, report["loss"]
+    assert abs(report["clock_offset_ms"]) < 1.0, report["clock_offset_ms"]     # one machine: one clock
 
 
 def test_lost_replies_are_retried_and_an_outage_pauses_the_plant_and_is_reported(repo_root):
