@@ -65,7 +65,9 @@ class TopicsConfig:
     arm: str = param("autopilot/arm", doc="std_srvs/SetBool service: true arms, false disarms")
     hold: str = param("autopilot/hold", doc="std_srvs/Trigger service: switch to HOLD now")
     diagnostics: str = param("/diagnostics", doc="diagnostic_msgs/DiagnosticArray")
-    joystick: str = param("joy", doc="sensor_msgs/Joy (the `joy` package) for MANUAL; '' = no joystick")
+    joystick: str = param("joy", doc="sensor_msgs/Joy (the `joy` package) for MANUAL and VELOCITY; '' = none")
+    cmd_vel: str = param("cmd_vel", doc="geometry_msgs/Twist for VELOCITY: linear.x surge [m/s], angular.z yaw "
+                                        "rate [rad/s, + counter-clockwise, REP-103]; '' = none")
 
     def thrust_topic(self, name: str) -> str:
         return self.thrust.replace("{name}", name)

@@ -112,6 +112,17 @@ def register(subparsers) -> None:
     p.add_argument("--mode", choices=("AUTO", "LOITER", "HOLD"), default=None,
                    help="mode asked for at the start; the run arms once its pre-arm checks pass (default AUTO; "
                         "HOLD with --mavlink)")
+    p.add_argument("--no-mag-calibration", action="store_true",
+                   help="the simulated magnetometer comes uncalibrated: its distortion (the vessel file's, else "
+                        "30 uT hard iron and 10 %% soft iron) reaches the autopilot, which has no calibration "
+                        "(first day on the water): arming in a navigating mode is refused")
+    p.add_argument("--calibrate-on-water", action="store_true",
+                   help="start in CALIBRATE_ON_WATER: two slow circles on the gyro and GNSS inside "
+                        "sensors.mag.on_water.box_m, fit the magnetometer, and fly the mission only if the fit is "
+                        "accepted (else HOLD)")
+    p.add_argument("--mag-calibration-out", metavar="FILE",
+                   help="write a calibration fitted on the water (or updated underway) here, any old file kept as "
+                        "FILE.prev (default: nowhere)")
     p.add_argument("--mavlink", action="append", default=[], metavar="LINK",
                    help="serve MAVLink ground stations (repeatable): udpout:HOST:PORT (QGC on this laptop: "
                         "udpout:127.0.0.1:14550), udpin:HOST:PORT, tcpin:HOST:PORT. The ground station then arms, "
@@ -144,7 +155,8 @@ def register(subparsers) -> None:
     p.add_argument("--report", metavar="FILE.json")
     p.add_argument("--log", metavar="DIR",
                    help="write the run log into DIR/<time>_<mission>/: state.csv (opens in a spreadsheet), "
-                        "events.jsonl, run.mcap; `autopilot plot` draws it")
+                        "events.jsonl, run.mcap + metadata.yaml (a rosbag2 bag of the live topics); `autopilot "
+                        "plot` draws it. With --transport ros the autopilot process writes it, as on a boat")
     p.add_argument("--log-rate-hz", type=_positive, default=10.0, metavar="HZ",
                    help="rows per second in the run log (default 10, up to 50)")
     p.set_defaults(func=run)
@@ -173,8 +185,17 @@ def run(args) -> int:
                             wave_hs_m=args.waves[0], wave_tp_s=args.waves[1], wave_from_deg=args.waves[2])
     opts = SimOptions(seed=args.seed, env=env, gps_noise=args.gps_noise, gps_rate_hz=args.gps_rate_hz,
                       duration_s=args.duration, realtime=args.realtime, devices=args.devices,
-                      faults=tuple(args.fault), initial_mode=args.mode or "AUTO", plant_spec=plant_spec,
-                      esc_backend=args.esc_backend)
+                      faults=tuple(args.fault), initial_mode=_initial_mode(args), plant_spec=plant_spec,
+                      esc_backend=args.esc_backend, mag_calibration="none" if args.no_mag_calibration else "exact",
+                      mag_calibration_path=args.mag_calibration_out)
+    if args.calibrate_on_water and args.mode:
+        print("error: --calibrate-on-water starts in CALIBRATE_ON_WATER (then AUTO): leave out --mode",
+              file=sys.stderr)
+        return 2
+    if args.calibrate_on_water and (args.mavlink or args.transport == "ros"):
+        print("error: --calibrate-on-water needs the in-process simulator without --mavlink (a ground station "
+              "or ROS operator asks for the mode CALIBRATE_ON_WATER itself)", file=sys.stderr)
+        return 2
     if args.esc_backend != "pigpio" and args.devices != "bytes":
         print("error: --esc-backend needs the emulated devices (--devices bytes)", file=sys.stderr)
         return 2
@@ -225,6 +246,31 @@ def run(args) -> int:
     if sim_log is not None:
         print(f"log:    {sim_log.log.run_dir / 'state.csv'}")
     return 1 if refused else 0
+
+
+def _initial_mode(args) -> str:
+    if getattr(args, "calibrate_on_water", False):
+        return "CALIBRATE_ON_WATER"
+    return args.mode or "AUTO"
+
+
+def _calibration_lines(r) -> list:
+    """The first-day calibration's outcome, figures and the heading error after it."""
+    c = r.get("calibrate_on_water")
+    if not c:
+        return []
+    f = c.get("figures") or {}
+    out = [f"  calibrate-on-water: {c['outcome']}" + (f" at {c['time_s']:.0f} s" if c.get("time_s") else "")]
+    if f.get("coverage") is not None:
+        out.append(f"    fit: {f['n_samples']} readings, coverage {f['coverage']:.0%}, residual "
+                   f"{f['residual_rms_pct']:.2f} % of the field, field ratio {f['field_ratio']:.2f}, anisotropy "
+                   f"{f['anisotropy']:.2f}; circles {f['turned_deg']:.0f} deg in {f['time_s']:.0f} s")
+    if c["outcome"] != "accepted" and c.get("message"):
+        out.append(f"    {c['message']}")
+    h = c.get("heading_err_rms_deg_after")
+    if h is not None:
+        out.append(f"    heading error in AUTO after the calibration: rms {h:.2f} deg")
+    return out
 
 
 def _track_lines(r) -> list:
@@ -282,7 +328,8 @@ class SimRunLog:
         self.log = RunLogger(log_dir, vessel.source_file or None, mission.source_file or None,
                              rate_hz=min(rate_hz, 50.0), keep_runs=None, max_total_mb=None,
                              mission_name=mission.name, thruster_names=[t.name for t in vessel.thrusters],
-                             realtime=False)
+                             realtime=False, vessel=vessel)
+        self._path_logged = None
         self._fix = None
         self._unlogged_fix = None     # a valid fix not yet in a state.csv row
         self._events_seen = 0
@@ -299,6 +346,12 @@ class SimRunLog:
                 self._unlogged_fix = fix
             self.log.log_gnss(t_s, fix)
         if self.log.due(t_s):
+            g = getattr(autopilot, "guidance", None)
+            wps = getattr(g, "waypoints_ned", None)
+            if wps is not None and wps is not self._path_logged:       # a new mission is a new list
+                self._path_logged = wps
+                start = getattr(autopilot, "start_point_ned", None)
+                self.log.log_path(t_s, wps, start() if start is not None else None)
             fix = self._fix
             if self.log.log_cycle(t_s, self._cycle_row(
                     result, self.frame, gps_age_s=float("nan") if fix is None else t_s - fix.time_s,
@@ -329,9 +382,9 @@ def _link_spec(text, outages):
 
 
 def _run_over_ros(vessel, mission, env, args) -> int:
-    if args.plot or args.log:
-        print("error: --plot and --log are not available with --transport ros yet; the report is "
-              "(--report FILE.json)", file=sys.stderr)
+    if args.plot:
+        print("error: --plot is not available with --transport ros yet; the report (--report FILE.json) and the "
+              "run log (--log DIR, then `autopilot plot`) are", file=sys.stderr)
         return 2
     try:
         from autopilot.ros.sim_transport import run_ros_sim
@@ -351,6 +404,11 @@ def _run_over_ros(vessel, mission, env, args) -> int:
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
         Path(args.report).write_text(json.dumps(_jsonable(report), indent=2) + "\n")
         print(f"report: {args.report}")
+    if args.log:
+        if not report.get("log_dir"):
+            print(f"error: the autopilot process left no run directory in {args.log}", file=sys.stderr)
+            return 1
+        print(f"log:    {report['log_dir']} (a rosbag2 bag of the autopilot process's topics)")
     return 0
 
 
@@ -394,6 +452,7 @@ def format_summary(r: dict, env) -> str:
         f"  position estimate error: rms {r['pos_err_rms_m']:.2f} m, mae {r['pos_err_mae_m']:.2f} m "
         f"(raw GNSS: rms {r['gps_err_rms_m']:.2f} m, mae {r['gps_err_mae_m']:.2f} m)",
         f"  heading estimate error: rms {r['heading_err_rms_deg']:.2f} deg",
+        *_calibration_lines(r),
         f"  simulated {r['sim_time_s']:.1f} s in {r['wall_time_s']:.2f} s wall "
         f"({r['realtime_factor']:g}x real time)",
     ]

@@ -38,9 +38,10 @@ from typing import Callable, Optional, Sequence
 
 from autopilot.safety_config import FailsafeConfig
 
-NAVIGATING = frozenset({"AUTO", "LOITER", "RTL", "HEADING_HOLD", "BRAKE"})
+NAVIGATING = frozenset({"AUTO", "LOITER", "RTL", "HEADING_HOLD", "BRAKE", "CALIBRATE_ON_WATER"})
 MOVING = frozenset({"AUTO", "RTL"})          # modes that follow a track (the GNSS 'slow' stage applies)
-DRIVEN = NAVIGATING | {"MANUAL"}             # modes in which the thrusters are driven
+ESTIMATED = NAVIGATING | {"VELOCITY"}        # modes whose control feeds back the estimate (gyro, speed)
+DRIVEN = ESTIMATED | {"MANUAL"}              # modes in which the thrusters are driven
 SLOW_MOVING_MPS = 0.15                       # below this speed over ground the boat has no course to speak of
 
 # GNSS stages after the loss was detected
@@ -128,6 +129,8 @@ class FailsafeManager:
             for kind in ("imu-loss", "mag-loss"):
                 if kind in self.active:
                     return f"{kind} failsafe active (no heading to navigate on)"
+        elif mode in ESTIMATED and "imu-loss" in self.active:
+            return "imu-loss failsafe active (no yaw rate to control)"
         if mode in MOVING and self.gnss_degraded:
             return f"{self._gnss_kind} failsafe active (dead reckoning ran out; position not trusted for a track)"
         if mode == "LOITER" and self._gnss_stage == _UNUSABLE:
@@ -190,7 +193,7 @@ class FailsafeManager:
             self._resets_seen = resets
         elif resets > self._resets_seen:
             self._resets_seen = resets
-            act = "hold" if mode in NAVIGATING else "none"
+            act = "hold" if mode in ESTIMATED else "none"
             out.append(Trigger("ekf-unhealthy", act, "the navigation filter restarted (its state went non-finite); "
                                                      "the estimate starts again from the next fixes"))
 
@@ -201,7 +204,8 @@ class FailsafeManager:
             lost = limit < since < math.inf          # never seen yet is not a loss (the pre-arm checks cover it)
             if lost and kind not in self.active:
                 self.active[kind] = c.action
-                act = c.action if mode in NAVIGATING or c.action == "disarm" else "none"
+                act = (c.action if mode in NAVIGATING or c.action == "disarm" or
+                       (mode in ESTIMATED and kind == "imu-loss") else "none")
                 out.append(Trigger(kind, act, f"no {what} for {since:.1f} s"))
             elif not lost and kind in self.active:
                 del self.active[kind]

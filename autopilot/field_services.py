@@ -26,7 +26,7 @@ class FieldServices:
     Events before that are kept and written first."""
 
     def __init__(self, vessel, mission, frame, *, log_dir: Optional[str], log_rate_hz: float = 10.0,
-                 keep_runs: int = 50, max_total_mb: float = 2000.0, extra_files=(), env=os.environ,
+                 keep_runs: int = 50, max_total_mb: float = 2000.0, extra_files=(), ros=None, env=os.environ,
                  warn: Callable[[str], None] = print, wall_clock: Callable[[], float] = time.monotonic):
         self.frame = frame
         self.notifier = Notifier(env)
@@ -37,6 +37,9 @@ class FieldServices:
         self._unlogged_fix = None     # a valid fix not yet in a state.csv row
         self.applied_thrust_fn: Optional[Callable[[], Optional[tuple]]] = None   # ESC-output thrust, for the log
         self.estimator = None               # the autopilot's estimator: its inputs are logged for replay
+        self.path_fn: Optional[Callable[[], tuple]] = None   # (waypoints NED, start NED): run.mcap's path
+        self.time_offset_ns: Optional[int] = None   # ROS time of loop time 0 (wall clock): the log's stamps
+        self._path_logged = None
         # steps before the log opened (the loop starts first): kept, so a replay starts at the filter's birth
         self._early_steps: collections.deque = collections.deque(maxlen=EARLY_STEPS)
         self._log_failure_reported = False
@@ -48,13 +51,14 @@ class FieldServices:
             self._log_args = dict(base_dir=log_dir, vessel_file=vessel.source_file or None,
                                   mission_file=mission.source_file or None, rate_hz=log_rate_hz,
                                   keep_runs=keep_runs, max_total_mb=max_total_mb, mission_name=mission.name,
-                                  extra_files=extra_files, thruster_names=[t.name for t in vessel.thrusters])
+                                  extra_files=extra_files, thruster_names=[t.name for t in vessel.thrusters],
+                                  ros=ros, vessel=vessel)
 
     def start_log(self) -> None:
         """Open the run directory (when logging is configured) and write the events seen so far."""
         if self._log_args is None or self.log is not None:
             return
-        self.log = RunLogger(**self._log_args)
+        self.log = RunLogger(**self._log_args, time_offset_ns=self.time_offset_ns)
         for ev in self._early_events:
             self.log.event(ev.time_s, ev.kind, ev.message, **_event_fields(ev))
         self._early_events.clear()
@@ -89,6 +93,11 @@ class FieldServices:
             return
         if not log.due(t_s):
             return
+        if self.path_fn is not None:
+            wps, start = self.path_fn()
+            if wps is not self._path_logged:        # a new mission is a new list
+                self._path_logged = wps
+                log.log_path(t_s, wps, start)
         fix = self._last_fix
         if log.log_cycle(t_s, cycle_row(result, self.frame,
                                         gps_age_s=math.nan if fix is None else t_s - fix.time_s,

@@ -135,6 +135,8 @@ def check_mission(mission: MissionConfig, vessel: Optional[VesselConfig],
         elif p.speed_mps > vmax:
             problems.append(Problem(file, f"{label}.speed_mps", f"{p.speed_mps:g} m/s is faster than {where_max}"))
 
+    ref_points = _trajectory_checks(mission, vessel, wps, vmax, where_max, file, problems)
+
     # legs: (label of the leg's end, from, to, description)
     legs = []
     if start is not None:
@@ -177,6 +179,11 @@ def check_mission(mission: MissionConfig, vessel: Optional[VesselConfig],
                 problems.append(Problem(file, "identification.box_m",
                                         f"the {mission.identification.box_m:g} m box around {labels[0]} reaches "
                                         f"{-worst:.1f} m outside the geofence"))
+        if ref_points is not None and labels[0] not in outside:
+            worst = min(fence.signed_distance_m(*p) for p in ref_points)
+            if worst < 0.0:
+                problems.append(Problem(file, "trajectory", f"the reference reaches {-worst:.1f} m outside the "
+                                                            f"geofence"))
         if mission.on_complete == "loiter" and labels[-1] not in outside:
             margin = fence.signed_distance_m(*wps[-1])
             if margin < mission.loiter_radius_m:
@@ -184,6 +191,34 @@ def check_mission(mission: MissionConfig, vessel: Optional[VesselConfig],
                                         f"the {mission.loiter_radius_m:g} m loiter circle around {labels[-1]} "
                                         f"crosses the geofence ({margin:.1f} m from the edge)"))
     return problems
+
+
+def _trajectory_checks(mission, vessel, wps, vmax, where_max, file, problems):
+    """A trajectory's reference: it can be made, it never asks for more than the boat's top speed. Returns
+    its points (NED, sampled every second) for the geofence check, or None."""
+    if mission.trajectory is None:
+        return None
+    import numpy as np
+    from autopilot.trajectory import make_path, make_reference
+    cn, ce = wps[0]
+    try:
+        if mission.trajectory.kind == "path":
+            path = make_path(mission.trajectory, (cn, ce))
+            if mission.trajectory.speed_mps > vmax:
+                problems.append(Problem(file, "trajectory.speed_mps", f"{mission.trajectory.speed_mps:g} m/s is "
+                                                                      f"faster than {where_max}"))
+            return [tuple(p) for p in path.xy[::10]]
+        ref = make_reference(mission.trajectory, mission.source_file)
+    except ValueError as e:
+        problems.append(Problem(file, "trajectory", str(e)))
+        return None
+    taus = np.arange(0.0, ref.duration_s + 1e-9, 1.0)
+    speeds = [float(np.hypot(*ref.state(t)[1])) for t in taus]
+    k = int(np.argmax(speeds))
+    if speeds[k] > vmax:
+        problems.append(Problem(file, "trajectory", f"the reference asks for {speeds[k]:.2f} m/s at t = "
+                                                    f"{taus[k]:g} s, faster than {where_max}"))
+    return [(cn + n, ce + e) for n, e in (ref.position(t) for t in taus)]
 
 
 def _check_boat_config(path: Path, data: dict, report: CheckReport):

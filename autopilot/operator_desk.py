@@ -16,6 +16,7 @@ Times are the runner's core clock `now_s()` [s].
 """
 from __future__ import annotations
 
+import math
 import pathlib
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence, Tuple
@@ -32,8 +33,8 @@ class Answer:
     reasons: Tuple[str, ...] = ()     # a refusal's separate reasons (each failed pre-arm check), when it has several
 
 
-TEXT_COMMANDS = ("'arm', 'disarm [REASON]', 'mode NAME', 'mission PATH', 'heartbeat' or "
-                 "'manual THROTTLE STEERING'")
+TEXT_COMMANDS = ("'arm', 'disarm [REASON]', 'mode NAME', 'mission PATH', 'heartbeat', "
+                 "'manual THROTTLE STEERING' or 'velocity SPEED_MPS YAW_RATE_DPS'")
 
 
 def _refused(text: str) -> Answer:
@@ -60,6 +61,7 @@ class OperatorDesk:
         self._listeners = [on_event] if on_event is not None else []
         self._on_mission = on_mission
         self._stream_origin = ""        # origin of the last heartbeat/manual stream (logged on change)
+        self._velocity_refused = None   # (origin, text) of the last velocity refusal (said once per stream)
 
     # ------------------------------------------------------------------ logging
     def log(self, text: str, error: bool = False) -> None:
@@ -104,8 +106,8 @@ class OperatorDesk:
         return self._answer(Answer(True, "disarmed"), origin)
 
     def set_mode(self, name: str, origin: str = "", reason: str = "") -> Answer:
-        """Ask for MANUAL, HOLD, LOITER, AUTO or RTL (case-insensitive); refused when unknown or blocked by an
-        active failsafe (it takes effect on the next cycle)."""
+        """Ask for MANUAL, HOLD, LOITER, AUTO, RTL or CALIBRATE_ON_WATER (case-insensitive); refused when unknown
+        or blocked by an active failsafe (it takes effect on the next cycle)."""
         name = name.strip().upper()
         try:
             self.autopilot.set_mode(name, reason or f"mode command ({origin or 'operator'})")
@@ -192,6 +194,25 @@ class OperatorDesk:
         self._stream("manual", origin)
         return Answer(True, "manual")
 
+    def velocity(self, surge_mps: float, yaw_rate_rps: float, origin: str = "") -> Answer:
+        """VELOCITY's surge speed [m/s] and yaw rate [rad/s, + turn to starboard]; also a heartbeat. Refused
+        outside VELOCITY and for values that are not finite numbers; beyond the limits they are clamped.
+        Commands come as streams (cmd_vel, SET_POSITION_TARGET_LOCAL_NED): a refusal is logged once, not again
+        for the same reason from the same origin until a command is carried out."""
+        try:
+            self.autopilot.velocity_command(self.now_s(), float(surge_mps), float(yaw_rate_rps))
+        except (TypeError, ValueError) as e:
+            text = str(e) if "refused" in str(e) else (f"velocity command refused: SPEED and YAW RATE must be "
+                                                       f"finite numbers ({e})")
+            answer = _refused(text)
+            if self._velocity_refused == (origin, answer.text):
+                return answer
+            self._velocity_refused = (origin, answer.text)
+            return self._answer(answer, origin)
+        self._velocity_refused = None
+        self._stream("velocity", origin)
+        return Answer(True, "velocity")
+
     def set_param(self, name: str, value: float, origin: str = "") -> Answer:
         """Set a field tunable (autopilot/tunables.py): validated by the vessel/mission schema, persisted to the
         overlay file, applied live where safe."""
@@ -233,6 +254,16 @@ class OperatorDesk:
                 return self._answer(_refused(f"manual command {arg[:80]!r} refused: expected two numbers "
                                              f"THROTTLE STEERING in -1..1"), origin)
             return self.manual(parts[0], parts[1], origin)
+        if verb == "velocity":
+            parts = arg.split()
+            try:
+                surge, rate_dps = (float(p) for p in parts) if len(parts) == 2 else (None, None)
+            except ValueError:
+                surge = rate_dps = None
+            if surge is None:
+                return self._answer(_refused(f"velocity command {arg[:80]!r} refused: expected two numbers "
+                                             f"SPEED_MPS YAW_RATE_DPS (+ = to starboard)"), origin)
+            return self.velocity(surge, math.radians(rate_dps), origin)
         return self._answer(_refused(f"unknown command {command[:200]!r}: use {TEXT_COMMANDS}"), origin)
 
     def admit_text(self, text: str, gate, sender_node: Optional[str] = None) -> Answer:

@@ -92,6 +92,16 @@ class GuidanceSetpoint:
 
 
 @dataclass(frozen=True)
+class VelocitySetpoint:
+    """What the VELOCITY mode asks of the velocity controller (autopilot/velocity_control.py)."""
+
+    surge_mps: float              # commanded surge speed through the ground, + forward [m/s]
+    yaw_rate_rps: float           # commanded yaw rate, + turning to starboard [rad/s]
+    prefilter: bool = True        # through the reference models; False for a command that is already smooth
+                                  # and fed back (trajectory tracking: their lag would sit inside its loop)
+
+
+@dataclass(frozen=True)
 class Wrench:
     """Generalised force asked of the thrusters, body frame FRD."""
 

@@ -1,5 +1,5 @@
-"""Run-log costs: what log_cycle costs the 50 Hz loop, what the writer thread spends per row, fsync time,
-file sizes per hour, and how much a SIGKILL loses.
+"""Run-log costs: what log_cycle costs the 50 Hz loop, what the writer thread spends per row and per IMU sample,
+fsync time, file sizes per hour, and how much a SIGKILL loses.
 
     /work/venv/bin/python benchmarks/bench_runlog.py [--dir DIR] [--kills N]
 
@@ -22,6 +22,7 @@ import numpy as np
 from autopilot.runlog import RunLogger, read_run, state_columns
 from autopilot.types import GpsFix
 
+THRUSTERS = ("left", "right")
 ROW = {c: 0.0 for c in state_columns(2)}
 ROW.update(mode="AUTO", armed=True, north_m=123.456, east_m=-45.678, lat_deg=51.1101234, lon_deg=17.0601234,
            heading_deg=271.3, surge_mps=0.812, sway_mps=-0.031, yaw_rate_dps=1.7, pos_std_m=0.9,
@@ -32,7 +33,7 @@ ROW.update(mode="AUTO", armed=True, north_m=123.456, east_m=-45.678, lat_deg=51.
 
 def loop_cost(base: Path, rate_hz: float, seconds: float) -> dict:
     """Drive log_cycle like the real 50 Hz loop for `seconds` (wall-clock paced) and time each call."""
-    log = RunLogger(base, rate_hz=rate_hz, keep_runs=None, max_total_mb=None)
+    log = RunLogger(base, rate_hz=rate_hz, keep_runs=None, max_total_mb=None, thruster_names=THRUSTERS)
     calls = []
     t_next = time.monotonic()
     k = 0
@@ -57,12 +58,34 @@ def loop_cost(base: Path, rate_hz: float, seconds: float) -> dict:
 
 def writer_cost(base: Path, rows: int) -> float:
     """Writer-thread time per row [us]: rows pushed as fast as the writer takes them (non-realtime logger)."""
-    log = RunLogger(base, rate_hz=50, keep_runs=None, max_total_mb=None, realtime=False)
+    log = RunLogger(base, rate_hz=50, keep_runs=None, max_total_mb=None, realtime=False, thruster_names=THRUSTERS)
     cpu0, t0 = time.process_time(), time.perf_counter()
     for k in range(rows):
         log.log_cycle(k * 0.02, dict(ROW, time_s=k * 0.02))
     log.close()
-    return 1e6 * (time.process_time() - cpu0) / rows, 1e6 * (time.perf_counter() - t0) / rows
+    per_row = log._mcap.stats.message_count / rows
+    return 1e6 * (time.process_time() - cpu0) / rows, 1e6 * (time.perf_counter() - t0) / rows, per_row
+
+
+def sensor_cost(samples: int) -> tuple:
+    """run.mcap's imu/data + imu/mag: writer time per sample [us] and bytes per sample (encoded in memory)."""
+    import io
+
+    from autopilot.config import load_vessel
+    from autopilot.runlog.mcap_log import McapRunWriter
+    from autopilot.types import ImuSample, MagSample
+    out = io.BytesIO()
+    w = McapRunWriter(out, thruster_names=THRUSTERS, vessel=load_vessel("foka"))
+    w.write_path(0, [(0.0, 0.0)])                      # the file's fixed part written first
+    base = out.tell()
+    imu = [ImuSample(0.01 * k, (0.1, 0.0, -9.81), (0.0, 0.0, 0.01)) for k in range(samples)]
+    mag = [MagSample(0.01 * k, (2e-5, 1e-6, 4e-5)) for k in range(samples)]
+    t0 = time.perf_counter()
+    for s, m in zip(imu, mag):
+        w.write_imu(int(s.time_s * 1e9), s)
+        w.write_mag(int(m.time_s * 1e9), m)
+    dt = time.perf_counter() - t0
+    return 1e6 * dt / (2 * samples), (out.tell() - base) / (2 * samples)
 
 
 KILLED = textwrap.dedent("""
@@ -113,9 +136,12 @@ def main() -> None:
             print(f"  flush+fsync of 3 files every 0.5 s: {r['sync_n']} syncs, mean {r['sync_mean_ms']:.2f} ms, "
                   f"max {r['sync_max_ms']:.2f} ms (writer thread, GIL released)")
             print(f"  size per hour: state.csv {per_hour['state.csv']:.1f} MB, run.mcap {per_hour['run.mcap']:.1f} MB")
-        cpu_us, wall_us = writer_cost(base / "throughput", 5000)
-        print(f"writer work per row (CSV line + 7 ROS 2 messages): {cpu_us:.0f} us CPU, {wall_us:.0f} us wall "
-              f"-> {1e6 / wall_us:.0f} rows/s sustained")
+        cpu_us, wall_us, per_row = writer_cost(base / "throughput", 5000)
+        print(f"writer work per row (CSV line + {per_row:.1f} ROS 2 messages of the live topics): {cpu_us:.0f} us "
+              f"CPU, {wall_us:.0f} us wall -> {1e6 / wall_us:.0f} rows/s sustained")
+        us, size = sensor_cost(5000)
+        print(f"imu/data + imu/mag in run.mcap: {us:.0f} us writer time and {size:.0f} bytes per sample "
+              f"-> {119 * 2 * size * 3600 / 1e6:.0f} MB per hour with both at 119 Hz")
         losses = kill_loss(base / "killed", args.kills)
         print(f"SIGKILL at a random moment, 50 Hz log: lost {np.mean(losses):.2f} s on average, "
               f"{max(losses):.2f} s at most ({args.kills} kills)")

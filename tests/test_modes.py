@@ -14,7 +14,7 @@ from autopilot.types import NavState, SensorBatch
 from autopilot.vehicle import Autopilot
 from estimation.mag_calibration import MagCalibration
 from hil.sim_runner import SimOptions, run_sim
-from test_prearm import MISSION, Esc, FakeEstimator
+from test_prearm import MISSION, Esc, FakeEstimator, fix
 
 
 def nav(n=0.0, e=0.0, psi=0.0, u=0.0, t=0.0):
@@ -189,3 +189,39 @@ def test_what_auto_does_at_the_end_of_the_mission(tmp_path, action):
     late = tr["t"] > t_home + 10.0
     dist = np.hypot(tr["truth_n"][late], tr["truth_e"][late])       # home is the launch point (0, 0)
     assert np.mean(dist <= 2.0 + 0.5) > 0.95 and dist.max() < 4.0
+
+
+# ------------------------------------------------------------------------------------------ VELOCITY
+def test_velocity_mode_flies_speed_and_turn_rate_commands_and_goes_neutral_when_they_stop(tmp_path):
+    ap, est = autopilot(tmp_path)
+    ap.set_mode("velocity", "operator drives by turn rate")
+    assert any("GNSS" in r for r in ap.prearm_failures(0.0))      # it feeds back the estimate: a fix is needed
+    ap.step(0.02, SensorBatch(gps=[fix(0.02)]))
+    assert ap.arm(0.02) and ap.mode.name == "VELOCITY"
+    out = ap.step(0.04, SensorBatch())
+    assert out.thrust.thrust_n == (0.0, 0.0)                 # no command yet: neutral
+    for k in range(10):      # the reference model starts at the measured speed and rises smoothly
+        ap.velocity_command(0.05 + 0.02 * k, 1.0, math.radians(10))
+        out = ap.step(0.06 + 0.02 * k, SensorBatch())
+    assert out.wrench.surge_n > 0 and out.wrench.yaw_nm > 0   # ahead, turning to starboard
+    assert out.thrust.thrust_n[0] > out.thrust.thrust_n[1]
+    # the gamepad's sticks in VELOCITY are a speed and a turn rate: full port steering asks to turn to port
+    for k in range(20):
+        ap.operator_command(0.3 + 0.02 * k, 0.5, -1.0)
+        out = ap.step(0.31 + 0.02 * k, SensorBatch())
+    assert out.wrench.yaw_nm < 0
+    assert ap.velocity.max_yaw_rate_rps == pytest.approx(math.radians(ap.vessel.control.velocity.max_yaw_rate_dps))
+    for k in range(80):                                       # 1 s without a command: neutral, said once
+        out = ap.step(0.72 + 0.02 * k, SensorBatch())
+    assert out.thrust.thrust_n == (0.0, 0.0) and out.armed
+    assert len([e for e in ap.events if "no velocity command for 1 s" in e.message]) == 1
+    with pytest.raises(ValueError, match="finite"):
+        ap.velocity_command(2.0, math.nan, 0.0)
+
+
+def test_velocity_command_is_refused_outside_velocity_mode(tmp_path):
+    ap, _ = autopilot(tmp_path)
+    ap.set_mode("manual", "operator takes the helm")
+    ap.step(0.02, SensorBatch())
+    with pytest.raises(ValueError, match="not VELOCITY"):
+        ap.velocity_command(0.03, 1.0, 0.0)

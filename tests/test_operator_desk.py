@@ -58,3 +58,16 @@ def test_home_outside_the_fence_is_refused(desk, tmp_path):
     d.autopilot.fences = [Geofence([(0, 0), (0, 10), (10, 10), (10, 0)])]
     assert not d.set_home(50.0, 50.0).ok and d.autopilot.home_ned is None
     assert d.set_home(5.0, 5.0).ok and d.autopilot.home_ned == (5.0, 5.0)
+
+
+def test_velocity_commands_are_refused_outside_velocity_and_when_malformed(desk):
+    d, said = desk
+    answer = d.text("velocity 1.0 10", "carol")
+    assert not answer.ok and "not VELOCITY" in answer.text
+    for bad in ("velocity 1.0", "velocity fast left", "velocity nan 0"):
+        answer = d.text(bad, "carol")
+        assert not answer.ok and "refused" in answer.text, bad
+    d.autopilot.mode = d.autopilot.modes["VELOCITY"]
+    assert d.text("velocity 1.0 -10", "carol").ok
+    _, surge, rate = d.autopilot.velocity._cmd
+    assert surge == 1.0 and rate == pytest.approx(math.radians(-10))

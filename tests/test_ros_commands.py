@@ -97,3 +97,51 @@ def test_gamepad_drives_manual_only_while_the_enable_button_is_held(tmp_path):
     finally:
         proc.stop()
         rclpy.shutdown(context=ctx)
+
+
+def test_cmd_vel_drives_velocity_mode_and_is_refused_in_other_modes(tmp_path):
+    """A teleop node's geometry_msgs/Twist (REP-103: angular.z counter-clockwise) over real DDS: refused in HOLD,
+    in VELOCITY a negative angular.z turns the boat to starboard."""
+    from geometry_msgs.msg import Twist
+    cfg = load_boat_config(_config(tmp_path, "/vel", "commands: {joystick_nodes: [teleop]}\n"))
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    proc = BoatProcess(cfg, load_vessel("foka"), load_mission(REPO / "config/missions/demo.yaml"), context=ctx)
+    try:
+        node = proc.autopilot
+        teleop = rclpy.create_node("teleop", context=ctx)
+        pub = teleop.create_publisher(Twist, "/vel/cmd_vel", 10)        # default (reliable) QoS, as teleop uses
+        proc.executor.add_node(teleop)
+
+        def spin(seconds, until=lambda: False):
+            end = time.monotonic() + seconds
+            while time.monotonic() < end and not until():
+                proc.executor.spin_once(timeout_sec=0.01)
+            return until()
+
+        def send(x, z, seconds):
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                msg = Twist()
+                msg.linear.x, msg.angular.z = x, z
+                pub.publish(msg)
+                spin(0.1)
+
+        said = []
+        node.desk.add_listener(lambda text, err: said.append(text))
+        assert spin(10, lambda: bool(node.arm()[0]))
+        end = time.monotonic() + 10.0          # until discovery has matched the teleop and a refusal came back
+        while time.monotonic() < end and not any("velocity command refused" in t for t in said):
+            send(0.8, 0.0, 0.2)
+        send(0.8, 0.0, 0.5)                     # and a stream of them is refused once, not per message
+        assert node.last_result.mode == "HOLD" and sum(abs(f) for f in node.last_result.thrust.thrust_n) == 0.0
+        assert node.set_mode("VELOCITY", "test")[0]
+        assert spin(10, lambda: node.last_result.mode == "VELOCITY")
+        send(0.8, -0.15, 3.0)
+        w = node.last_result.wrench
+        assert node.last_result.mode == "VELOCITY" and w.surge_n > 0.0 and w.yaw_nm > 0.0
+        refusals = [t for t in said if "velocity command refused" in t]
+        assert len(refusals) == 1 and "HOLD" in refusals[0] and "teleop" in refusals[0]      # said once, not per message
+    finally:
+        proc.stop()
+        rclpy.shutdown(context=ctx)

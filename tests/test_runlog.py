@@ -49,7 +49,7 @@ def test_a_run_directory_holds_the_files_used_and_the_three_logs(tmp_path):
         log.event(0.6, "failsafe", "gps loss: dead reckoning")
     assert log.run_dir.name == "20250601T123005Z_Demo-lake-survey-1"
     assert sorted(os.listdir(log.run_dir)) == ["demo.yaml", "events.jsonl", "foka.yaml", "meta.json",
-                                               "run.mcap", "state.csv"]
+                                               "metadata.yaml", "run.mcap", "state.csv"]
     assert (log.run_dir / "foka.yaml").read_bytes() == FOKA.read_bytes()
     header = (log.run_dir / "state.csv").read_text().splitlines()[0].split(",")
     assert header == list(STATE_COLUMNS) + ["thrust_n_0", "thrust_n_1", "pulse_us_0", "pulse_us_1",
@@ -103,11 +103,13 @@ def test_simulation_rows_carry_truth_columns(tmp_path):
         log.log_cycle(0.0, row(0.0, truth=True))
     run = read_run(log.run_dir)
     assert run["truth_north_m"][0] == pytest.approx(10.2)
-    assert read_mcap(log.run_dir / "run.mcap").topic("/autopilot/truth/odometry")
+    truth = read_mcap(log.run_dir / "run.mcap").topic("/sim/truth/odometry")
+    assert truth[0][1].pose.pose.position.y == pytest.approx(10.2)          # NED north -> ENU y
 
 
-def test_mcap_holds_ros2_messages_that_the_stock_reader_decodes(tmp_path):
-    with RunLogger(tmp_path, thruster_names=("left", "right")) as log:
+def test_mcap_holds_the_live_topics_as_ros2_messages_that_the_stock_reader_decodes(tmp_path):
+    from autopilot.boat_config import RosConfig
+    with RunLogger(tmp_path, thruster_names=("left", "right"), ros=RosConfig(namespace="/foka")) as log:
         log.log_cycle(0.0, row(0.0))
         log.log_gnss(0.05, GpsFix(0.05, 51.11, 17.06, alt_m=120.0, fix_quality=2, pos_std_m=1.5))
         log.event(0.07, "failsafe", "geofence: stopping short", distance_m=4.2)
@@ -115,10 +117,14 @@ def test_mcap_holds_ros2_messages_that_the_stock_reader_decodes(tmp_path):
     with open(log.run_dir / "run.mcap", "rb") as f:            # the stock seeking reader: needs the footer
         msgs = {ch.topic: Decoded(sc, ch, m) for sc, ch, _, m in
                 make_reader(f, decoder_factories=[DecoderFactory()]).iter_decoded_messages()}
-    assert set(msgs) == {"/autopilot/odometry", "/autopilot/filtered_fix", "/autopilot/setpoint",
-                         "/autopilot/wrench", "/autopilot/thrust", "/autopilot/pulse_us", "/diagnostics",
-                         "/autopilot/gnss/fix", "/rosout"}
-    odo = msgs["/autopilot/odometry"]
+    ns = "/foka/"
+    assert set(msgs) == {ns + t for t in (
+        "odometry/filtered", "gnss/filtered", "gnss/fix", "guidance/desired_yaw", "guidance/yaw",
+        "guidance/desired_heading_compass_deg", "guidance/heading_compass_deg", "guidance/desired_speed_mps",
+        "guidance/speed_mps", "guidance/cross_track_error_m", "guidance/waypoint_index",
+        "thrusters/left/thrust", "thrusters/right/thrust", "thrusters/left/pulse_us", "thrusters/right/pulse_us",
+        "autopilot/state", "autopilot/events")} | {"/diagnostics", "/rosout", "/tf"}
+    odo = msgs[ns + "odometry/filtered"]
     assert odo.schema.name == "nav_msgs/msg/Odometry"
     o = odo.ros_msg
     # NED (north 10, east 20), heading 090 (east) -> ENU x = 20, y = 10, yaw 0 -> identity quaternion
@@ -128,15 +134,21 @@ def test_mcap_holds_ros2_messages_that_the_stock_reader_decodes(tmp_path):
     assert o.twist.twist.linear.y == pytest.approx(-0.1)                              # starboard -> -y (FLU)
     assert o.twist.twist.angular.z == pytest.approx(-math.radians(5.0))
     assert o.header.stamp.sec + o.header.stamp.nanosec * 1e-9 == pytest.approx(offset, abs=1e-6)
-    fix = msgs["/autopilot/gnss/fix"].ros_msg
+    fix = msgs[ns + "gnss/fix"].ros_msg
     assert (fix.latitude, fix.longitude, fix.altitude, fix.status.status) == (51.11, 17.06, 120.0, 1)
-    assert fix.position_covariance[0] == pytest.approx(2.25)
-    assert msgs["/autopilot/wrench"].ros_msg.wrench.torque.z == 1.5                 # FRD -> FLU
-    assert list(msgs["/autopilot/thrust"].ros_msg.data) == [6.0, 7.0]
-    assert msgs["/autopilot/thrust"].channel.metadata == {"thrusters": "left,right"}
-    sp = msgs["/autopilot/setpoint"]
-    assert list(sp.ros_msg.data) == [91.0, 1.2, -0.25, 2.0]
-    assert sp.channel.metadata["fields"] == "heading_ref_deg,speed_ref_mps,xte_m,waypoint_index"
+    assert fix.position_covariance[0] == pytest.approx(2.25) and fix.header.frame_id == "gnss_link"
+    assert msgs[ns + "thrusters/right/thrust"].ros_msg.data == 7.0
+    assert msgs[ns + "thrusters/right/pulse_us"].ros_msg.data == 1601
+    assert msgs[ns + "thrusters/left/thrust"].channel.metadata["thruster"] == "left"
+    assert msgs[ns + "guidance/desired_heading_compass_deg"].ros_msg.data == 91.0
+    assert msgs[ns + "guidance/desired_yaw"].ros_msg.data == pytest.approx(math.radians(-1.0))   # ENU yaw
+    assert msgs[ns + "guidance/cross_track_error_m"].ros_msg.data == -0.25
+    assert msgs[ns + "guidance/waypoint_index"].ros_msg.data == 2
+    assert json.loads(msgs[ns + "autopilot/state"].ros_msg.data)["mode"] == "AUTO"
+    assert msgs[ns + "autopilot/events"].ros_msg.data == "[failsafe] geofence: stopping short"
+    tf = msgs["/tf"].ros_msg.transforms
+    assert [(t.header.frame_id, t.child_frame_id) for t in tf] == [("map", "odom"), ("odom", "base_link")]
+    assert (tf[1].transform.translation.x, tf[1].transform.translation.y) == (20.0, 10.0)
     log_line = msgs["/rosout"].ros_msg
     assert log_line.level == 30 and log_line.msg == 'failsafe: geofence: stopping short {"distance_m": 4.2}'
     diag = {kv.key: kv.value for kv in msgs["/diagnostics"].ros_msg.status[0].values}
@@ -149,11 +161,16 @@ class Decoded:
 
 
 def test_schemas_match_the_installed_ros2_interfaces():
-    """Our embedded definitions list the same fields as the .msg files shipped with the ROS 2 packages."""
+    """Our embedded definitions list the same fields as the .msg files shipped with the ROS 2 packages, and, for
+    those not on the package index (tf2_msgs), as rosbags' own Humble definitions."""
+    from rosbags.typesys import Stores, get_typestore
     share = Path(sys.prefix) / "share"
+    store = get_typestore(Stores.ROS2_HUMBLE)
     for name, text in _DEFS.items():
         pkg, msg = name.split("/")
-        installed = (share / pkg / "msg" / f"{msg}.msg").read_text()
+        path = share / pkg / "msg" / f"{msg}.msg"
+        installed = path.read_text() if path.exists() else \
+            store.generate_msgdef(f"{pkg}/msg/{msg}")[0].split("=" * 80)[0]
         assert _fields(text) == _fields(installed), name
 
 

@@ -110,6 +110,20 @@ def test_log_recover_completes_a_cut_mcap(tmp_path, capsys):
     with open(mcap, "rb") as f:
         r = make_reader(f)
         topics = [ch.topic for _s, ch, _m in r.iter_messages()]
-    assert len(topics) == len(cut.messages) and "/autopilot/odometry" in topics
+    assert len(topics) == len(cut.messages) and "/odometry/filtered" in topics
+    from rosbags.rosbag2 import Reader                      # metadata.yaml rewritten for what survived
+    with Reader(run_dir) as bag:
+        assert bag.message_count == len(cut.messages)
+        assert sum(1 for _ in bag.messages()) == len(cut.messages)
     assert main(["log", "recover", str(run_dir)]) == 0
     assert "already complete" in capsys.readouterr().out
+
+
+def test_log_recover_gives_a_complete_run_without_metadata_its_metadata(tmp_path, capsys):
+    run_dir = survey_run(tmp_path / "runs", seconds=5.0)
+    meta = run_dir / "metadata.yaml"
+    written_at_close = meta.read_text()
+    meta.unlink()                                        # as a run logged before bags has none
+    assert main(["log", "recover", str(run_dir)]) == 0
+    assert "wrote metadata.yaml" in capsys.readouterr().out
+    assert meta.read_text() == written_at_close

@@ -1,16 +1,20 @@
 """Our modes as ArduPilot Rover's custom mode numbers (HEARTBEAT.custom_mode, SET_MODE, MAV_CMD_DO_SET_MODE).
 
 Ground stations name a boat's custom modes from the Rover table, so QGC, Mission Planner and MAVProxy list
-MANUAL, HOLD, LOITER, AUTO and RTL by name and send these numbers. The two modes only a failsafe enters are
+MANUAL, HOLD, LOITER, AUTO and RTL by name and send these numbers. VELOCITY is Rover's ACRO (1): the sticks
+ask for a speed and a turn rate. The two modes only a failsafe enters are
 reported as the nearest Rover mode: HEADING_HOLD (hold the heading at slow speed while GNSS is lost) as
 STEERING (3), BRAKE (stop, then the failsafe's next action) as HOLD (4). Neither can be asked for.
+CALIBRATE_ON_WATER (the first-day magnetometer circles) is shown as CIRCLE (9); a ground station cannot ask
+for it by number (our command text `mode calibrate_on_water` does).
 """
 from __future__ import annotations
 
 from typing import Optional
 
-ROVER_MODE_NUMBERS = {"MANUAL": 0, "HOLD": 4, "LOITER": 5, "AUTO": 10, "RTL": 11}
-REPORTED_AS = {"HEADING_HOLD": 3, "BRAKE": 4}          # failsafe-only modes, shown as the nearest Rover mode
+ROVER_MODE_NUMBERS = {"MANUAL": 0, "VELOCITY": 1, "HOLD": 4, "LOITER": 5, "AUTO": 10, "RTL": 11}
+REPORTED_AS = {"HEADING_HOLD": 3, "BRAKE": 4,          # failsafe-only modes, shown as the nearest Rover mode
+               "CALIBRATE_ON_WATER": 9}
 ROVER_NAMES = {0: "MANUAL", 1: "ACRO", 3: "STEERING", 4: "HOLD", 5: "LOITER", 6: "FOLLOW", 7: "SIMPLE",
                8: "DOCK", 9: "CIRCLE", 10: "AUTO", 11: "RTL", 12: "SMART_RTL", 15: "GUIDED", 16: "INITIALISING"}
 

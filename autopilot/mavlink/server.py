@@ -11,9 +11,10 @@ Commands go to the OperatorDesk (autopilot/operator_desk.py), the same one the R
   NAV_RETURN_TO_LAUNCH, MISSION_START (AUTO), DO_SET_HOME, DO_SET_MISSION_CURRENT, SET_MESSAGE_INTERVAL,
   REQUEST_MESSAGE, REQUEST_AUTOPILOT_CAPABILITIES; anything else is answered UNSUPPORTED;
 - MISSION_SET_CURRENT; MANUAL_CONTROL (x: throttle, r (else y): steering, each -1000..1000) and
-  RC_CHANNELS_OVERRIDE (channel 1 steering, channel 3 throttle, 1100..1900 us about 1500) drive MANUAL, whose
-  1 s timeout returns the thrusters to neutral when they stop; a ground station's HEARTBEAT feeds the
-  operator-link failsafe;
+  RC_CHANNELS_OVERRIDE (channel 1 steering, channel 3 throttle, 1100..1900 us about 1500) drive MANUAL (in
+  VELOCITY, Rover's ACRO, the same sticks ask for a speed and a turn rate), whose 1 s timeout returns the
+  thrusters to neutral when they stop; SET_POSITION_TARGET_LOCAL_NED in a body frame (vx, yaw_rate) drives
+  VELOCITY; a ground station's HEARTBEAT feeds the operator-link failsafe;
 - the mission protocol (missions.py) and PARAM_REQUEST_LIST / PARAM_REQUEST_READ / PARAM_SET (the desk's
   parameter store, autopilot/tunables.py).
 
@@ -187,6 +188,7 @@ class MavlinkServer:
         self._rates = {name: float(getattr(cfg.streams, name)) for name in T.MESSAGE_IDS}
         self._next_due = {name: 0.0 for name in self._rates}
         self._once: set = set()                  # messages asked for once (REQUEST_MESSAGE)
+        self._target_refused: set = set()        # (partner, reason) of SET_POSITION_TARGET refusals already said
         self._last_refusal: Dict[str, float] = {}
         self._prearm_ok: Optional[bool] = None
         self._next_prearm = 0.0
@@ -524,6 +526,27 @@ class MavlinkServer:
         throttle, steering = msg.x / 1000.0, steer / 1000.0
         origin = self._origin(index, msg)
         self.calls.submit(lambda: self.desk.manual(throttle, steering, origin), key=f"manual{partner}")
+
+    def _on_set_position_target_local_ned(self, index, conn, msg, partner) -> None:
+        """A body-frame velocity target (vx forward [m/s], yaw_rate [rad/s, + clockwise seen from above = to
+        starboard]) for VELOCITY; other frames, or a mask that ignores vx or yaw_rate, are refused with the
+        reason (a position target is not something this mode follows)."""
+        if not self._signed(msg):
+            self._refuse_unsigned(conn, "SET_POSITION_TARGET_LOCAL_NED")
+            return
+        origin = self._origin(index, msg)
+        body = (S.MAV_FRAME_BODY_NED, S.MAV_FRAME_BODY_OFFSET_NED, S.MAV_FRAME_BODY_FRD)
+        uses = not msg.type_mask & (S.POSITION_TARGET_TYPEMASK_VX_IGNORE | S.POSITION_TARGET_TYPEMASK_YAW_RATE_IGNORE)
+        if msg.coordinate_frame not in body or not uses:
+            why = (f"frame {msg.coordinate_frame} is not a body frame (BODY_NED, BODY_OFFSET_NED, BODY_FRD)"
+                   if msg.coordinate_frame not in body else "it must set vx and yaw_rate (type_mask)")
+            if (partner, why) not in self._target_refused:     # a stream: said once, not per message
+                self._target_refused.add((partner, why))
+                self.calls.submit(lambda: self.desk.refuse(f"SET_POSITION_TARGET_LOCAL_NED refused: {why}", origin),
+                                  key=f"velocity{partner}")
+            return
+        surge, rate = float(msg.vx), float(msg.yaw_rate)
+        self.calls.submit(lambda: self.desk.velocity(surge, rate, origin), key=f"velocity{partner}")
 
     def _on_rc_channels_override(self, index, conn, msg, partner) -> None:
         if not self._signed(msg):

@@ -4,15 +4,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from autopilot.types import GuidanceSetpoint, NavState, Wrench
+from autopilot.types import GuidanceSetpoint, NavState, VelocitySetpoint, Wrench
 
 
 @dataclass(frozen=True)
 class ModeOutput:
-    """What a mode asks for this cycle. Both fields None means: thrusters to neutral."""
+    """What a mode asks for this cycle: at most one field set; all None means: thrusters to neutral."""
 
     setpoint: Optional[GuidanceSetpoint] = None   # heading and speed for the controllers
     wrench: Optional[Wrench] = None               # a direct force/moment demand (MANUAL), bypassing them
+    velocity: Optional[VelocitySetpoint] = None   # surge speed and yaw rate for the velocity controller
+
+    @property
+    def neutral(self) -> bool:
+        return self.setpoint is None and self.wrench is None and self.velocity is None
 
 
 NEUTRAL = ModeOutput()

@@ -21,7 +21,9 @@ Published (names from the boat config, relative to the namespace):
   heading [deg, compass] and speed [m/s], cross-track error [m], waypoint index: plottable std_msgs;
 - all of these reliable with a small depth (autopilot/ros/qos.py: derived), so default-QoS subscribers get them;
 - autopilot/state std_msgs/String JSON (latched) and autopilot/events std_msgs/String;
-- odom -> base_link on /tf when tf2_ros is importable and publish_tf is set.
+- map -> odom -> base_link on /tf and base_link -> gnss_link / imu_link on /tf_static when tf2_ros is
+  importable and publish_tf is set.
+Topics, types, QoS, frames, rates and units: autopilot/ros/interface.py (docs/ros_interface.md).
 Commands: autopilot/arm (std_srvs/SetBool), autopilot/hold (std_srvs/Trigger), autopilot/command
 (std_msgs/String: `arm`, `disarm`, `mode NAME`, `mission PATH`, `heartbeat` (the operator's station is alive,
 for the link-loss failsafe), `manual THROTTLE STEERING` (MANUAL mode, each in -1..1; also a heartbeat)). Every
@@ -48,8 +50,8 @@ from sensor_msgs.msg import NavSatFix
 from autopilot.boat_config import BoatConfig, resolve_topic
 from autopilot.ros import frames, messages
 from autopilot.ros.messages import TimeBase
-from autopilot.ros.qos import (command_qos, derived_qos, latched_qos, quiet_publisher, quiet_subscription,
-                               sensor_qos)
+from autopilot.ros.interface import BY_KEY
+from autopilot.ros.qos import command_qos, qos_for, quiet_publisher, quiet_subscription, sensor_qos
 
 
 LATCHED_REPUBLISH_S = 5.0     # the mission path again, for subscribers that joined late without transient local
@@ -192,21 +194,21 @@ class AutopilotNode(Node):
 
         t, ns = ros.topics, ros.namespace
         self.topic = lambda name: resolve_topic(ns, name)
-        cq, depth = command_qos(ros.qos.command_depth), ros.qos.command_depth
+        depth = ros.qos.command_depth
+        q = lambda key: qos_for(BY_KEY[key].qos, ros)       # noqa: E731 -- QoS from the interface table
         names = [th.name for th in vessel.thrusters]
-        self.thrust_pubs = [quiet_publisher(self, Float64, t.thrust_topic(n), cq) for n in names]
-        self.pulse_pubs = [quiet_publisher(self, UInt16, t.pulse_topic(n), cq) for n in names]
-        dq = derived_qos(ros.qos.command_depth)          # derived, not sensor data: a default subscriber gets it
-        self.odom_pub = quiet_publisher(self, Odometry, t.odometry, dq)
-        self.fix_pub = quiet_publisher(self, NavSatFix, t.filtered_fix, dq)
-        self.path_pub = quiet_publisher(self, Path, t.path, latched_qos())
+        self.thrust_pubs = [quiet_publisher(self, Float64, t.thrust_topic(n), q("thrust")) for n in names]
+        self.pulse_pubs = [quiet_publisher(self, UInt16, t.pulse_topic(n), q("pulse")) for n in names]
+        self.odom_pub = quiet_publisher(self, Odometry, t.odometry, q("odometry"))
+        self.fix_pub = quiet_publisher(self, NavSatFix, t.filtered_fix, q("filtered_fix"))
+        self.path_pub = quiet_publisher(self, Path, t.path, q("path"))
         self._path_every = max(1, int(round(vessel.control.loop_rate_hz * LATCHED_REPUBLISH_S)))
-        self.plot_pubs = {key: quiet_publisher(self, Float64, getattr(t, key), dq)
+        self.plot_pubs = {key: quiet_publisher(self, Float64, getattr(t, key), q(key))
                           for key in ("desired_heading", "heading", "desired_yaw", "yaw", "desired_speed", "speed",
                                       "cross_track_error")}
-        self.wp_pub = quiet_publisher(self, Int32, t.waypoint_index, dq)
-        self.state_pub = quiet_publisher(self, String, t.state, latched_qos())
-        self._events_pub = quiet_publisher(self, String, t.events, command_qos(50))
+        self.wp_pub = quiet_publisher(self, Int32, t.waypoint_index, q("waypoint_index"))
+        self.state_pub = quiet_publisher(self, String, t.state, q("state"))
+        self._events_pub = quiet_publisher(self, String, t.events, q("events"))
         self.create_service(SetBool, t.arm, self._srv_arm)
         self.create_service(Trigger, t.hold, self._srv_hold)
         self.gate = self._command_gate(cfg)
@@ -214,17 +216,22 @@ class AutopilotNode(Node):
         self.desk = self._make_desk(cfg)
         self.loop_calls = None                # autopilot.mavlink.server.LoopCalls when MAVLink is served
         self._sender_names: dict = {}         # publisher gid -> node name, refreshed on a miss
-        self._joy_refused: set = set()
+        self._joy_refused: set = set()       # (what, node) already told off
         quiet_subscription(self, String, t.command, _with_info(self._on_command), command_qos(depth))
         if t.joystick:
             from sensor_msgs.msg import Joy
             quiet_subscription(self, Joy, t.joystick, _with_info(self._on_joy), sensor_qos(ros.qos.sensor_depth))
+        if t.cmd_vel:       # best effort: it matches a teleop publisher of either reliability
+            from geometry_msgs.msg import Twist
+            quiet_subscription(self, Twist, t.cmd_vel, _with_info(self._on_cmd_vel), sensor_qos(ros.qos.sensor_depth))
 
-        self._tf = None
+        self._tf = self._tf_static = None
         if ros.publish_tf:
             try:
                 import tf2_ros
                 self._tf = tf2_ros.TransformBroadcaster(self)
+                self._tf_static = tf2_ros.StaticTransformBroadcaster(self)
+                self._tf_static.sendTransform(self._static_transforms())
             except ImportError:
                 self.get_logger().info("tf2_ros is not installed: odom -> base_link is not broadcast "
                                        "(Odometry still carries the pose)")
@@ -354,8 +361,26 @@ class AutopilotNode(Node):
             p, q = odom.pose.pose.position, odom.pose.pose.orientation
             tf.transform.translation.x, tf.transform.translation.y = p.x, p.y
             tf.transform.rotation = q
-            self._tf.sendTransform(tf)
+            to_odom = TransformStamped()          # odom and map are both ENU about the mission origin
+            to_odom.header.stamp = stamp
+            to_odom.header.frame_id, to_odom.child_frame_id = fr.map, fr.odom
+            to_odom.transform.rotation.w = 1.0
+            self._tf.sendTransform([to_odom, tf])
         self._publish_state()
+
+    def _static_transforms(self) -> list:
+        """base_link -> gnss_link and imu_link from the vessel file's sensor placement (tf2 messages)."""
+        from geometry_msgs.msg import TransformStamped
+        out = []
+        for parent, child, xyz, quat in frames.sensor_transforms(self.vessel, self.cfg.ros.frames):
+            tf = TransformStamped()
+            tf.header.stamp = self.get_clock().now().to_msg()
+            tf.header.frame_id, tf.child_frame_id = parent, child
+            tf.transform.translation.x, tf.transform.translation.y, tf.transform.translation.z = xyz
+            r = tf.transform.rotation
+            r.x, r.y, r.z, r.w = quat
+            out.append(tf)
+        return out
 
     def _guidance(self):
         return self.autopilot.guidance
@@ -492,19 +517,38 @@ class AutopilotNode(Node):
             self.desk.admit_text(msg.data, self.gate, sender)
             self._publish_state()
 
+    def _stick_sender_allowed(self, sender: str, what: str) -> bool:
+        """With commands.auth on, only nodes in commands.joystick_nodes may drive; each refused node is said
+        once."""
+        if self.gate.auth == "off":
+            return True
+        from autopilot.command_auth import node_allowed
+        if node_allowed(sender, self.cfg.commands.joystick_nodes or ("",)):
+            return True
+        if (what, sender) not in self._joy_refused:
+            self._joy_refused.add((what, sender))
+            self._event(f"refused: {what} from node {sender or '(unknown)'}: not in commands.joystick_nodes",
+                        error=True)
+        return False
+
+    def _on_cmd_vel(self, msg, info=None) -> None:
+        """geometry_msgs/Twist in the body frame (REP-103 FLU): linear.x is VELOCITY's surge speed, angular.z
+        its yaw rate counter-clockwise, so the autopilot's starboard-positive rate is -angular.z. Outside
+        VELOCITY it is refused (the desk says so once per stream, not per message)."""
+        sender = self._sender_node(info, self.cfg.ros.topics.cmd_vel)
+        if not self._stick_sender_allowed(sender, "cmd_vel"):
+            return
+        with self.lock:
+            self.desk.velocity(float(msg.linear.x), -float(msg.angular.z), f"cmd_vel node {sender or '(unknown)'}")
+
     def _on_joy(self, msg, info=None) -> None:
         """A gamepad (sensor_msgs/Joy): with the enable button held, its sticks are MANUAL's throttle and
-        steering and count as operator heartbeats; released, nothing is sent (MANUAL times out to neutral).
-        With commands.auth on, only nodes in commands.joystick_nodes are listened to."""
+        steering (in VELOCITY: a speed and a turn rate) and count as operator heartbeats; released, nothing is
+        sent (MANUAL and VELOCITY time out to neutral). With commands.auth on, only nodes in
+        commands.joystick_nodes are listened to."""
         sender = self._sender_node(info, self.cfg.ros.topics.joystick)
-        if self.gate.auth != "off":
-            from autopilot.command_auth import node_allowed
-            if not node_allowed(sender, self.cfg.commands.joystick_nodes or ("",)):
-                if sender not in self._joy_refused:
-                    self._joy_refused.add(sender)
-                    self._event(f"refused: joystick input from node {sender or '(unknown)'}: not in "
-                                f"commands.joystick_nodes", error=True)
-                return
+        if not self._stick_sender_allowed(sender, "joystick input"):
+            return
         j = self.cfg.ros.joystick
         axes, buttons = msg.axes, msg.buttons
         if j.enable_button >= 0 and (j.enable_button >= len(buttons) or not buttons[j.enable_button]):

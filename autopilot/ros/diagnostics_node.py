@@ -18,7 +18,8 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from autopilot.ros.qos import command_qos, quiet_publisher
+from autopilot.ros.interface import BY_KEY
+from autopilot.ros.qos import qos_for, quiet_publisher
 
 OK, WARN, ERROR, STALE = (int.from_bytes(x, "little") if isinstance(x, bytes) else int(x) for x in
                           (DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR,
@@ -53,7 +54,8 @@ class DiagnosticsNode(Node):
                          parameter_overrides=[Parameter("use_sim_time", Parameter.Type.BOOL, use_sim_time)])
         self.ap = autopilot_node
         self.timeout_s = ros.sensor_timeout_s
-        self.pub = quiet_publisher(self, DiagnosticArray, ros.topics.diagnostics, command_qos(10))
+        self.pub = quiet_publisher(self, DiagnosticArray, ros.topics.diagnostics,
+                                   qos_for(BY_KEY["diagnostics"].qos, ros))
         self.create_timer(1.0 / ros.diagnostics_rate_hz, self.publish)
         self.prefix = ros.node_prefix
 

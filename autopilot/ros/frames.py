@@ -183,3 +183,18 @@ def cov3_frd_to_flu(cov: np.ndarray) -> np.ndarray:
 def cov3_flu_to_frd(cov: np.ndarray) -> np.ndarray:
     c = np.asarray(cov, dtype=float).reshape(3, 3)
     return R_FLU_FRD @ c @ R_FLU_FRD.T
+
+
+# ------------------------------------------------------------------------------------------ sensor placement
+def sensor_transforms(vessel, frame_ids) -> list:
+    """Static transforms of the sensors on the hull: [(parent, child, (x, y, z) [m] FLU, quaternion)].
+
+    base_link -> gnss frame: the antenna's lever arm (vessel sensors.gnss.antenna_x_m / antenna_y_m, body FRD).
+    base_link -> imu frame: identity, because the IMU driver already rotates its readings into body axes
+    (sensors.imu.mount_rpy_deg), so the Imu and MagneticField messages stamped with the imu frame are in body
+    axes. `frame_ids` is the boat config's ros.frames (base_link, gnss, imu).
+    """
+    g = vessel.sensors.gnss
+    ident = (0.0, 0.0, 0.0, 1.0)
+    return [(frame_ids.base_link, frame_ids.gnss, frd_to_flu((g.antenna_x_m, g.antenna_y_m, 0.0)), ident),
+            (frame_ids.base_link, frame_ids.imu, (0.0, 0.0, 0.0), ident)]

@@ -38,6 +38,18 @@ def bridge_qos() -> QoSProfile:
     return command_qos(10)
 
 
+def qos_for(kind: str, ros) -> QoSProfile:
+    """The profile of a topic kind of autopilot.ros.interface.QOS (depths of sensor/command kinds from `ros`,
+    the boat config's RosConfig): the one table the run log's offered QoS comes from too."""
+    from autopilot.ros.interface import QOS, qos_depth
+    q = QOS[kind]
+    return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=qos_depth(kind, ros),
+                      reliability=ReliabilityPolicy.RELIABLE if q.reliability == "reliable"
+                      else ReliabilityPolicy.BEST_EFFORT,
+                      durability=DurabilityPolicy.TRANSIENT_LOCAL if q.durability == "transient_local"
+                      else DurabilityPolicy.VOLATILE)
+
+
 def quiet_publisher(node, msg_type, topic: str, qos: QoSProfile):
     """A publisher without rclpy's default QoS-event handlers: each handler is a waitable the executor rebuilds
     into its wait set on every spin, which costs the Pi CPU for every one of our ~40 publishers."""

@@ -90,6 +90,11 @@ class BoatProcess:
         if services is not None:
             services.applied_thrust_fn = self.autopilot.applied_thrust_n     # read only when a log row is due
             services.estimator = self.autopilot.autopilot.estimator          # its inputs are logged for replay
+            if not use_sim_time:         # stamps in run.mcap = the published ones (wall-clock ROS time)
+                services.time_offset_ns = self.autopilot.tb.origin_ns
+            core = self.autopilot.autopilot
+            services.path_fn = lambda: (core.guidance.waypoints_ned,
+                                        core.start_point_ned() if hasattr(core, "start_point_ned") else None)
         tb = self.autopilot.tb
         nodes = set(cfg.ros.nodes)
         if "gnss" in nodes:
@@ -192,7 +197,7 @@ def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1, params=
         lc = cfg.logging
         services = FieldServices(vessel, mission, mission_frame(mission), log_dir=cfg.log_directory(),
                                  log_rate_hz=lc.rate_hz, keep_runs=lc.keep_runs, max_total_mb=lc.max_total_mb,
-                                 extra_files=[config_file] if config_file else ())
+                                 extra_files=[config_file] if config_file else (), ros=cfg.ros)
         try:
             proc = BoatProcess(cfg, vessel, mission, config_file=config_file, seed=seed, services=services,
                                params=params)

@@ -4,7 +4,7 @@
   over ground as geometry_msgs/TwistWithCovarianceStamped (ENU, like nmea_navsat_driver's `vel`).
 - IMU: sensor_msgs/Imu (FLU, orientation_covariance[0] = -1: the LSM9DS1 gives no orientation) and
   sensor_msgs/MagneticField (FLU, tesla).
-Sensor-data QoS (best effort). Frame ids and topic names from the boat config.
+Sensor-data QoS (best effort; autopilot/ros/interface.py). Frame ids and topic names from the boat config.
 
 In the composed boat process the autopilot node polls the backend and hands each batch to `publish_batch()`
 (no second trip through DDS for the control loop). Run on its own (`nodes: [gnss]` in another process), a node
@@ -20,7 +20,8 @@ from sensor_msgs.msg import Imu, MagneticField, NavSatFix
 
 from autopilot.ros import messages
 from autopilot.ros.messages import CEP_TO_SIGMA, TimeBase
-from autopilot.ros.qos import quiet_publisher, sensor_qos
+from autopilot.ros.interface import BY_KEY
+from autopilot.ros.qos import qos_for, quiet_publisher
 
 
 class GnssNode(Node):
@@ -33,9 +34,9 @@ class GnssNode(Node):
         self.frame_id = ros.frames.gnss
         self.vel_frame_id = ros.frames.odom        # the velocity is in ENU axes, not the antenna's
         self.speed_std_mps = vessel.sensors.gnss.speed_noise_mps
-        q = sensor_qos(ros.qos.sensor_depth)
-        self.fix_pub = quiet_publisher(self, NavSatFix, ros.topics.gnss_fix, q)
-        self.vel_pub = quiet_publisher(self, TwistWithCovarianceStamped, ros.topics.gnss_vel, q)
+        self.fix_pub = quiet_publisher(self, NavSatFix, ros.topics.gnss_fix, qos_for(BY_KEY["gnss_fix"].qos, ros))
+        self.vel_pub = quiet_publisher(self, TwistWithCovarianceStamped, ros.topics.gnss_vel,
+                                       qos_for(BY_KEY["gnss_vel"].qos, ros))
         self.published = 0
         self._source = source
         if source is not None:
@@ -64,9 +65,8 @@ class ImuNode(Node):
         self.frame_id = ros.frames.imu
         s = vessel.sensors
         self.gyro_std, self.accel_std, self.mag_noise = s.imu.gyro_noise_rps, s.imu.accel_noise_mps2, s.mag.noise_t
-        q = sensor_qos(ros.qos.sensor_depth)
-        self.imu_pub = quiet_publisher(self, Imu, ros.topics.imu, q)
-        self.mag_pub = quiet_publisher(self, MagneticField, ros.topics.mag, q)
+        self.imu_pub = quiet_publisher(self, Imu, ros.topics.imu, qos_for(BY_KEY["imu"].qos, ros))
+        self.mag_pub = quiet_publisher(self, MagneticField, ros.topics.mag, qos_for(BY_KEY["mag"].qos, ros))
         self._imu_msg: Optional[Imu] = None          # reused for every sample (see messages.fill_imu)
         self._mag_msg: Optional[MagneticField] = None
         self.published = 0

@@ -7,7 +7,9 @@ operator's commands, and the report of the in-process sim computed from truth, p
 - latency_p50/p90/p99/max_ms: per sensor stamp, wall time from the stand-in publishing it to the DDS reception of
   the first thrust computed from it (both hops and the autopilot's cycle; hil/link_figures.py), in lockstep and
   real time alike; `loss`: fraction of messages lost per topic, both directions, counted by stamp; `outages`;
-- steps_unanswered: steps for which no thrust came back within the lockstep timeout.
+- steps_unanswered: steps for which no thrust came back within the lockstep timeout;
+- log_dir: with `--log DIR`, the run directory the autopilot process wrote (its own run log, a rosbag2 bag of
+  the topics it publishes; the plant's truth stays in the stand-in, so it has no sim/truth topic).
 With `link`, the autopilot runs in a ROS domain of its own behind hil/link_relay.py (an emulated Wi-Fi link).
 """
 from __future__ import annotations
@@ -17,15 +19,19 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Optional
 
 import yaml
 
 from autopilot.config import CONFIG_DIR
 
 
-def boat_config_for(vessel, mission_path: str, workdir: Path) -> Path:
+def boat_config_for(vessel, mission_path: str, workdir: Path, log_dir: Optional[str] = None,
+                    log_rate_hz: float = 10.0) -> Path:
     """The vessel's gazebo boat config (config/gazebo/NAME_boat.yaml) pointed at `mission_path`, or, for a vessel
-    without one, a generic Gazebo-Thruster-system mapping (/model/NAME/joint/THRUSTER_thruster_joint/cmd_thrust)."""
+    without one, a generic Gazebo-Thruster-system mapping (/model/NAME/joint/THRUSTER_thruster_joint/cmd_thrust).
+    With `log_dir` the autopilot process writes its run log there (as `autopilot run` does on a boat: a rosbag2
+    run directory); without, it logs nothing."""
     shipped = CONFIG_DIR / "gazebo" / f"{vessel.name}_boat.yaml"
     if shipped.exists() and Path(vessel.source_file).resolve().parent == (CONFIG_DIR / "vessels").resolve():
         data = yaml.safe_load(shipped.read_text(encoding="utf-8"))
@@ -42,6 +48,11 @@ def boat_config_for(vessel, mission_path: str, workdir: Path) -> Path:
     data["vessel"] = str(Path(vessel.source_file).resolve())
     data["mission"] = str(Path(mission_path).resolve())
     data["backend"] = "gazebo"
+    if log_dir:
+        data["logging"] = {**data.get("logging", {}), "enabled": True, "dir": str(Path(log_dir).resolve()),
+                           "rate_hz": float(min(log_rate_hz, 50.0)), "keep_runs": 100000, "max_total_mb": 1e7}
+    else:
+        data["logging"] = {**data.get("logging", {}), "enabled": False}
     path = workdir / "boat.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     from autopilot.command_auth import write_new_token
@@ -98,7 +109,11 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
     if not mission.source_file:
         raise ValueError("mission: run_ros_sim needs a mission loaded from a file (the autopilot process reads it)")
     with tempfile.TemporaryDirectory(prefix="autopilot-ros-sim-") as tmp:
-        cfg_path = boat_config_for(vessel, mission.source_file, Path(tmp))
+        log_dir = getattr(args, "log", None)
+        cfg_path = boat_config_for(vessel, mission.source_file, Path(tmp), log_dir=log_dir,
+                                   log_rate_hz=float(getattr(args, "log_rate_hz", 10.0) or 10.0))
+        from autopilot.runlog.rundir import list_runs
+        runs_before = set(list_runs(Path(log_dir))) if log_dir else set()
         cfg = load_boat_config(cfg_path)
         context = rclpy.Context()
         rclpy.init(context=context)
@@ -133,6 +148,9 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
         for line in relay_out.splitlines():
             if line.startswith("link relay: "):
                 report["link"]["relay_counts"] = line.split(": ", 1)[1]
+    if log_dir:
+        new_runs = [r for r in list_runs(Path(log_dir)) if r not in runs_before]
+        report["log_dir"] = str(new_runs[-1]) if new_runs else None
     for line in out.splitlines():
         if "cycles, cost p50" in line:
             report["autopilot_process_timing"] = line.split("thrusters at neutral; ", 1)[-1].strip()

@@ -13,7 +13,9 @@ to events.jsonl if the disk still takes a line, and every later call is a cheap 
 Run directory (runs/<UTC start>_<mission>):
     state.csv       header line + one row per logged cycle (columns: autopilot.runlog.columns)
     events.jsonl    one JSON object per line: time_s, kind, message, level, and any extra fields
-    run.mcap        the same run as ROS 2 messages
+    run.mcap        the same run as the ROS 2 messages the boat publishes (autopilot.runlog.mcap_log)
+    metadata.yaml   written at a clean close (or by `autopilot log recover`): the run directory is then a
+                    rosbag2 bag (`ros2 bag info RUN_DIR`, rosbags)
     estimator_inputs.bin   every estimator step's inputs and output, for `autopilot log replay`
                     (autopilot.runlog.estimator_inputs; written when log_estimator_step is called)
     meta.json       start time, files, columns, rate, the clock offset to UTC; updated on a clean close
@@ -54,7 +56,11 @@ class RunLogger:
     base_dir: folder holding the runs; vessel_file / mission_file: copied into the run (None: not copied);
     rate_hz: state.csv rate, 0 < rate <= 50 (default 10); keep_runs / max_total_mb: rotation limits (None: no
     limit). Keyword-only extras: mission_name (default: the mission file's stem, else "manual"); extra_files
-    (e.g. the boat config, the magnetometer calibration); thruster_names (MCAP channel metadata);
+    (e.g. the boat config, the magnetometer calibration); thruster_names (the per-thruster topics); ros (the
+    boat config's RosConfig: topic names, namespace, frame ids, QoS depths of run.mcap; None: defaults);
+    vessel (the loaded vessel: sensor placement for /tf_static, sensor noise for the covariances);
+    time_offset_ns (UTC [ns] of row time 0, e.g. the ROS node's TimeBase origin, so run.mcap's header stamps
+    equal the live messages'; None: taken from utc_now at the first entry);
     flush_period_s; queue_s and realtime: when the writer falls more than queue_s of rows behind, a realtime
     logger (the boat) drops rows and says so once in an event, a non-realtime one (a faster-than-real-time
     simulation) makes log_cycle wait for the writer; meta_extra: more keys for meta.json (a replay names its
@@ -66,6 +72,7 @@ class RunLogger:
                  keep_runs: Optional[int] = 50, max_total_mb: Optional[float] = 2000.0, *,
                  mission_name: Optional[str] = None, extra_files: Iterable = (),
                  thruster_names: Sequence[str] = (), write_mcap: bool = True, flush_period_s: float = 0.5,
+                 ros=None, vessel=None, time_offset_ns: Optional[int] = None,
                  queue_s: float = 10.0, realtime: bool = True, meta_extra: Optional[dict] = None,
                  utc_now: Callable[[], datetime] = None,
                  clock: Callable[[], float] = time.monotonic, open_file: Callable = open):
@@ -93,6 +100,10 @@ class RunLogger:
         self._columns = None
         self._formatters: Dict[str, Callable] = {}
         self._offset_s: Optional[float] = None
+        self._offset_ns = 0
+        if time_offset_ns is not None:          # the ROS node's time base: run.mcap's stamps are the live ones
+            self._offset_ns = int(time_offset_ns)
+            self._offset_s = self._offset_ns * 1e-9
         self._queue = collections.deque()
         self._queue_cap = int(queue_s * self.rate_hz) + 100
         self._inputs = collections.deque()          # estimator steps: every cycle, not decimated
@@ -134,7 +145,7 @@ class RunLogger:
             if write_mcap:
                 from autopilot.runlog.mcap_log import McapRunWriter
                 self._files["mcap"] = self._open(self.run_dir / "run.mcap", "wb")
-                self._mcap = McapRunWriter(self._files["mcap"])
+                self._mcap = McapRunWriter(self._files["mcap"], ros, self._thruster_names, vessel)
             self._write_meta()
         except Exception as e:     # noqa: BLE001 -- no log must not mean no run
             self._fail(f"cannot start the run log in {self.run_dir}: {_why(e)}")
@@ -183,10 +194,18 @@ class RunLogger:
         return self.healthy
 
     def log_gnss(self, t_s: float, fix) -> None:
-        """A raw GNSS fix (autopilot.types.GpsFix) for run.mcap's /autopilot/gnss/fix (not decimated)."""
+        """A raw GNSS fix (autopilot.types.GpsFix) for run.mcap (gnss/fix and gnss/vel, not decimated)."""
         if self.healthy and not self._closed and self._mcap is not None and len(self._queue) < self._queue_cap:
             self._note_time(t_s)
             self._queue.append(("gnss", t_s, fix))
+
+    def log_path(self, t_s: float, waypoints_ned, start_ned=None) -> None:
+        """The mission's waypoints (local NED [m]) for run.mcap's guidance/path: call it at start and whenever
+        the mission changes. `start_ned` is where the first leg starts (the boat's position when it began)."""
+        if self.healthy and not self._closed and self._mcap is not None and len(self._queue) < self._queue_cap:
+            self._note_time(t_s)
+            self._queue.append(("path", t_s, ([tuple(p[:2]) for p in waypoints_ned],
+                                              None if start_ned is None else tuple(start_ned[:2]))))
 
     def log_estimator_step(self, t_s: float, batch, result, estimator) -> bool:
         """Record what the estimator consumed this cycle (for `autopilot log replay`): call it every cycle,
@@ -212,7 +231,7 @@ class RunLogger:
             self._inputs_header = True
         self._note_time(t_s)
         given = getattr(result, "estimator_batch", None)     # what the estimator really got, when corrected
-        self._inputs.append(("step", t_s, (batch if given is None else given, result)))
+        self._inputs.append(("step", t_s, (batch if given is None else given, result, batch)))
         self.steps_logged += 1
         return True
 
@@ -256,6 +275,7 @@ class RunLogger:
     def _note_time(self, t_s: float) -> None:
         if self._offset_s is None:
             self._offset_s = self._utc_now().timestamp() - float(t_s)
+            self._offset_ns = int(round(self._offset_s * 1e9))
 
     # ---------------------------------------------------------------------------------- writer thread
     def _writer(self) -> None:
@@ -280,63 +300,77 @@ class RunLogger:
                 return
 
     def _drain(self) -> None:
-        if self._inputs:
-            self._drain_inputs()          # first: an event it raises is written in the same pass
-        q = self._queue
-        csv_f, ev_f, mcap = self._files["csv"], self._files["events"], self._mcap
-        while q:
-            kind, t_s, item = q.popleft()
-            t_ns = int(round((t_s + self._offset_s) * 1e9))
-            if kind == "row":
-                if self.meta["columns"] is None:
-                    csv_f.write(",".join(self._columns) + "\n")
-                    self.meta["columns"] = list(self._columns)
-                    self.meta["time_offset_s"] = self._offset_s
-                    self._write_meta()
-                    if mcap is not None:
-                        mcap.add_metadata("autopilot_run", {"time_offset_s": repr(self._offset_s),
-                                                            "start_utc": self.meta["start_utc"],
-                                                            "mission_name": self.meta["mission_name"]})
-                csv_f.write(format_row(self._formatters, self._columns, item))
-                if mcap is not None:
-                    mcap.write_row(t_ns, item, self._thruster_names)
-            elif kind == "event":
-                ev_f.write(json.dumps(item, default=_json_default) + "\n")
-                if mcap is not None:
-                    mcap.write_event(t_ns, item)
-            elif kind == "gnss":
-                mcap.write_gnss(t_ns, item)
+        """Write what is queued, rows/events/fixes and estimator steps merged by time (run.mcap's log times then
+        stay in order); an event a step raises is queued and written in the same pass."""
+        q, inputs = self._queue, self._inputs
+        while q or inputs:
+            if inputs and (not q or inputs[0][1] <= q[0][1]):
+                self._write_input(*inputs.popleft())
+            else:
+                self._write_item(*q.popleft())
 
-    def _drain_inputs(self) -> None:
+    def _ns(self, t_s: float) -> int:
+        return int(round(t_s * 1e9)) + self._offset_ns
+
+    def _write_item(self, kind: str, t_s: float, item) -> None:
+        csv_f, ev_f, mcap = self._files["csv"], self._files["events"], self._mcap
+        t_ns = self._ns(t_s)
+        if kind == "row":
+            if self.meta["columns"] is None:
+                csv_f.write(",".join(self._columns) + "\n")
+                self.meta["columns"] = list(self._columns)
+                self.meta["time_offset_s"] = self._offset_s
+                self._write_meta()
+                if mcap is not None:
+                    mcap.add_metadata("autopilot_run", {"time_offset_s": repr(self._offset_s),
+                                                        "start_utc": self.meta["start_utc"],
+                                                        "mission_name": self.meta["mission_name"]})
+            csv_f.write(format_row(self._formatters, self._columns, item))
+            if mcap is not None:
+                mcap.write_row(t_ns, item, self._thruster_names)
+        elif kind == "event":
+            ev_f.write(json.dumps(item, default=_json_default) + "\n")
+            if mcap is not None:
+                mcap.write_event(t_ns, item)
+        elif kind == "gnss":
+            mcap.write_gnss(t_ns, item)
+        elif kind == "path":
+            mcap.write_path(t_ns, *item)
+
+    def _write_input(self, kind: str, t_s: float, item) -> None:
         from autopilot.runlog import estimator_inputs as ei
-        q = self._inputs
         f = self._files.get("inputs")
         if f is None:
             f = self._files["inputs"] = self._open(self.run_dir / ei.FILE_NAME, "wb")
             f.write(ei.file_head())
             self._dir_synced = False            # the new name reaches the disk with the next sync
-        while q:
-            kind, t_s, item = q.popleft()
-            if kind == "header":
-                f.write(ei.header_record(item))
-                self.meta["estimator_inputs"] = {"file": ei.FILE_NAME, "version": ei.FORMAT_VERSION}
-                self._write_meta()
-            else:
-                try:
-                    record = ei.step_record(t_s, *item)
-                except (TypeError, ValueError, AttributeError, struct.error) as e:
-                    # one step that does not encode (a driver's odd sample) costs that step, not the log
-                    self.steps_logged -= 1
-                    self.steps_dropped += 1
-                    if not self._encode_failed:
-                        self._encode_failed = True
-                        # queued directly: event() refuses once close() began, and this may be the last drain
-                        self._queue.append(("event", t_s, {
-                            "time_s": float(t_s), "kind": "log_fault", "level": "warn",
-                            "message": f"an estimator step could not be recorded ({_why(e)}); a replay will "
-                                       f"not be exact after t={t_s:.1f} s"}))
-                    continue
-                f.write(record)
+        if kind == "header":
+            f.write(ei.header_record(item))
+            self.meta["estimator_inputs"] = {"file": ei.FILE_NAME, "version": ei.FORMAT_VERSION}
+            self._write_meta()
+            return
+        given, result, raw = item
+        mcap = self._mcap
+        if mcap is not None:               # the samples as the live imu node publishes them (uncorrected)
+            for s in getattr(raw, "imu", ()):
+                mcap.write_imu(self._ns(s.time_s), s)
+            for m in getattr(raw, "mag", ()):
+                mcap.write_mag(self._ns(m.time_s), m)
+        try:
+            record = ei.step_record(t_s, given, result)
+        except (TypeError, ValueError, AttributeError, struct.error) as e:
+            # one step that does not encode (a driver's odd sample) costs that step, not the log
+            self.steps_logged -= 1
+            self.steps_dropped += 1
+            if not self._encode_failed:
+                self._encode_failed = True
+                # queued directly: event() refuses once close() began, and this may be the last drain
+                self._queue.append(("event", t_s, {
+                    "time_s": float(t_s), "kind": "log_fault", "level": "warn",
+                    "message": f"an estimator step could not be recorded ({_why(e)}); a replay will "
+                               f"not be exact after t={t_s:.1f} s"}))
+            return
+        f.write(record)
 
     def _sync(self) -> None:
         t0 = time.perf_counter()
@@ -355,6 +389,10 @@ class RunLogger:
         if self._mcap is not None:
             self._mcap.finish()
         self._sync()
+        if self._mcap is not None:       # the run directory is now a rosbag2 bag
+            from autopilot.runlog.bag_metadata import write_metadata
+            write_metadata(self.run_dir, "run.mcap", self._mcap.stats)
+            self._dir_synced = False
         for f in self._files.values():
             f.close()
         self._files = {}
@@ -363,6 +401,7 @@ class RunLogger:
         if self._inputs_header:
             self.meta.update(estimator_steps=self.steps_logged, estimator_steps_dropped=self.steps_dropped)
         self._write_meta()
+        _fsync_dir(self.run_dir)
 
     def _fail(self, reason: str) -> None:
         if not self.healthy:

@@ -37,6 +37,22 @@ _DEFS = {
     "diagnostic_msgs/DiagnosticStatus": "byte OK=0\nbyte WARN=1\nbyte ERROR=2\nbyte STALE=3\nbyte level\n"
                                         "string name\nstring message\nstring hardware_id\nKeyValue[] values",
     "diagnostic_msgs/DiagnosticArray": "std_msgs/Header header\nDiagnosticStatus[] status",
+    "geometry_msgs/PoseStamped": "std_msgs/Header header\nPose pose",
+    "geometry_msgs/TwistWithCovarianceStamped": "std_msgs/Header header\nTwistWithCovariance twist",
+    "geometry_msgs/Transform": "Vector3 translation\nQuaternion rotation",
+    "geometry_msgs/TransformStamped": "std_msgs/Header header\nstring child_frame_id\nTransform transform",
+    "tf2_msgs/TFMessage": "geometry_msgs/TransformStamped[] transforms",
+    "nav_msgs/Path": "std_msgs/Header header\ngeometry_msgs/PoseStamped[] poses",
+    "sensor_msgs/Imu": "std_msgs/Header header\ngeometry_msgs/Quaternion orientation\n"
+                       "float64[9] orientation_covariance\ngeometry_msgs/Vector3 angular_velocity\n"
+                       "float64[9] angular_velocity_covariance\ngeometry_msgs/Vector3 linear_acceleration\n"
+                       "float64[9] linear_acceleration_covariance",
+    "sensor_msgs/MagneticField": "std_msgs/Header header\ngeometry_msgs/Vector3 magnetic_field\n"
+                                 "float64[9] magnetic_field_covariance",
+    "std_msgs/Float64": "float64 data",
+    "std_msgs/Int32": "int32 data",
+    "std_msgs/UInt16": "uint16 data",
+    "std_msgs/String": "string data",
     "rcl_interfaces/Log": "uint8 DEBUG=10\nuint8 INFO=20\nuint8 WARN=30\nuint8 ERROR=40\nuint8 FATAL=50\n"
                           "builtin_interfaces/Time stamp\nuint8 level\nstring name\nstring msg\nstring file\n"
                           "string function\nuint32 line",
@@ -53,6 +69,14 @@ _DEPS = {
     "nav_msgs/Odometry": ("std_msgs/Header", "geometry_msgs/PoseWithCovariance",
                           "geometry_msgs/TwistWithCovariance"),
     "sensor_msgs/NavSatFix": ("std_msgs/Header", "sensor_msgs/NavSatStatus"),
+    "geometry_msgs/PoseStamped": ("std_msgs/Header", "geometry_msgs/Pose"),
+    "geometry_msgs/TwistWithCovarianceStamped": ("std_msgs/Header", "geometry_msgs/TwistWithCovariance"),
+    "geometry_msgs/Transform": ("geometry_msgs/Vector3", "geometry_msgs/Quaternion"),
+    "geometry_msgs/TransformStamped": ("std_msgs/Header", "geometry_msgs/Transform"),
+    "tf2_msgs/TFMessage": ("geometry_msgs/TransformStamped",),
+    "nav_msgs/Path": ("std_msgs/Header", "geometry_msgs/PoseStamped"),
+    "sensor_msgs/Imu": ("std_msgs/Header", "geometry_msgs/Quaternion", "geometry_msgs/Vector3"),
+    "sensor_msgs/MagneticField": ("std_msgs/Header", "geometry_msgs/Vector3"),
     "std_msgs/MultiArrayLayout": ("std_msgs/MultiArrayDimension",),
     "std_msgs/Float64MultiArray": ("std_msgs/MultiArrayLayout",),
     "diagnostic_msgs/DiagnosticStatus": ("diagnostic_msgs/KeyValue",),
@@ -61,7 +85,9 @@ _DEPS = {
 
 
 def schema_text(name: str) -> str:
-    """The concatenated definition of `name` ("nav_msgs/Odometry") with all it depends on."""
+    """The concatenated definition of `name` ("nav_msgs/Odometry" or "nav_msgs/msg/Odometry") with all it
+    depends on. KeyError for a message not defined here."""
+    name = short_name(name)
     order = []
 
     def visit(n):
@@ -77,6 +103,12 @@ def schema_text(name: str) -> str:
 
 
 def ros2_name(name: str) -> str:
-    """The schema name rosbag2 records: nav_msgs/Odometry -> nav_msgs/msg/Odometry."""
-    pkg, msg = name.split("/")
+    """The schema name rosbag2 records: nav_msgs/Odometry -> nav_msgs/msg/Odometry (unchanged if it has /msg/)."""
+    pkg, msg = short_name(name).split("/")
     return f"{pkg}/msg/{msg}"
+
+
+def short_name(name: str) -> str:
+    """nav_msgs/msg/Odometry -> nav_msgs/Odometry (the form the MSG: separators use)."""
+    parts = name.split("/")
+    return f"{parts[0]}/{parts[-1]}"
