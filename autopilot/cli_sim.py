@@ -106,7 +106,7 @@ def register(subparsers) -> None:
                    help="--transport ros: the autopilot in a ROS domain of its own behind an emulated Wi-Fi link "
                         "(hil/link_relay.py), e.g. 20:10:0.01")
     p.add_argument("--link-outage", action="append", default=[], metavar="START_S:DURATION_S",
-                   help="--link: nothing crosses for DURATION_S, START_S after the relay starts (repeatable)")
+                   help="--link: nothing crosses for DURATION_S, START_S after the simulation starts (repeatable)")
     p.add_argument("--on-outage", choices=("pause", "run"), default="pause",
                    help="--transport ros: a link outage pauses the plant and /clock (default) or lets them run on")
     p.add_argument("--mode", choices=("AUTO", "LOITER", "HOLD"), default=None,

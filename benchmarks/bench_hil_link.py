@@ -4,7 +4,7 @@ another, joined only by hil/link_relay.py (delay +- jitter, loss, outages), as t
     python benchmarks/bench_hil_link.py [--lockstep-cap-s 30] [--only ROW]
 
 Rows: clean (relay, no impairment); 5 +- 2 ms; 20 +- 10 ms with 1 % loss; 50 +- 20 ms with 5 % loss; a 3 s outage
-(on a 5 +- 2 ms link, 15 s after the relay starts; the stand-in pauses the plant: on_outage=pause). Each row in
+(on a 5 +- 2 ms link, 15 s into the simulation; the stand-in pauses the plant: on_outage=pause). Each row in
 real time (the whole mission) and in lockstep (capped at --lockstep-cap-s of simulated time: every lockstep
 step costs a round trip, so a full lockstep mission over a 50 ms link takes most of an hour; the cap keeps the
 lockstep rows to latency, loss and real-time factor). Also one real-time outage row with on_outage=run.

@@ -32,7 +32,7 @@ UP, DOWN = "up", "down"          # Pi -> PC, PC -> Pi
 @dataclass(frozen=True)
 class LinkSpec:
     """One direction-agnostic link: delay and jitter [ms], loss [0..1], outages [(start_s, duration_s)] counted
-    from the relay's start, and `drop_first` {"TOPIC": n} or {"TOPIC~TEXT": n}: the first n messages of a topic
+    from the first /clock that crosses (the simulation's start), and `drop_first` {"TOPIC": n} or {"TOPIC~TEXT": n}: the first n messages of a topic
     (that contain TEXT) are lost, whatever the QoS (a test's fault)."""
     delay_ms: float = 0.0
     jitter_ms: float = 0.0
@@ -66,6 +66,7 @@ class Route:
     direction: str          # UP or DOWN
     reliable: bool          # reliable at both ends (a lost message is repaired late)
     latched: bool = False
+    is_clock: bool = False  # /clock: the first one starts the outage schedule
 
 
 def routes_for(cfg, vessel) -> list:
@@ -80,7 +81,7 @@ def routes_for(cfg, vessel) -> list:
     ns, g, t = cfg.ros.namespace, cfg.gazebo, cfg.ros.topics
     r = [Route(resolve_topic(ns, g.gnss.topic), NavSatFix, DOWN, False),
          Route(resolve_topic(ns, g.imu.topic), Imu, DOWN, False),
-         Route(g.clock_topic, Clock, DOWN, True),
+         Route(g.clock_topic, Clock, DOWN, True, is_clock=True),
          Route(resolve_topic(ns, t.command), String, DOWN, True)]
     if g.mag.topic:
         r.append(Route(resolve_topic(ns, g.mag.topic), MagneticField, DOWN, False))
@@ -136,7 +137,7 @@ class LinkRelay:
                                                        lambda data, r=r, pub=pub: self._on_msg(r, pub, data),
                                                        sub_qos, raw=True)
             self._keep += [pub, sub]
-        self.t0 = time.monotonic()
+        self.t0: Optional[float] = None       # monotonic time of the first /clock forwarded
         self._threads = [threading.Thread(target=self._spin, args=(s,), daemon=True, name=f"relay-{s}")
                          for s in ("pc", "pi")]
         self._threads.append(threading.Thread(target=self._deliver, daemon=True, name="relay-deliver"))
@@ -163,7 +164,9 @@ class LinkRelay:
         if self.link.drop_first and self._dropped_by_test(r.topic, data):
             self.counts["lost"] += 1
             return
-        outage_end = self.link.in_outage(now - self.t0)
+        if self.t0 is None and r.is_clock:
+            self.t0 = now                       # outages count from the simulation's first /clock
+        outage_end = None if self.t0 is None else self.link.in_outage(now - self.t0)
         if outage_end is not None:
             if not r.reliable:
                 self.counts["outage_dropped"] += 1
@@ -269,7 +272,7 @@ def main(argv=None) -> int:
     p.add_argument("--loss", type=float, default=0.0)
     p.add_argument("--repair-ms", type=float, default=100.0, help="assumed DDS repair time of a lost reliable message")
     p.add_argument("--outage", type=parse_outage, action="append", default=[],
-                   help="START_S:DURATION_S after the relay starts (repeatable)")
+                   help="START_S:DURATION_S after the first /clock crosses (repeatable)")
     p.add_argument("--drop-first", action="append", default=[], metavar="TOPIC[~TEXT]=N",
                    help="lose the first N messages of TOPIC (containing TEXT) (a test's fault; repeatable)")
     p.add_argument("--seed", type=int, default=1)

