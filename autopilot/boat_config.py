@@ -156,6 +156,12 @@ class GazeboConfig:
     thrusters: Tuple[GazeboThrusterConfig, ...] = param()
     clock_topic: str = param("/clock")
     bridge_config: str = param("", doc="the ros_gz_bridge YAML this mapping matches (for humans and tests)")
+    thrust_stamp_topic: str = param("hil/thrust_stamped",
+                                    doc="sensor_msgs/JointState per cycle: the thrust [N] with the stamp of the "
+                                        "newest sensor sample it was computed from (HIL latency from stamps)")
+    link_report_topic: str = param("hil/link_report",
+                                   doc="std_msgs/String JSON each simulated second: the messages this side "
+                                       "received and sent, counted by stamp (HIL loss per topic)")
 
     def validate(self):
         names = [t.name for t in self.thrusters]

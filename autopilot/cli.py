@@ -27,6 +27,7 @@ SUBCOMMAND_MODULES = (
     "autopilot.cli_identify",       # autopilot identify thrust BENCH.csv / identify hull RUN_DIR... --vessel F
     "autopilot.cli_campaign",       # autopilot campaign SPEC.yaml [--ray auto] / campaign report DIR [DIR_B]
     "autopilot.cli_tune",           # autopilot tune SPEC.yaml --vessel FILE [--trials N]
+    "autopilot.cli_hil",            # autopilot hil serve --config FILE / hil discovery --pc-ip A --pi-ip B
 )
 
 

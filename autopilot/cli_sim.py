@@ -101,7 +101,14 @@ def register(subparsers) -> None:
                         "pca9685 (a PCA9685 board on an emulated I2C bus, thrusters on outputs 0, 1, ...)")
     p.add_argument("--transport", choices=("inproc", "ros"), default="inproc",
                    help="inproc (default): one process; ros: the autopilot nodes in their own process against "
-                        "the Gazebo stand-in over DDS (needs rclpy); the report adds latency_p99_ms")
+                        "the Gazebo stand-in over DDS (needs rclpy); the report adds the link's figures")
+    p.add_argument("--link", metavar="DELAY_MS[:JITTER_MS[:LOSS]]",
+                   help="--transport ros: the autopilot in a ROS domain of its own behind an emulated Wi-Fi link "
+                        "(hil/link_relay.py), e.g. 20:10:0.01")
+    p.add_argument("--link-outage", action="append", default=[], metavar="START_S:DURATION_S",
+                   help="--link: nothing crosses for DURATION_S, START_S after the simulation starts (repeatable)")
+    p.add_argument("--on-outage", choices=("pause", "run"), default="pause",
+                   help="--transport ros: a link outage pauses the plant and /clock (default) or lets them run on")
     p.add_argument("--mode", choices=("AUTO", "LOITER", "HOLD"), default=None,
                    help="mode asked for at the start; the run arms once its pre-arm checks pass (default AUTO; "
                         "HOLD with --mavlink)")
@@ -203,7 +210,15 @@ def run(args) -> int:
         if args.fault:
             print("error: --fault needs the in-process simulator (--transport inproc)", file=sys.stderr)
             return 2
+        try:
+            args.link = _link_spec(args.link, args.link_outage)
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
         return _run_over_ros(vessel, mission, env, args)
+    if args.link or args.link_outage:
+        print("error: --link needs --transport ros", file=sys.stderr)
+        return 2
     sim_log = SimRunLog(vessel, mission, args.log, args.log_rate_hz) if args.log else None
     if sim_log is not None:
         opts.on_result = sim_log.on_result
@@ -348,6 +363,24 @@ class SimRunLog:
         self.log.close()
 
 
+def _link_spec(text, outages):
+    """--link DELAY_MS[:JITTER_MS[:LOSS]] and --link-outage START_S:DURATION_S -> LinkSpec (None: no link)."""
+    if not text and not outages:
+        return None
+    from hil.link_relay import LinkSpec
+    parts = (text or "0").split(":")
+    try:
+        nums = [float(x) for x in parts]
+        outs = tuple(tuple(float(x) for x in o.split(":")) for o in outages)
+    except ValueError:
+        raise ValueError(f"--link takes DELAY_MS[:JITTER_MS[:LOSS]], --link-outage START_S:DURATION_S; got "
+                         f"{text!r} {outages!r}") from None
+    if len(nums) > 3:
+        raise ValueError(f"--link takes DELAY_MS[:JITTER_MS[:LOSS]]; got {text!r}")
+    delay, jitter, loss = (nums + [0.0, 0.0])[:3]
+    return LinkSpec(delay_ms=delay, jitter_ms=jitter, loss=loss, outages=outs)
+
+
 def _run_over_ros(vessel, mission, env, args) -> int:
     if args.plot:
         print("error: --plot is not available with --transport ros yet; the report (--report FILE.json) and the "
@@ -363,7 +396,10 @@ def _run_over_ros(vessel, mission, env, args) -> int:
     print(format_summary(report, env))
     if "latency_p99_ms" in report:
         print(f"  sensor-in to thrust-out latency over DDS: p50 {report.get('latency_p50_ms', float('nan')):.2f} ms, "
-              f"p99 {report['latency_p99_ms']:.2f} ms")
+              f"p99 {report['latency_p99_ms']:.2f} ms, max {report.get('latency_max_ms', float('nan')):.2f} ms; "
+              f"loss {json.dumps(report.get('loss', {}))}")
+    for w in report.get("link_warnings", []):
+        print(f"  warning: {w}")
     if args.report:
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
         Path(args.report).write_text(json.dumps(_jsonable(report), indent=2) + "\n")

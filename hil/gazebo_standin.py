@@ -13,8 +13,11 @@ ROS side of a ros_gz_bridge config:
 Time: the stand-in owns /clock. Each step it advances the plant by `step_s`, publishes the step's sensor
 samples, then the clock. In lockstep (default) it waits until every thruster topic has answered before the next
 step, so a run goes as fast as the autopilot keeps up; with `realtime` it paces steps to the wall clock instead.
-`latencies_s` holds, per answered step, the wall time from publishing the step to the arrival of the last
-thruster command it caused (two DDS hops and the autopilot's cycle).
+
+Link figures (hil/link_figures.py), the same in both modes: `latencies_s` holds, per sensor stamp, the time from
+publishing it to the DDS reception of the first thrust the autopilot computed from it (the gazebo backend sends
+that stamp with each cycle's thrust on `thrust_stamp_topic`); `link_figures()` adds the loss per topic from the
+autopilot's link reports.
 
 Run it on its own: `python -m hil.gazebo_standin --config config/gazebo/foka_boat.yaml [--realtime]`.
 """
@@ -32,14 +35,19 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import Imu, MagneticField, NavSatFix, NavSatStatus
-from std_msgs.msg import Float64
+from sensor_msgs.msg import Imu, JointState, MagneticField, NavSatFix, NavSatStatus
+from std_msgs.msg import Float64, String
 
 from autopilot.boat_config import BoatConfig, GazeboConfig, resolve_topic
 from autopilot.config import ConfigError
 from autopilot.ros import frames
 from autopilot.ros.messages import TimeBase
 from autopilot.ros.qos import bridge_qos
+from hil.link_figures import NS, PublishedStamps, StampedLatency, clock_offset_ms, loss_per_topic
+
+OUTAGE_AFTER_S = 0.3      # wall seconds without a message from the autopilot: the link is down (15 cycles at 50 Hz)
+PAUSE_PROBE_S = 0.5       # while paused by an outage, one step this often, so the autopilot can answer
+OUTAGE_MODES = ("pause", "run")
 
 BRIDGE_KEYS = {"ros_topic_name", "gz_topic_name", "ros_type_name", "gz_type_name", "direction",
                "topic_name", "lazy", "subscriber_queue", "publisher_queue", "qos_profile"}
@@ -143,15 +151,26 @@ class GazeboStandin:
         self._thr_cfg = [by_name[t.name] for t in vessel.thrusters]
         self.thrust_n = [0.0] * len(self._thr_cfg)
         self._thrust_seen = [0] * len(self._thr_cfg)
-        self._thrust_wall = [0.0] * len(self._thr_cfg)
         self.thrust_topics = []
         for i, t in enumerate(self._thr_cfg):
             topic = resolve_topic(namespace, t.topic)
             self.thrust_topics.append(topic)
             self.node.create_subscription(Float64, topic, lambda m, i=i: self._on_thrust(i, m), q)
+        self.stamped = StampedLatency()
+        self._last_heard: Optional[float] = None     # perf_counter() of the autopilot's last message
+        self._up_min_ns: Optional[int] = None        # smallest (our reception - the autopilot's send) stamp
+        self._outage: Optional[dict] = None
+        self.outages: list = []                     # {start_sim_s, end_sim_s, wall_s, mode} per link outage
+        self.published_stamps = PublishedStamps()
+        self.thrust_stamps_rx: list = []            # stamps [ns] of the thrust-stamp messages received
+        self.link_report: Optional[dict] = None     # the autopilot side's newest link report
+        self.node.create_subscription(JointState, resolve_topic(namespace, gazebo.thrust_stamp_topic),
+                                      self._on_thrust_stamp, q)
+        self.node.create_subscription(String, resolve_topic(namespace, gazebo.link_report_topic),
+                                      self._on_link_report, q)
         self.executor = SingleThreadedExecutor(**kw)
         self.executor.add_node(self.node)
-        self.latencies_s: list = []
+        self.latencies_s = self.stamped.latencies_s
         self.missed_steps = 0
         self.gps_truth_errors_m: list = []
         self.published = {"gnss": 0, "imu": 0, "mag": 0}
@@ -161,7 +180,46 @@ class GazeboStandin:
         scale = self._thr_cfg[i].scale
         self.thrust_n[i] = float(msg.data) / scale if scale else 0.0
         self._thrust_seen[i] += 1
-        self._thrust_wall[i] = time.perf_counter()
+        self._last_heard = time.perf_counter()
+
+    def _on_thrust_stamp(self, msg: JointState, info) -> None:
+        st = msg.header.stamp
+        stamp_ns = st.sec * NS + st.nanosec
+        self.thrust_stamps_rx.append(stamp_ns)
+        self._last_heard = time.perf_counter()
+        d = info["received_timestamp"] - info["source_timestamp"]
+        if self._up_min_ns is None or d < self._up_min_ns:
+            self._up_min_ns = d
+        self.stamped.thrust_received(stamp_ns, info["received_timestamp"])
+
+    def _on_link_report(self, msg: String) -> None:
+        import json
+        try:
+            self.link_report = json.loads(msg.data)
+        except ValueError:
+            self.node.get_logger().warning(f"link report is not JSON: {msg.data[:80]!r}")
+
+    def _stamp_out(self, kind: str, stamp) -> None:
+        """Note a published stamp: for the loss count, and its wall time for the latency (DDS receptions are
+        stamped on the system clock, so this is too)."""
+        ns = stamp.sec * NS + stamp.nanosec
+        self.published_stamps.add(kind, ns)
+        self.stamped.published(ns, time.time_ns())
+
+    def link_figures(self) -> dict:
+        """Latency p50/p90/p99/max [ms] from stamps, and loss per topic (fraction) up to the autopilot's last
+        settled report (empty `loss` when no report came: an autopilot without the gazebo backend's reports)."""
+        out = self.stamped.summary()
+        rep = self.link_report
+        received = None
+        if rep:
+            upto = int(rep["upto_ns"])
+            received = {"thrust_stamped": sum(1 for s in self.thrust_stamps_rx if s <= upto)}
+            out["stamps_unanswered"] = self.stamped.unanswered(before_ns=upto)
+        out["loss"] = loss_per_topic(self.published_stamps, rep, received)
+        out["clock_offset_ms"] = clock_offset_ms((rep or {}).get("down_min_ns"), self._up_min_ns)
+        out["outages"] = list(self.outages)
+        return out
 
     def add_node(self, node) -> None:
         """Spin another node (an observer) on the stand-in's executor."""
@@ -174,15 +232,18 @@ class GazeboStandin:
 
     def wait_for_peers(self, timeout_s: float = 20.0) -> bool:
         """Until every sensor topic and the clock have a subscriber and every thrust topic a publisher."""
-        pubs = [self.clock_pub, self.fix_pub, self.imu_pub] + ([self.mag_pub] if self.mag_pub else [])
         end = time.perf_counter() + timeout_s
         while time.perf_counter() < end:
-            if all(p.get_subscription_count() > 0 for p in pubs) and \
-                    all(self.node.count_publishers(t) > 0 for t in self.thrust_topics):
+            if self.peers_matched():
                 self.spin_for(0.2)      # let the matching finish on the other side too
                 return True
             self.executor.spin_once(timeout_sec=0.05)
         return False
+
+    def peers_matched(self) -> bool:
+        pubs = [self.clock_pub, self.fix_pub, self.imu_pub] + ([self.mag_pub] if self.mag_pub else [])
+        return all(p.get_subscription_count() > 0 for p in pubs) and \
+            all(self.node.count_publishers(t) > 0 for t in self.thrust_topics)
 
     # ------------------------------------------------------------------ outputs
     def _silent(self, kind: str, t: float) -> bool:
@@ -196,6 +257,7 @@ class GazeboStandin:
         msg.status.status = NavSatStatus.STATUS_FIX
         msg.latitude, msg.longitude, msg.altitude = fix.lat_deg, fix.lon_deg, fix.alt_m
         msg.position_covariance_type = NavSatFix.COVARIANCE_TYPE_UNKNOWN
+        self._stamp_out("gnss", msg.header.stamp)
         self.fix_pub.publish(msg)
         self.published["gnss"] += 1
 
@@ -209,6 +271,7 @@ class GazeboStandin:
         ax, ay, az = frames.frd_to_flu(s.accel_mps2)
         msg.angular_velocity.x, msg.angular_velocity.y, msg.angular_velocity.z = gx, gy, gz
         msg.linear_acceleration.x, msg.linear_acceleration.y, msg.linear_acceleration.z = ax, ay, az
+        self._stamp_out("imu", msg.header.stamp)
         self.imu_pub.publish(msg)
         self.published["imu"] += 1
 
@@ -218,6 +281,7 @@ class GazeboStandin:
         msg.header.frame_id = self.frame_ids["mag"]
         x, y, z = frames.frd_to_flu(m.field_t)
         msg.magnetic_field.x, msg.magnetic_field.y, msg.magnetic_field.z = x, y, z
+        self._stamp_out("mag", msg.header.stamp)
         self.mag_pub.publish(msg)
         self.published["mag"] += 1
 
@@ -240,15 +304,16 @@ class GazeboStandin:
         if not self._silent("imu", t):
             for s in batch.imu:
                 self._publish_imu(s, truth.heading_rad - truth.yaw_rate_rps * (t - s.time_s))
-        self.clock_pub.publish(Clock(clock=self.tb.to_stamp(t)))
+        clock = Clock(clock=self.tb.to_stamp(t))
+        self.published_stamps.add("clock", clock.clock.sec * NS + clock.clock.nanosec)
+        self.clock_pub.publish(clock)
         return t_pub
 
     def wait_for_thrust(self, since_counts: list, t_pub: float, timeout_s: float) -> bool:
-        """Spin until every thruster topic got a message after `since_counts`; record the latency."""
+        """Spin until every thruster topic got a message after `since_counts` (lockstep pacing)."""
         end = time.perf_counter() + timeout_s
         while True:
             if all(n > s for n, s in zip(self._thrust_seen, since_counts)):
-                self.latencies_s.append(max(self._thrust_wall) - t_pub)
                 return True
             remaining = end - time.perf_counter()
             if remaining <= 0:
@@ -256,26 +321,58 @@ class GazeboStandin:
                 return False
             self.executor.spin_once(timeout_sec=min(remaining, 0.05))
 
+    def _link_down(self) -> bool:
+        """Nothing (thrust or its stamp) came from the autopilot for OUTAGE_AFTER_S of wall time, after it had
+        answered once."""
+        return self._last_heard is not None and time.perf_counter() - self._last_heard > OUTAGE_AFTER_S
+
     def run(self, until_s: float, realtime: bool = False, lockstep_timeout_s: float = 1.0,
-            on_step=None) -> None:
-        """Step until sim time `until_s` (or `on_step(t, truth)` returns True)."""
+            on_step=None, on_outage: str = "pause") -> None:
+        """Step until sim time `until_s` (or `on_step(t, truth)` returns True).
+
+        A link outage (`_link_down`) is recorded in `outages` either way. `on_outage`: "pause" holds the plant and
+        /clock (one probe step per PAUSE_PROBE_S, so the autopilot's answer shows when the link is back; real-time
+        pacing then resumes from there without catching up), so sim time does not jump on either side; "run" lets
+        the plant run on (real time: the autopilot sees the outage as its sensors falling silent)."""
+        if on_outage not in OUTAGE_MODES:
+            raise ValueError(f"on_outage: one of {', '.join(OUTAGE_MODES)}; got {on_outage!r}")
         wall0 = time.perf_counter() - self.k * self.step_s
         while self.k * self.step_s < until_s - 1e-9:
+            down = self._link_down()
+            if down and self._outage is None:
+                self._outage = {"start_sim_s": round(self.k * self.step_s, 3), "start_wall": time.perf_counter()}
+            elif not down and self._outage is not None:
+                o = self._outage
+                self.outages.append({"start_sim_s": o["start_sim_s"], "end_sim_s": round(self.k * self.step_s, 3),
+                                     "wall_s": round(time.perf_counter() - o["start_wall"] + OUTAGE_AFTER_S, 3),
+                                     "mode": on_outage})
+                self._outage = None
+                wall0 = time.perf_counter() - self.k * self.step_s       # no catching up after a pause
+            paused = down and on_outage == "pause"
+            if paused:
+                self.spin_for(PAUSE_PROBE_S)
             since = list(self._thrust_seen)
             t_pub = self.step()
             t = self.k * self.step_s
-            if realtime:
+            if paused:
+                self.wait_for_thrust(since, t_pub, PAUSE_PROBE_S)
+                wall0 = time.perf_counter() - t
+            elif realtime:
                 while True:
                     lag = wall0 + t - time.perf_counter()
                     if lag <= 0:
                         break
                     self.executor.spin_once(timeout_sec=lag)
-                if all(n > s for n, s in zip(self._thrust_seen, since)):
-                    self.latencies_s.append(max(self._thrust_wall) - t_pub)
             else:
                 self.wait_for_thrust(since, t_pub, lockstep_timeout_s)
             if on_step is not None and on_step(t, self.truth):
                 break
+        if self._outage is not None:         # the run ended in an outage
+            o = self._outage
+            self.outages.append({"start_sim_s": o["start_sim_s"], "end_sim_s": None,
+                                 "wall_s": round(time.perf_counter() - o["start_wall"] + OUTAGE_AFTER_S, 3),
+                                 "mode": on_outage})
+            self._outage = None
 
     def destroy(self) -> None:
         self.executor.remove_node(self.node)

@@ -22,8 +22,13 @@ from autopilot.types import SensorBatch
 class TopicSensorSource:
     def __init__(self, node, time_base: TimeBase, gnss_topic: str, imu_topic: str, mag_topic: str = "",
                  gnss_vel_topic: str = "", gps_std_m: float = 1.7, assumed_sats: int = 0,
-                 mag_field_ned_t: Optional[tuple] = None, depth: int = 10, perf_clock=time.perf_counter):
-        """`mag_field_ned_t` set: derive a magnetometer sample from each Imu orientation (models without one)."""
+                 mag_field_ned_t: Optional[tuple] = None, depth: int = 10, perf_clock=time.perf_counter,
+                 on_stamp=None):
+        """`mag_field_ned_t` set: derive a magnetometer sample from each Imu orientation (models without one).
+        `on_stamp(kind, stamp_ns)`, when given, is told the header stamp of every message received (kind: gnss,
+        imu, mag)."""
+        self._on_stamp = on_stamp
+        self.newest_polled_s: Optional[float] = None    # core time of the newest sample the last polls handed over
         self.tb = time_base
         self._perf = perf_clock
         self._gps_std_m, self._sats = gps_std_m, assumed_sats
@@ -44,7 +49,13 @@ class TopicSensorSource:
             self.topics["mag"] = mag_topic
             self._subs.append(quiet_subscription(node, MagneticField, mag_topic, self._on_mag, q))
 
+    def _note(self, kind: str, msg) -> None:
+        if self._on_stamp is not None:
+            st = msg.header.stamp
+            self._on_stamp(kind, st.sec * 1_000_000_000 + st.nanosec)
+
     def _on_fix(self, msg: NavSatFix) -> None:
+        self._note("gnss", msg)
         self._batch.gps.append(messages.navsatfix_to_gps_fix(msg, self.tb, self._gps_std_m, self._sats,
                                                              self._last_vel))
         self.counts["gnss"] += 1
@@ -54,6 +65,7 @@ class TopicSensorSource:
         self._last_vel = msg
 
     def _on_imu(self, msg: Imu) -> None:
+        self._note("imu", msg)
         sample = messages.imu_to_imu_sample(msg, self.tb)
         self._batch.imu.append(sample)
         self.counts["imu"] += 1
@@ -65,6 +77,7 @@ class TopicSensorSource:
         self._pending_wall_s = self._perf()
 
     def _on_mag(self, msg: MagneticField) -> None:
+        self._note("mag", msg)
         self._batch.mag.append(messages.magnetic_field_to_mag_sample(msg, self.tb))
         self.counts["mag"] += 1
         self._pending_wall_s = self._perf()
@@ -76,6 +89,10 @@ class TopicSensorSource:
             for s in sorted(getattr(self._batch, name), key=lambda s: s.time_s):
                 getattr(out if s.time_s <= t_s + 1e-9 else keep, name).append(s)
         self._batch = keep
+        for name in ("gps", "imu", "mag"):
+            got = getattr(out, name)
+            if got and (self.newest_polled_s is None or got[-1].time_s > self.newest_polled_s):
+                self.newest_polled_s = got[-1].time_s
         self.last_input_wall_s = self._pending_wall_s
         self._pending_wall_s = None
         return out

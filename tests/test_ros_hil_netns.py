@@ -1,0 +1,121 @@
+"""Two machines for real: `autopilot hil serve` and `autopilot run` in two network namespaces on two subnets
+joined by a router namespace (multicast does not cross a router, as many Wi-Fi access points drop it), found by
+the unicast discovery files `autopilot hil discovery` writes. Each side gets its own /dev/shm, so Fast DDS cannot
+take a shared-memory shortcut: everything crosses the routed link."""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import ros_env  # noqa: F401  (fails without rclpy)
+
+from autopilot.config import load_vessel
+from autopilot.ros.sim_transport import boat_config_for
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+NAME = f"hl{os.getpid() % 10000}"
+PC_IP, PI_IP = "10.251.7.1", "10.251.8.2"
+
+
+def sh(*cmd):
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+
+
+@pytest.fixture
+def routed_namespaces():
+    """PC namespace (10.251.7.1) - router - Pi namespace (10.251.8.2); skipped, saying why, where they cannot be
+    made (not root, no `ip`, no CAP_NET_ADMIN): the relay tests (test_ros_hil_link.py) then cover the link."""
+    a, b, r = f"{NAME}a", f"{NAME}b", f"{NAME}r"
+    if shutil.which("ip") is None or shutil.which("unshare") is None:
+        pytest.skip("network namespaces cannot be made here: no `ip` or `unshare`")
+    try:
+        for n in (a, b, r):
+            sh("ip", "netns", "add", n)
+            sh("ip", "-n", n, "link", "set", "lo", "up")
+        sh("ip", "link", "add", f"{NAME}a0", "type", "veth", "peer", "name", f"{NAME}r0")
+        sh("ip", "link", "add", f"{NAME}b0", "type", "veth", "peer", "name", f"{NAME}r1")
+        for dev, ns, addr in ((f"{NAME}a0", a, f"{PC_IP}/24"), (f"{NAME}r0", r, "10.251.7.254/24"),
+                              (f"{NAME}b0", b, f"{PI_IP}/24"), (f"{NAME}r1", r, "10.251.8.254/24")):
+            sh("ip", "link", "set", dev, "netns", ns)
+            sh("ip", "-n", ns, "addr", "add", addr, "dev", dev)
+            sh("ip", "-n", ns, "link", "set", dev, "up")
+        sh("ip", "-n", a, "route", "add", "default", "via", "10.251.7.254")
+        sh("ip", "-n", b, "route", "add", "default", "via", "10.251.8.254")
+        sh("ip", "netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+    except subprocess.CalledProcessError as e:
+        for n in (a, b, r):
+            subprocess.run(["ip", "netns", "del", n], capture_output=True)
+        pytest.skip(f"network namespaces cannot be made here ({' '.join(e.cmd)}: {e.stderr.strip()})")
+    yield a, b
+    for n in (a, b, r):
+        subprocess.run(["ip", "netns", "del", n], capture_output=True)
+
+
+def in_namespace(ns, env_file, args, repo_root, module=True):
+    """`python -m autopilot.cli ARGS` (module=False: `python ARGS`) inside `ns`, with its own /dev/shm and the
+    variables of `env_file`."""
+    script = (f"mount -t tmpfs none /dev/shm && set -a && . {env_file} && set +a && "
+              f"exec {sys.executable} {'-m autopilot.cli ' if module else ''}{' '.join(args)}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROS_")}
+    env["PYTHONPATH"] = str(repo_root)
+    return subprocess.Popen(["ip", "netns", "exec", ns, "unshare", "-m", "sh", "-c", script], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def tiny_mission(tmp_path):
+    """Two legs of 15 m and 10 m (a short flight: the test is about the two machines, not the flying)."""
+    lat, lon = 51.1099101, 17.0598572
+    d_lat, d_lon = 15.0 / 111_320.0, 10.0 / (111_320.0 * math.cos(math.radians(lat)))
+    path = tmp_path / "tiny.yaml"
+    path.write_text(f"""name: tiny
+start: {{point: {{lat_deg: {lat}, lon_deg: {lon}}}, heading_deg: 0}}
+waypoints:
+  - {{lat_deg: {lat + d_lat}, lon_deg: {lon}}}
+  - {{lat_deg: {lat + d_lat}, lon_deg: {lon + d_lon}}}
+cruise_speed_mps: 1.5
+acceptance_radius_m: 3.0
+guidance: {{law: ilos, lookahead_m: 8.0}}
+on_complete: hold
+""")
+    return path
+
+
+def test_hil_serve_flies_the_autopilot_on_another_machine_found_by_unicast(routed_namespaces, repo_root, tmp_path):
+    pc_ns, pi_ns = routed_namespaces
+    r = subprocess.run([sys.executable, "-m", "autopilot.cli", "hil", "discovery", "--pc-ip", PC_IP, "--pi-ip",
+                        PI_IP, "--domain-id", "7", "--out", str(tmp_path / "disc")], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=str(repo_root)))
+    assert r.returncode == 0, r.stderr
+    mission = tiny_mission(tmp_path)
+    cfg = boat_config_for(load_vessel("foka"), str(mission), tmp_path)      # boat.yaml + command.token
+    # alongside, on another domain and without the files, a talker and a listener must NOT find each other:
+    # the namespaces really keep multicast discovery from crossing
+    (tmp_path / "multicast_only.env").write_text("ROS_DOMAIN_ID=8\nRMW_IMPLEMENTATION=rmw_fastrtps_cpp\n")
+    talker = in_namespace(pi_ns, tmp_path / "multicast_only.env", [os.path.join(HERE, "chatter.py"), "talk", "30"],
+                          repo_root, module=False)
+    listener = in_namespace(pc_ns, tmp_path / "multicast_only.env", [os.path.join(HERE, "chatter.py"), "listen",
+                                                                               "12"], repo_root, module=False)
+    pi = in_namespace(pi_ns, tmp_path / "disc/pi.env", ["run", "--config", str(cfg)], repo_root)
+    try:
+        pc = in_namespace(pc_ns, tmp_path / "disc/pc.env", ["hil", "serve", "--config", str(cfg), "--wait", "30",
+                                                            "--gps-noise", "white", "--report",
+                                                            str(tmp_path / "report.json")], repo_root)
+        out, _ = pc.communicate(timeout=180)
+    finally:
+        pi.send_signal(2)
+        pi_out, _ = pi.communicate(timeout=20)
+        heard, _ = listener.communicate(timeout=30)
+        talker.send_signal(2)
+        said, _ = talker.communicate(timeout=20)
+    assert talker.returncode == 0 and heard.strip().endswith("NOTHING"), (said, heard)
+    assert pc.returncode == 0, out + "\n--- pi ---\n" + pi_out[-2000:]
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["mission_complete"] and report["waypoints_reached"] == 2, report
+    assert report["failsafes"] == [] and report["outages"] == [], report
+    assert report["latency_samples"] > 300 and report["latency_p50_ms"] > 0, report
+    assert set(report["loss"]) >= {"imu", "clock", "gnss", "thrust_stamped"}, report["loss"]
