@@ -146,6 +146,15 @@ class Plant:
     def time_s(self) -> float:
         return self._k * self.dt_s
 
+    @property
+    def water_velocity(self) -> Tuple[float, float, float]:
+        """(u_r, v_r, r): surge and sway through the water [m/s] and yaw rate [rad/s], body FRD, now."""
+        return self._state[3], self._state[4], self._state[5]
+
+    def current_ned(self, t_s: float) -> Tuple[float, float]:
+        """(north, east) velocity of the water over ground [m/s] at time t_s, as the plant sees it."""
+        return self._current.velocity_ned(t_s)
+
     def step_to(self, t_s: float, thrust_demand_n: Sequence[float]) -> Truth:
         """Hold `thrust_demand_n` (N per thruster, config order) and integrate up to t_s; return the truth.
 

@@ -66,6 +66,7 @@ class SimOptions:
     plant_spec: Optional[PlantSpec] = None  # the true boat (None: the autopilot's own vessel file, as it is)
     auto_arm: bool = True                 # arm as soon as the pre-arm checks pass (False: a ground station arms)
     stop: Optional[object] = None         # a threading.Event: the run ends at the next cycle once it is set
+    model_following: Optional[object] = None  # hil.model_following.FollowingSetup: the plant follows `vessel`
     mag_calibration_path: Optional[str] = None  # where accepted continuous magnetometer calibrations are
     #                                       written, old file kept (None: nowhere; a simulation never
     #                                       rewrites the vessel's calibration_file)
@@ -182,9 +183,17 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
                           mag_calibration_path=opts.mag_calibration_path or False)
     waypoints_ned = autopilot.guidance.waypoints_ned
     n0, e0, psi0 = initial_pose(mission, frame, waypoints_ned)
+    following = None
     if plant is None:
         plant = build_plant(vessel, opts, n0, e0, psi0)
         plant_report = (opts.plant_spec or PlantSpec.resolve(vessel, opts.seed)).describe()
+        if opts.model_following is not None:
+            from hil.model_following import FollowerGains, ModelFollowingPlant
+            setup = opts.model_following
+            plant = following = ModelFollowingPlant(plant, vessel, setup.follower_vessel, setup.follow,
+                                                    setup.gains or FollowerGains(), setup.thrust_limit_scale)
+    elif opts.model_following is not None:
+        raise ValueError("model following wraps the built-in plant: give opts.plant_spec, not a plant")
     else:
         if not isinstance(plant, PlantModel):
             plant = plant(n0, e0, psi0)
@@ -377,6 +386,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
     if mission.identification is not None:
         report["identification"] = {"segments_flown": auto.index, "segments_total": len(auto.segments),
                                     "cut_short": auto.cut_short}
+    if following is not None:
+        report["model_following"] = following.figures()
     if mission.trajectory is not None:
         report["trajectory"] = trajectory_figures(np.array(track_err).reshape(-1, 2), auto)
     trace_d = {name: trace[:n_done, i] for i, name in enumerate(TRACE_FIELDS)}
