@@ -7,13 +7,13 @@ Chain, per plant step (dt, 100 Hz by default):
   tau_r = Allocator(reference).wrench_of(thrust) -> reference hull integrated online (hil.dynamics, RK4):
       nu_r_dot = M_r^-1 (tau_r - C_r(nu_r) nu_r - D_r(nu_r) nu_r)
   -> follower (inverse dynamics on the plant's model, only surge and yaw are actuated; sway follows):
-      Gamma_u = u_r_dot + k_u (u_r - u_s) + k_x e_x          e_x: position error along the plant's bow [m]
+      Gamma_u = u_r_dot + k_u (u_r - u_s) + k_ui int(u_r - u_s) + k_x e_x   e_x: position error along the bow [m]
       Gamma_r = r_r_dot + k_r (r_r - r_s) + k_psi e_psi      e_psi: heading error, wrapped [rad]
       tau_s = M_s Gamma + C_s(nu_s) nu_s + D_s(nu_s) nu_s    (the surge and yaw rows)
   -> Allocator(plant).allocate(tau_s) -> plant thrusters (with their own lag and limits).
 The sensors see the plant: what the autopilot flies is the plant made to behave like its own vessel file.
 Paper 001's law is the velocity terms alone (Gamma = nu_r_dot + K nu~); the heading term is the integral of the
-yaw-rate error taken from the states, so small rate errors do not add up to a heading drift. The along-track
+yaw-rate error taken from the states, the surge integral its counterpart for surge, so small rate errors do not add up to a heading drift. The along-track
 position term (k_x) is off by default: the plant's sway is not actuated and, on a hull whose sway differs from
 the reference's (WAM-V vs FOKA in a turn), the position error it leaves rotates into the bow direction, where
 k_x then spoils the surge match (measured in benchmarks/bench_model_following.py).
@@ -69,11 +69,12 @@ class FollowerGains:
 
     k_u_per_s: float = 3.0
     k_x_per_s2: float = 0.0          # off by default: see the module docstring (sway)
+    k_ui_per_s2: float = 2.25        # on the integral of the surge error (steady disturbances, model errors)
     k_r_per_s: float = 4.0
     k_psi_per_s2: float = 4.0
 
     def __post_init__(self):
-        for name in ("k_u_per_s", "k_x_per_s2", "k_r_per_s", "k_psi_per_s2"):
+        for name in ("k_u_per_s", "k_x_per_s2", "k_ui_per_s2", "k_r_per_s", "k_psi_per_s2"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0.0):
                 raise ValueError(f"follower gain {name}: must be finite and >= 0, got {value!r}")
@@ -141,13 +142,15 @@ class FollowerLaw:
         self.hull, self.gains = hull, gains
 
     def wrench(self, ref_nu: Sequence[float], ref_nu_dot: Sequence[float], plant_nu: Sequence[float],
-               along_error_m: float, heading_error_rad: float) -> Wrench:
+               along_error_m: float, heading_error_rad: float, surge_error_integral_m: float = 0.0) -> Wrench:
         """ref_nu, plant_nu: (u, v, r) through the water [m/s, m/s, rad/s]; ref_nu_dot its derivative;
         along_error_m: reference position minus the plant's along the plant's bow [m]; heading_error_rad:
-        reference heading minus the plant's, wrapped. Returns (surge force [N], yaw moment [N m]), unlimited."""
+        reference heading minus the plant's, wrapped; surge_error_integral_m: the time integral of the reference
+        surge minus the plant's [m]. Returns (surge force [N], yaw moment [N m]), unlimited."""
         h, g = self.hull, self.gains
         u, v, r = plant_nu
-        gamma_u = ref_nu_dot[0] + g.k_u_per_s * (ref_nu[0] - u) + g.k_x_per_s2 * along_error_m
+        gamma_u = (ref_nu_dot[0] + g.k_u_per_s * (ref_nu[0] - u) + g.k_x_per_s2 * along_error_m
+                   + g.k_ui_per_s2 * surge_error_integral_m)
         gamma_r = ref_nu_dot[2] + g.k_r_per_s * (ref_nu[2] - r) + g.k_psi_per_s2 * heading_error_rad
         surge = h.m11 * gamma_u - (h.m22 * v + h.m23 * r) * r + (h.d_u + h.d_uu * abs(u)) * u
         yaw = (h.m33 * gamma_r + (h.m22 - h.m11) * u * v + h.m23 * u * r
@@ -176,6 +179,8 @@ class ModelFollowingPlant:
         taus = [t.time_constant_s for t in model.thrusters]
         self._lead_s = sum(taus) / len(taus)      # the plant thrusters' lag, led by the demand
         self._want_prev: Optional[Wrench] = None
+        self._surge_integral_m = 0.0
+        self._was_limited = False
         t0 = plant.truth
         self.reference = ReferenceModel(reference_vessel, t0.north_m, t0.east_m, t0.heading_rad, t0.surge_mps,
                                         plant.dt_s, current_ned=plant.current_ned)
@@ -222,7 +227,10 @@ class ModelFollowingPlant:
         n, e, psi = s.truth.north_m, s.truth.east_m, s.truth.heading_rad
         c, sn = math.cos(psi), math.sin(psi)
         along = c * (ref_pose[0] - n) + sn * (ref_pose[1] - e)
-        want = self.law.wrench(ref_nu, ref_accel, s.water_velocity, along, wrap_pi(ref_pose[2] - psi))
+        nu = s.water_velocity
+        if not self._was_limited:         # conditional integration: no wind-up while the thrusters are at a limit
+            self._surge_integral_m += (ref_nu[0] - nu[0]) * s.dt_s
+        want = self.law.wrench(ref_nu, ref_accel, nu, along, wrap_pi(ref_pose[2] - psi), self._surge_integral_m)
         prev, self._want_prev = self._want_prev, want
         if prev is not None and self._lead_s > 0.0:
             # lead the first-order thruster lag: demand = wanted + tau d(wanted)/dt
@@ -233,6 +241,9 @@ class ModelFollowingPlant:
         if (abs(got.surge_n - want.surge_n) > 0.01 * abs(want.surge_n) + 1e-6
                 or abs(got.yaw_nm - want.yaw_nm) > 0.01 * abs(want.yaw_nm) + 1e-6):
             self._limited += 1
+            self._was_limited = True
+        else:
+            self._was_limited = False
         return cmd
 
     def figures(self) -> dict:
