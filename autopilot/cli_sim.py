@@ -141,6 +141,9 @@ def register(subparsers) -> None:
     p.add_argument("--follow-thrust-scale", type=_positive, default=1.0, metavar="F",
                    help="with --follow-model: let the follower push the plant's thrusters to F x their vessel-file "
                         "limits (a simulator's thrusters are force inputs; default 1)")
+    p.add_argument("--follow-sway", action="store_true",
+                   help="with --follow-model: also drive the plant's sway, by a body force its thrusters cannot give "
+                        "(a lateral thruster or a force plugin would have to); the report gives its RMS and peak")
     p.add_argument("--plot", metavar="FILE.png")
     p.add_argument("--report", metavar="FILE.json")
     p.add_argument("--log", metavar="DIR",
@@ -177,14 +180,15 @@ def run(args) -> int:
                       duration_s=args.duration, realtime=args.realtime, devices=args.devices,
                       faults=tuple(args.fault), initial_mode=args.mode or "AUTO", plant_spec=plant_spec,
                       esc_backend=args.esc_backend)
-    if args.follow_model or args.follow_thrust_scale != 1.0:
+    if args.follow_model or args.follow_thrust_scale != 1.0 or args.follow_sway:
         problem = _follow_model_problem(args)
         if problem:
             print(f"error: {problem}", file=sys.stderr)
             return 2
         from hil.model_following import FollowingSetup
         opts.model_following = FollowingSetup(follower_vessel=load_vessel(args.plant_vessel),
-                                              thrust_limit_scale=args.follow_thrust_scale)
+                                              thrust_limit_scale=args.follow_thrust_scale,
+                                              sway_force=args.follow_sway)
     if args.esc_backend != "pigpio" and args.devices != "bytes":
         print("error: --esc-backend needs the emulated devices (--devices bytes)", file=sys.stderr)
         return 2
@@ -234,7 +238,8 @@ def run(args) -> int:
 def _follow_model_problem(args):
     """Why --follow-model cannot run with these options (None: it can)."""
     if not args.follow_model:
-        return "--follow-thrust-scale needs --follow-model"
+        return ("--follow-sway needs --follow-model" if args.follow_sway
+                else "--follow-thrust-scale needs --follow-model")
     if not args.plant_vessel:
         return ("--follow-model needs --plant-vessel NAME|FILE: the simulated hull made to behave like --vessel "
                 "(e.g. --vessel foka --plant-vessel wamv)")
@@ -263,7 +268,9 @@ def _following_lines(mf) -> list:
         return []
     w, wo, red = mf["with"], mf["without"], mf["reduction_pct"]
     lines = [f"  model following: {w['plant_vessel']} made to follow {w['reference_vessel']}'s model "
-             f"(thrust limited on {100 * (w['thrust_limited_frac'] or 0):.1f} % of steps)",
+             f"(thrust limited on {100 * (w['thrust_limited_frac'] or 0):.1f} % of steps"
+             + (f"; sway force rms {w['sway_force_rms_n']:.0f} N, peak {w['sway_force_max_n']:.0f} N)"
+                if w.get("sway_force") else "; sway not driven)"),
              "    state  RMSE with / without (cut %)    MAE with / without (cut %)    R^2 with / without"]
     for s in ("u", "v", "r", "x", "y", "psi"):
         a, b, c = w[s], wo[s], red[s]

@@ -8,11 +8,15 @@ drives FOKA's model, which the WAM-V plant follows (hil.model_following). Inputs
   cur+wind   the gamepad sequence in 0.3 m/s current toward 90 deg and 6 m/s wind from 45 deg
   mismatch   cur+wind on a WAM-V that differs from its file (random=0.3 factors, realistic extras); the
              follower keeps the wamv file's model
+  auto       that WAM-V in current + wind, FOKA's autopilot flying the demo survey in AUTO for 150 s (gentler
+             than the identification turns: what a mission asks of the hull)
 Each with the WAM-V's own thruster limits (x1) and with the follower allowed 10 x (a simulator's thrusters
-are force inputs; the real WAM-V cannot turn like a 15 kg catamaran). Prints RMSE with / without following
-and the cut in RMSE and MAE per state; paper 001's claim is a cut of more than 98 %.
+are force inputs; the real WAM-V cannot turn like a 15 kg catamaran), with and without the sway force (paper
+001 controls u and r only). Prints RMSE with / without following and the cut in RMSE and MAE per state;
+paper 001's claim is a cut of more than 98 %.
 
-Usage: python benchmarks/bench_model_following.py [--inputs ident,gamepad,cur+wind,mismatch] [--scales 1,10]
+Usage: python benchmarks/bench_model_following.py [--inputs ident,gamepad,cur+wind,mismatch,auto]
+                                                  [--variants x1,x10,x1+sway,x10+sway]
 """
 from __future__ import annotations
 
@@ -31,6 +35,7 @@ from hil.sim_runner import SimOptions, run_sim
 
 GAMEPAD_CSV = Path(__file__).resolve().parents[1] / "tests" / "data" / "gamepad" / "foka_gamepad_90s.csv"
 START_S = 5.0                      # armed and settled before the sticks move
+AUTO_S = 150.0                     # of the demo mission in AUTO (the first legs of the survey)
 CUR_WIND = EnvironmentConfig(current_speed_mps=0.3, current_toward_deg=90.0, wind_speed_mps=6.0, wind_from_deg=45.0)
 
 
@@ -58,17 +63,23 @@ def excitation_operator(vessel):
 
 
 def fly(vessel, plant_spec, setup, operator, duration_s, env, seed=1) -> dict:
-    """One MANUAL run of `vessel`'s autopilot on the plant; returns the report's model_following figures."""
-    mission = load_mission(CONFIG_DIR / "missions" / "demo.yaml")     # only its start point and frame are used
-    opts = SimOptions(seed=seed, env=env, duration_s=duration_s, initial_mode="MANUAL", on_cycle=operator,
-                      plant_spec=plant_spec, model_following=setup, devices="typed")
+    """One MANUAL run of `vessel`'s autopilot on the plant (operator None: the demo mission in AUTO); returns
+    the report's model_following figures."""
+    mission = load_mission(CONFIG_DIR / "missions" / "demo.yaml")     # MANUAL: only its start point and frame
+    opts = SimOptions(seed=seed, env=env, duration_s=duration_s, initial_mode="MANUAL" if operator else "AUTO",
+                      on_cycle=operator, plant_spec=plant_spec, model_following=setup, devices="typed")
     return run_sim(vessel, mission, opts).report["model_following"]
+
+
+VARIANTS = {"x1": dict(thrust_limit_scale=1.0), "x10": dict(thrust_limit_scale=10.0),
+            "x1+sway": dict(thrust_limit_scale=1.0, sway_force=True),
+            "x10+sway": dict(thrust_limit_scale=10.0, sway_force=True)}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--inputs", default="ident,gamepad,cur+wind,mismatch")
-    ap.add_argument("--scales", default="1,10")
+    ap.add_argument("--inputs", default="ident,gamepad,cur+wind,mismatch,auto")
+    ap.add_argument("--variants", default=",".join(VARIANTS))
     args = ap.parse_args()
     foka, wamv = load_vessel("foka"), load_vessel("wamv")
     nominal = PlantSpec.resolve(foka, 1, plant_vessel=wamv)
@@ -77,29 +88,35 @@ def main() -> None:
     scenarios = {"ident": (excitation_operator(foka), EnvironmentConfig(), nominal),
                  "gamepad": (gamepad_operator(), EnvironmentConfig(), nominal),
                  "cur+wind": (gamepad_operator(), CUR_WIND, nominal),
-                 "mismatch": (gamepad_operator(), CUR_WIND, differing)}
-    print("FOKA's autopilot in MANUAL on a WAM-V plant following FOKA's model; RMSE with / without following "
-          "[u, v m/s; r rad/s; x, y m; psi rad] and the cut in RMSE / MAE [%]")
+                 "mismatch": (gamepad_operator(), CUR_WIND, differing),
+                 "auto": ((None, AUTO_S), CUR_WIND, differing)}
+    variants = args.variants.split(",")
+    print("FOKA's autopilot in MANUAL on a WAM-V plant following FOKA's model. Per state: RMSE without following "
+          "[u, v m/s; r rad/s; x, y m; psi rad], then per follower variant the RMSE with it and the cut in "
+          "RMSE / MAE [%].\nVariants: xF = the follower may use F x the WAM-V's thrust limits; +sway = the sway "
+          "force (a lateral force no WAM-V thruster gives) is on.")
     for name in args.inputs.split(","):
         (operator, duration), env, spec = scenarios[name]
-        without = None
-        for scale in (float(s) for s in args.scales.split(",")):
-            w0 = time.perf_counter()
-            if without is None:
-                without = fly(foka, spec, FollowingSetup(follow=False, follower_vessel=wamv), operator, duration, env)
-            with_ = fly(foka, spec, FollowingSetup(follower_vessel=wamv, thrust_limit_scale=scale), operator,
-                        duration, env)
-            red = reduction_pct(with_, without)
-            print(f"\n{name}, {duration:.0f} s, follower thrust limit x{scale:g} (limited on "
-                  f"{100 * with_['thrust_limited_frac']:.1f} % of steps; {time.perf_counter() - w0:.1f} s wall)")
-            print("  state   RMSE with   RMSE without   cut RMSE   cut MAE   R2 with   R2 without")
-            for s in STATES:
-                a, b = with_[s], without[s]
-                print(f"  {s:<5} {a['rmse']:11.4f} {b['rmse']:14.4f} {red[s]['rmse']:9.1f} {red[s]['mae']:9.1f}"
-                      f" {a['r2'] if a['r2'] is not None else float('nan'):9.4f}"
-                      f" {b['r2'] if b['r2'] is not None else float('nan'):12.4f}")
-            met = [s for s in ("u", "r", "x", "y", "psi") if min(red[s]['rmse'] or 0, red[s]['mae'] or 0) >= 98.0]
-            print(f"  >= 98 % cut on both RMSE and MAE: {', '.join(met) or 'none'} (of u, r, x, y, psi)")
+        w0 = time.perf_counter()
+        without = fly(foka, spec, FollowingSetup(follow=False, follower_vessel=wamv), operator, duration, env)
+        runs = {v: fly(foka, spec, FollowingSetup(follower_vessel=wamv, **VARIANTS[v]), operator, duration, env)
+                for v in variants}
+        print(f"\n{name}, {duration:.0f} s ({time.perf_counter() - w0:.0f} s wall for {1 + len(runs)} runs)")
+        print("  state  without " + "".join(f"| {v:>8}: RMSE  cut RMSE/MAE " for v in variants))
+        for st in STATES:
+            row = f"  {st:<5} {without[st]['rmse']:8.4f} "
+            for v in variants:
+                red = reduction_pct(runs[v], without)[st]
+                row += f"| {runs[v][st]['rmse']:14.4f} {red['rmse']:6.1f} {red['mae']:5.1f} "
+            print(row)
+        for v in variants:
+            r = runs[v]
+            red = reduction_pct(r, without)
+            met = [st for st in ("u", "r", "x", "y", "psi") if min(red[st]["rmse"], red[st]["mae"]) >= 98.0]
+            sway = (f", sway force rms {r['sway_force_rms_n']:.0f} N peak {r['sway_force_max_n']:.0f} N"
+                    if r["sway_force"] else "")
+            print(f"  {v}: thrust limited on {100 * r['thrust_limited_frac']:.1f} % of steps{sway}; "
+                  f">= 98 % cut of RMSE and MAE on: {', '.join(met) or 'none'} (of u, r, x, y, psi)")
 
 
 if __name__ == "__main__":

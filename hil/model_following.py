@@ -6,18 +6,26 @@ Chain, per plant step (dt, 100 Hz by default):
   autopilot thrust demand (per reference thruster) -> reference thrusters' first-order lag -> reference wrench
   tau_r = Allocator(reference).wrench_of(thrust) -> reference hull integrated online (hil.dynamics, RK4):
       nu_r_dot = M_r^-1 (tau_r - C_r(nu_r) nu_r - D_r(nu_r) nu_r)
-  -> follower (inverse dynamics on the plant's model, only surge and yaw are actuated; sway follows):
-      Gamma_u = u_r_dot + k_u (u_r - u_s) + k_ui int(u_r - u_s) + k_x e_x   e_x: position error along the bow [m]
-      Gamma_r = r_r_dot + k_r (r_r - r_s) + k_psi e_psi      e_psi: heading error, wrapped [rad]
-      tau_s = M_s Gamma + C_s(nu_s) nu_s + D_s(nu_s) nu_s    (the surge and yaw rows)
+  -> follower (inverse dynamics on the plant's model; paper 001 controls surge and yaw only):
+      Gamma_u = u_r_dot + k_u (u_r - u_s) + k_ui int(u_r - u_s) dt
+      Gamma_r = r_r_dot + k_r (r_r - r_s) + k_psi e_psi          e_psi: heading error, wrapped [rad]
+      tau_s = M_s Gamma + C_s(nu_s) nu_s + D_s(nu_s) nu_s        (the surge and yaw rows)
   -> Allocator(plant).allocate(tau_s) -> plant thrusters (with their own lag and limits).
 The sensors see the plant: what the autopilot flies is the plant made to behave like its own vessel file.
 Paper 001's law is the velocity terms alone (Gamma = nu_r_dot + K nu~); the heading term is the integral of the
-yaw-rate error taken from the states, the surge integral its counterpart for surge, so small rate errors do not add up to a heading drift. The along-track
-position term (k_x) is off by default: the plant's sway is not actuated and, on a hull whose sway differs from
-the reference's (WAM-V vs FOKA in a turn), the position error it leaves rotates into the bow direction, where
-k_x then spoils the surge match (measured in benchmarks/bench_model_following.py).
-The plant thrusters' first-order lag is led: the wrench demanded is W + tau dW/dt.
+yaw-rate error taken from the states and the surge integral its counterpart, so that model errors and steady
+wind do not leave a drift. The plant thrusters' first-order lag is led: the wrench demanded is W + tau dW/dt.
+
+Sway. Two fixed stern thrusters cannot push sideways, and sway does not "follow through coupling" when the
+hulls differ: in a turn the WAM-V slides about 3.6 times as much as FOKA per unit u*r (m11/d_v: 189/100 against
+15.75/30), so with u, r and psi matched its position still drifts from the reference's. `sway_force=True` adds
+the sway row as a body force the plant's thrusters do not give (what a lateral thruster or a force plugin in
+Gazebo would have to supply; the figures give its RMS and peak; limited to what the plant's thrusters give
+forward together, times thrust_limit_scale), with position terms on both axes:
+      Gamma_v = v_r_dot + k_v (v_r - v_s) + k_vi int(v_r - v_s) dt + k_y e_y,   Gamma_u += k_x e_x
+e_x, e_y: reference position minus the plant's along and across the plant's bow [m]. Without the sway force,
+k_x is not applied: the position error the unfollowed sway leaves rotates into the bow direction in turns,
+where it would spoil the surge match (measured in benchmarks/bench_model_following.py).
 
 Environment (a choice, not in paper 001): the reference is driven by the thrust only, as in the paper, but it
 floats in the same current as the plant (a current moves the water, not a force on one hull: a FOKA in that
@@ -60,6 +68,7 @@ class FollowingSetup:
     follower_vessel: Optional[VesselConfig] = None
     gains: "FollowerGains" = None
     thrust_limit_scale: float = 1.0
+    sway_force: bool = False         # also drive the plant's sway, by a body force no thruster of it gives
 
 
 @dataclass(frozen=True)
@@ -67,14 +76,18 @@ class FollowerGains:
     """Error-dynamics gains of the follower. Velocity gains [1/s], position and heading gains [1/s^2]: with
     k_u = 2 w, k_x = w^2 each axis is a critically damped second-order error of natural frequency w."""
 
-    k_u_per_s: float = 3.0
-    k_x_per_s2: float = 0.0          # off by default: see the module docstring (sway)
-    k_ui_per_s2: float = 2.25        # on the integral of the surge error (steady disturbances, model errors)
-    k_r_per_s: float = 4.0
-    k_psi_per_s2: float = 4.0
+    k_u_per_s: float = 10.0
+    k_x_per_s2: float = 25.0         # on the position error along the plant's bow: with the sway force only
+    k_ui_per_s2: float = 25.0        # on the integral of the surge error (steady disturbances, model errors)
+    k_r_per_s: float = 10.0
+    k_psi_per_s2: float = 25.0
+    k_v_per_s: float = 10.0          # sway terms: only with the sway force (FollowingSetup.sway_force)
+    k_vi_per_s2: float = 25.0
+    k_y_per_s2: float = 25.0         # on the position error across the plant's bow: with the sway force only
 
     def __post_init__(self):
-        for name in ("k_u_per_s", "k_x_per_s2", "k_ui_per_s2", "k_r_per_s", "k_psi_per_s2"):
+        for name in ("k_u_per_s", "k_x_per_s2", "k_ui_per_s2", "k_r_per_s", "k_psi_per_s2", "k_v_per_s",
+                     "k_vi_per_s2", "k_y_per_s2"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0.0):
                 raise ValueError(f"follower gain {name}: must be finite and >= 0, got {value!r}")
@@ -136,26 +149,32 @@ class ReferenceModel:
 
 
 class FollowerLaw:
-    """Inverse dynamics on the plant's model: (reference and plant states) -> the plant wrench (surge, yaw)."""
+    """Inverse dynamics on the plant's model: (reference and plant states) -> the plant's body force."""
 
     def __init__(self, hull: HullDynamics, gains: FollowerGains = FollowerGains()):
         self.hull, self.gains = hull, gains
 
-    def wrench(self, ref_nu: Sequence[float], ref_nu_dot: Sequence[float], plant_nu: Sequence[float],
-               along_error_m: float, heading_error_rad: float, surge_error_integral_m: float = 0.0) -> Wrench:
+    def force(self, ref_nu: Sequence[float], ref_nu_dot: Sequence[float], plant_nu: Sequence[float],
+              heading_error_rad: float, error_integral_m: Sequence[float] = (0.0, 0.0),
+              along_error_m: float = 0.0, sway: bool = False, across_error_m: float = 0.0) -> Tuple[float, float, float]:
         """ref_nu, plant_nu: (u, v, r) through the water [m/s, m/s, rad/s]; ref_nu_dot its derivative;
-        along_error_m: reference position minus the plant's along the plant's bow [m]; heading_error_rad:
-        reference heading minus the plant's, wrapped; surge_error_integral_m: the time integral of the reference
-        surge minus the plant's [m]. Returns (surge force [N], yaw moment [N m]), unlimited."""
+        heading_error_rad: reference heading minus the plant's, wrapped; error_integral_m: time integrals of the
+        reference surge and sway minus the plant's [m]; along_error_m: reference position minus the plant's
+        along the plant's bow [m], across_error_m the same to starboard. Returns (surge force [N], sway force [N], yaw moment [N m]), unlimited; the
+        sway force is 0 unless `sway` (the plant's thrusters cannot give one)."""
         h, g = self.hull, self.gains
         u, v, r = plant_nu
-        gamma_u = (ref_nu_dot[0] + g.k_u_per_s * (ref_nu[0] - u) + g.k_x_per_s2 * along_error_m
-                   + g.k_ui_per_s2 * surge_error_integral_m)
+        gamma_u = (ref_nu_dot[0] + g.k_u_per_s * (ref_nu[0] - u) + g.k_ui_per_s2 * error_integral_m[0]
+                   + (g.k_x_per_s2 * along_error_m if sway else 0.0))
         gamma_r = ref_nu_dot[2] + g.k_r_per_s * (ref_nu[2] - r) + g.k_psi_per_s2 * heading_error_rad
+        gamma_v = (ref_nu_dot[1] + g.k_v_per_s * (ref_nu[1] - v) + g.k_vi_per_s2 * error_integral_m[1]
+                   + g.k_y_per_s2 * across_error_m if sway else 0.0)
         surge = h.m11 * gamma_u - (h.m22 * v + h.m23 * r) * r + (h.d_u + h.d_uu * abs(u)) * u
-        yaw = (h.m33 * gamma_r + (h.m22 - h.m11) * u * v + h.m23 * u * r
+        yaw = (h.m23 * gamma_v + h.m33 * gamma_r + (h.m22 - h.m11) * u * v + h.m23 * u * r
                + (h.d_r + h.d_rr * abs(r)) * r + h.d_rv * v)
-        return Wrench(surge, yaw)
+        side = (h.m22 * gamma_v + h.m23 * gamma_r + h.m11 * u * r + (h.d_v + h.d_vv * abs(v)) * v + h.d_vr * r
+                if sway else 0.0)
+        return surge, side, yaw
 
 
 class ModelFollowingPlant:
@@ -166,7 +185,8 @@ class ModelFollowingPlant:
     """
 
     def __init__(self, plant: Plant, reference_vessel: VesselConfig, follower_vessel: Optional[VesselConfig] = None,
-                 follow: bool = True, gains: FollowerGains = FollowerGains(), thrust_limit_scale: float = 1.0):
+                 follow: bool = True, gains: FollowerGains = FollowerGains(), thrust_limit_scale: float = 1.0,
+                 sway_force: bool = False):
         from drivers.thrust_map import make_thrust_maps
         if len(reference_vessel.thrusters) != len(plant.vessel.thrusters) and not follow:
             raise ValueError("model following: without following, the plant needs as many thrusters as the "
@@ -179,8 +199,13 @@ class ModelFollowingPlant:
         taus = [t.time_constant_s for t in model.thrusters]
         self._lead_s = sum(taus) / len(taus)      # the plant thrusters' lag, led by the demand
         self._want_prev: Optional[Wrench] = None
-        self._surge_integral_m = 0.0
+        self._integral_m = [0.0, 0.0]     # time integrals of the surge and sway errors
         self._was_limited = False
+        self.sway_force = bool(sway_force) and self.follow
+        self._sway_sq, self._sway_max = 0.0, 0.0
+        # as strong as the (scaled) stern thrusters pushing forward together: a lateral thruster of that size
+        self._sway_limit_n = self.plant_allocator.max_surge_n
+        self._sway_limited = False
         t0 = plant.truth
         self.reference = ReferenceModel(reference_vessel, t0.north_m, t0.east_m, t0.heading_rad, t0.surge_mps,
                                         plant.dt_s, current_ned=plant.current_ned)
@@ -226,20 +251,30 @@ class ModelFollowingPlant:
         s = self.plant
         n, e, psi = s.truth.north_m, s.truth.east_m, s.truth.heading_rad
         c, sn = math.cos(psi), math.sin(psi)
-        along = c * (ref_pose[0] - n) + sn * (ref_pose[1] - e)
+        along, across = c * (ref_pose[0] - n) + sn * (ref_pose[1] - e), -sn * (ref_pose[0] - n) + c * (ref_pose[1] - e)
         nu = s.water_velocity
         if not self._was_limited:         # conditional integration: no wind-up while the thrusters are at a limit
-            self._surge_integral_m += (ref_nu[0] - nu[0]) * s.dt_s
-        want = self.law.wrench(ref_nu, ref_accel, nu, along, wrap_pi(ref_pose[2] - psi), self._surge_integral_m)
+            self._integral_m[0] += (ref_nu[0] - nu[0]) * s.dt_s
+        if self.sway_force and not self._sway_limited:
+            self._integral_m[1] += (ref_nu[1] - nu[1]) * s.dt_s
+        want = self.law.force(ref_nu, ref_accel, nu, wrap_pi(ref_pose[2] - psi), self._integral_m, along,
+                              self.sway_force, across)
         prev, self._want_prev = self._want_prev, want
         if prev is not None and self._lead_s > 0.0:
-            # lead the first-order thruster lag: demand = wanted + tau d(wanted)/dt
+            # lead the first-order thruster lag: demand = wanted + tau d(wanted)/dt (the sway force has no lag)
             k = self._lead_s / s.dt_s
-            want = Wrench(want.surge_n + k * (want.surge_n - prev.surge_n), want.yaw_nm + k * (want.yaw_nm - prev.yaw_nm))
-        cmd = self.plant_allocator.allocate(want).thrust_n
+            want = (want[0] + k * (want[0] - prev[0]), want[1], want[2] + k * (want[2] - prev[2]))
+        if self.sway_force:
+            side = max(-self._sway_limit_n, min(self._sway_limit_n, want[1]))
+            self._sway_limited = side != want[1]
+            s.body_force = (0.0, side, 0.0)
+            self._sway_sq += side * side
+            self._sway_max = max(self._sway_max, abs(side))
+        wrench = Wrench(want[0], want[2])
+        cmd = self.plant_allocator.allocate(wrench).thrust_n
         got = self.plant_allocator.wrench_of(cmd)
-        if (abs(got.surge_n - want.surge_n) > 0.01 * abs(want.surge_n) + 1e-6
-                or abs(got.yaw_nm - want.yaw_nm) > 0.01 * abs(want.yaw_nm) + 1e-6):
+        if (abs(got.surge_n - wrench.surge_n) > 0.01 * abs(wrench.surge_n) + 1e-6
+                or abs(got.yaw_nm - wrench.yaw_nm) > 0.01 * abs(wrench.yaw_nm) + 1e-6):
             self._limited += 1
             self._was_limited = True
         else:
@@ -252,6 +287,9 @@ class ModelFollowingPlant:
         out = {"following": self.follow, "reference_vessel": self.reference.vessel.name,
                "plant_vessel": self.plant.vessel.name, "samples": len(self._log),
                "thrust_limited_frac": round(self._limited / self._steps, 4) if self._steps and self.follow else None,
+               "sway_force": self.sway_force,
+               "sway_force_rms_n": round(math.sqrt(self._sway_sq / self._steps), 2) if self._steps and self.sway_force else None,
+               "sway_force_max_n": round(self._sway_max, 2) if self.sway_force else None,
                "units": dict(STATE_UNITS)}
         out.update(state_errors(np.array(self._log).reshape(-1, 13)))
         return out

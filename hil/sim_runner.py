@@ -191,7 +191,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
             from hil.model_following import FollowerGains, ModelFollowingPlant
             setup = opts.model_following
             plant = following = ModelFollowingPlant(plant, vessel, setup.follower_vessel, setup.follow,
-                                                    setup.gains or FollowerGains(), setup.thrust_limit_scale)
+                                                    setup.gains or FollowerGains(), setup.thrust_limit_scale,
+                                                    setup.sway_force)
     elif opts.model_following is not None:
         raise ValueError("model following wraps the built-in plant: give opts.plant_spec, not a plant")
     else:
