@@ -17,6 +17,9 @@ The boat being flown is not the autopilot's vessel file unless nothing else is s
 describes the true hull, and `run_sim(..., plant=...)` takes any hil.plant.PlantModel (or a factory
 `plant(north_m, east_m, heading_rad)` that places one at the launch point). The sensors keep the autopilot's
 vessel file (its GNSS, IMU and magnetometer); the report's `plant` says which boat flew.
+With `SimOptions.model_following` (hil.model_following.FollowingSetup) the built-in plant is made to follow
+the autopilot's own vessel model (paper 001) and the report gains `model_following`: RMSE, MAE and R^2 of the
+plant against that model.
 """
 from __future__ import annotations
 
