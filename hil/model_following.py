@@ -55,6 +55,7 @@ from hil.dynamics import HullDynamics
 from hil.plant import Plant, Truth
 
 STATES = ("u", "v", "r", "x", "y", "psi")
+POSITION_ERROR_CAP_M = 1.0        # the position terms act on errors clamped to this [m]
 STATE_UNITS = {"u": "m/s", "v": "m/s", "r": "rad/s", "x": "m", "y": "m", "psi": "rad"}
 
 
@@ -252,6 +253,9 @@ class ModelFollowingPlant:
         n, e, psi = s.truth.north_m, s.truth.east_m, s.truth.heading_rad
         c, sn = math.cos(psi), math.sin(psi)
         along, across = c * (ref_pose[0] - n) + sn * (ref_pose[1] - e), -sn * (ref_pose[0] - n) + c * (ref_pose[1] - e)
+        # bounded, so that a gap the thrusters could not close (at their limits) is not a huge demand later
+        along = max(-POSITION_ERROR_CAP_M, min(POSITION_ERROR_CAP_M, along))
+        across = max(-POSITION_ERROR_CAP_M, min(POSITION_ERROR_CAP_M, across))
         nu = s.water_velocity
         if not self._was_limited:         # conditional integration: no wind-up while the thrusters are at a limit
             self._integral_m[0] += (ref_nu[0] - nu[0]) * s.dt_s
