@@ -10,13 +10,13 @@ drives FOKA's model, which the WAM-V plant follows (hil.model_following). Inputs
              follower keeps the wamv file's model
   auto       that WAM-V in current + wind, FOKA's autopilot flying the demo survey in AUTO for 150 s (gentler
              than the identification turns: what a mission asks of the hull)
-Each with the WAM-V's own thruster limits (x1) and with the follower allowed 10 x (a simulator's thrusters
+Each with the WAM-V's own thruster limits (x1) and with the follower allowed 10 x or 20 x (a simulator's thrusters
 are force inputs; the real WAM-V cannot turn like a 15 kg catamaran), with and without the sway force (paper
 001 controls u and r only). Prints RMSE with / without following and the cut in RMSE and MAE per state;
 paper 001's claim is a cut of more than 98 %.
 
 Usage: python benchmarks/bench_model_following.py [--inputs ident,gamepad,cur+wind,mismatch,auto]
-                                                  [--variants x1,x10,x1+sway,x10+sway]
+                                                  [--variants x1,x10,x1+sway,x10+sway,x20+sway]
 """
 from __future__ import annotations
 
@@ -73,7 +73,8 @@ def fly(vessel, plant_spec, setup, operator, duration_s, env, seed=1) -> dict:
 
 VARIANTS = {"x1": dict(thrust_limit_scale=1.0), "x10": dict(thrust_limit_scale=10.0),
             "x1+sway": dict(thrust_limit_scale=1.0, sway_force=True),
-            "x10+sway": dict(thrust_limit_scale=10.0, sway_force=True)}
+            "x10+sway": dict(thrust_limit_scale=10.0, sway_force=True),
+            "x20+sway": dict(thrust_limit_scale=20.0, sway_force=True)}
 
 
 def main() -> None:

@@ -67,15 +67,17 @@ class FollowingSetup:
 
     follow: bool = True
     follower_vessel: Optional[VesselConfig] = None
-    gains: "FollowerGains" = None
+    gains: Optional["FollowerGains"] = None   # None: FollowerGains()
     thrust_limit_scale: float = 1.0
     sway_force: bool = False         # also drive the plant's sway, by a body force no thruster of it gives
 
 
 @dataclass(frozen=True)
 class FollowerGains:
-    """Error-dynamics gains of the follower. Velocity gains [1/s], position and heading gains [1/s^2]: with
-    k_u = 2 w, k_x = w^2 each axis is a critically damped second-order error of natural frequency w."""
+    """Error-dynamics gains of the follower. Velocity gains [1/s], integral, position and heading gains [1/s^2]:
+    with k = 2 w and k_i = w^2 each axis is a critically damped second-order error of natural frequency w; the
+    defaults are w = 5 rad/s (the plant thrusters' lag is led, see the module docstring; 1.5 rad/s left the
+    surge RMSE cut at 84 % where 5 rad/s gives 98 %: mismatched WAM-V, current + wind, gamepad, x10 limits)."""
 
     k_u_per_s: float = 10.0
     k_x_per_s2: float = 25.0         # on the position error along the plant's bow: with the sway force only
