@@ -159,12 +159,14 @@ class FollowerLaw:
 
     def force(self, ref_nu: Sequence[float], ref_nu_dot: Sequence[float], plant_nu: Sequence[float],
               heading_error_rad: float, error_integral_m: Sequence[float] = (0.0, 0.0),
-              along_error_m: float = 0.0, sway: bool = False, across_error_m: float = 0.0) -> Tuple[float, float, float]:
+              along_error_m: float = 0.0, sway: bool = False,
+              across_error_m: float = 0.0) -> Tuple[float, float, float]:
         """ref_nu, plant_nu: (u, v, r) through the water [m/s, m/s, rad/s]; ref_nu_dot its derivative;
         heading_error_rad: reference heading minus the plant's, wrapped; error_integral_m: time integrals of the
         reference surge and sway minus the plant's [m]; along_error_m: reference position minus the plant's
-        along the plant's bow [m], across_error_m the same to starboard. Returns (surge force [N], sway force [N], yaw moment [N m]), unlimited; the
-        sway force is 0 unless `sway` (the plant's thrusters cannot give one)."""
+        along the plant's bow [m], across_error_m the same to starboard. Returns (surge force [N], sway force
+        [N], yaw moment [N m]), unlimited; the sway force is 0 unless `sway` (the plant's thrusters cannot give
+        one)."""
         h, g = self.hull, self.gains
         u, v, r = plant_nu
         gamma_u = (ref_nu_dot[0] + g.k_u_per_s * (ref_nu[0] - u) + g.k_ui_per_s2 * error_integral_m[0]
@@ -294,7 +296,8 @@ class ModelFollowingPlant:
                "plant_vessel": self.plant.vessel.name, "samples": len(self._log),
                "thrust_limited_frac": round(self._limited / self._steps, 4) if self._steps and self.follow else None,
                "sway_force": self.sway_force,
-               "sway_force_rms_n": round(math.sqrt(self._sway_sq / self._steps), 2) if self._steps and self.sway_force else None,
+               "sway_force_rms_n": (round(math.sqrt(self._sway_sq / self._steps), 2)
+                                    if self._steps and self.sway_force else None),
                "sway_force_max_n": round(self._sway_max, 2) if self.sway_force else None,
                "units": dict(STATE_UNITS)}
         out.update(state_errors(np.array(self._log).reshape(-1, 13)))
