@@ -40,7 +40,59 @@ def register(subparsers) -> None:
     p2.add_argument("--vessel", metavar="FILE", help="vessel file (default: the copy kept in RUN_DIR)")
     p2.add_argument("--out", metavar="DIR",
                     help="folder to create the replay's run directory in (default: beside RUN_DIR)")
+    p2.add_argument("--control", action="store_true",
+                    help="also re-run guidance and control on the replayed estimate, open loop: the replay's rows "
+                         "carry the setpoints and wrench it would have asked for in AUTO")
+    p2.add_argument("--ros", action="store_true",
+                    help="then play the replay's run directory onto the live ROS graph at recorded speed")
+    p2.add_argument("--rate", type=float, default=1.0, help="with --ros: playback speed (2 = twice as fast)")
+    p2.add_argument("--delay", type=float, default=1.0, help="with --ros: seconds for subscribers to find it")
     p2.set_defaults(func=replay)
+    p3 = sub.add_parser("play", help="publish a run's bag on the live ROS graph at recorded speed",
+                        description="Publish every message of a run directory's run.mcap on its recorded topic, "
+                                    "with the recorded QoS and stamps, at recorded speed (like `ros2 bag play`, "
+                                    "without a ROS install: rclpy from PyPI is enough).")
+    p3.add_argument("run", metavar="RUN", help="run directory or its run.mcap")
+    p3.add_argument("--rate", type=float, default=1.0, help="playback speed (2 = twice as fast)")
+    p3.add_argument("--clock", action="store_true", help="also publish /clock from the log time (use_sim_time)")
+    p3.add_argument("--delay", type=float, default=1.0,
+                    help="seconds between making the publishers and the first message, for subscribers to find them")
+    p3.set_defaults(func=play)
+
+
+def play(args) -> int:
+    """Exit 0 when played to the end (or stopped by Ctrl-C), 1 when there is nothing to play, 2 for a bad rate."""
+    if not args.rate > 0.0:
+        print(f"--rate must be > 0, got {args.rate}")
+        return 2
+    try:
+        from autopilot.ros.bag_player import run_mcap
+        mcap = run_mcap(args.run)
+    except FileNotFoundError as e:
+        print(e)
+        return 1
+    import rclpy
+    from autopilot.ros.bag_player import play as play_bag
+    rclpy.init()
+    node = rclpy.create_node("autopilot_log_play")
+    try:
+        print(f"playing {mcap} at {args.rate:g}x (Ctrl-C stops)")
+        stats = play_bag(node, mcap, rate=args.rate, clock=args.clock, discovery_s=max(0.0, args.delay))
+    except KeyboardInterrupt:
+        print("stopped")
+        return 0
+    except (OSError, ValueError) as e:
+        print(f"{mcap}: cannot be played: {e}")
+        return 1
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    total = sum(stats.sent.values())
+    print(f"played {total} messages on {len(stats.sent)} topics over {stats.duration_s:.1f} s of log time "
+          f"(worst lateness {stats.late_max_s * 1000:.0f} ms)")
+    for topic, why in sorted(stats.skipped.items()):
+        print(f"  skipped {topic}: message type not installed here ({why})")
+    return 0 if total else 1
 
 
 def recover(args) -> int:
@@ -91,7 +143,8 @@ def replay(args) -> int:
     from autopilot.replay import ReplayError, replay_run, summary_lines
 
     try:
-        result = replay_run(args.run, out_base=args.out, tuning_file=args.ekf_tuning, vessel_file=args.vessel)
+        result = replay_run(args.run, out_base=args.out, tuning_file=args.ekf_tuning, vessel_file=args.vessel,
+                            control=getattr(args, "control", False))
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -99,4 +152,7 @@ def replay(args) -> int:
         print(f"error: cannot replay: {e}", file=sys.stderr)
         return 1
     print("\n".join(summary_lines(result)))
+    if getattr(args, "ros", False):
+        import argparse
+        return play(argparse.Namespace(run=str(result.run_dir), rate=args.rate, clock=False, delay=args.delay))
     return 0

@@ -105,6 +105,17 @@ def register(subparsers) -> None:
     p.add_argument("--mode", choices=("AUTO", "LOITER", "HOLD"), default=None,
                    help="mode asked for at the start; the run arms once its pre-arm checks pass (default AUTO; "
                         "HOLD with --mavlink)")
+    p.add_argument("--no-mag-calibration", action="store_true",
+                   help="the simulated magnetometer comes uncalibrated: its distortion (the vessel file's, else "
+                        "30 uT hard iron and 10 %% soft iron) reaches the autopilot, which has no calibration "
+                        "(first day on the water): arming in a navigating mode is refused")
+    p.add_argument("--calibrate-on-water", action="store_true",
+                   help="start in CALIBRATE_ON_WATER: two slow circles on the gyro and GNSS inside "
+                        "sensors.mag.on_water.box_m, fit the magnetometer, and fly the mission only if the fit is "
+                        "accepted (else HOLD)")
+    p.add_argument("--mag-calibration-out", metavar="FILE",
+                   help="write a calibration fitted on the water (or updated underway) here, any old file kept as "
+                        "FILE.prev (default: nowhere)")
     p.add_argument("--mavlink", action="append", default=[], metavar="LINK",
                    help="serve MAVLink ground stations (repeatable): udpout:HOST:PORT (QGC on this laptop: "
                         "udpout:127.0.0.1:14550), udpin:HOST:PORT, tcpin:HOST:PORT. The ground station then arms, "
@@ -178,8 +189,17 @@ def run(args) -> int:
                             wave_hs_m=args.waves[0], wave_tp_s=args.waves[1], wave_from_deg=args.waves[2])
     opts = SimOptions(seed=args.seed, env=env, gps_noise=args.gps_noise, gps_rate_hz=args.gps_rate_hz,
                       duration_s=args.duration, realtime=args.realtime, devices=args.devices,
-                      faults=tuple(args.fault), initial_mode=args.mode or "AUTO", plant_spec=plant_spec,
-                      esc_backend=args.esc_backend)
+                      faults=tuple(args.fault), initial_mode=_initial_mode(args), plant_spec=plant_spec,
+                      esc_backend=args.esc_backend, mag_calibration="none" if args.no_mag_calibration else "exact",
+                      mag_calibration_path=args.mag_calibration_out)
+    if args.calibrate_on_water and args.mode:
+        print("error: --calibrate-on-water starts in CALIBRATE_ON_WATER (then AUTO): leave out --mode",
+              file=sys.stderr)
+        return 2
+    if args.calibrate_on_water and (args.mavlink or args.transport == "ros"):
+        print("error: --calibrate-on-water needs the in-process simulator without --mavlink (a ground station "
+              "or ROS operator asks for the mode CALIBRATE_ON_WATER itself)", file=sys.stderr)
+        return 2
     if args.follow_model or args.follow_thrust_scale != 1.0 or args.follow_sway:
         problem = _follow_model_problem(args)
         if problem:
@@ -285,6 +305,29 @@ def _pct(x):
 
 def _r2(x):
     return "-" if x is None else f"{x:.3f}"
+def _initial_mode(args) -> str:
+    if getattr(args, "calibrate_on_water", False):
+        return "CALIBRATE_ON_WATER"
+    return args.mode or "AUTO"
+
+
+def _calibration_lines(r) -> list:
+    """The first-day calibration's outcome, figures and the heading error after it."""
+    c = r.get("calibrate_on_water")
+    if not c:
+        return []
+    f = c.get("figures") or {}
+    out = [f"  calibrate-on-water: {c['outcome']}" + (f" at {c['time_s']:.0f} s" if c.get("time_s") else "")]
+    if f.get("coverage") is not None:
+        out.append(f"    fit: {f['n_samples']} readings, coverage {f['coverage']:.0%}, residual "
+                   f"{f['residual_rms_pct']:.2f} % of the field, field ratio {f['field_ratio']:.2f}, anisotropy "
+                   f"{f['anisotropy']:.2f}; circles {f['turned_deg']:.0f} deg in {f['time_s']:.0f} s")
+    if c["outcome"] != "accepted" and c.get("message"):
+        out.append(f"    {c['message']}")
+    h = c.get("heading_err_rms_deg_after")
+    if h is not None:
+        out.append(f"    heading error in AUTO after the calibration: rms {h:.2f} deg")
+    return out
 
 
 def _track_lines(r) -> list:
@@ -446,6 +489,7 @@ def format_summary(r: dict, env) -> str:
         f"  position estimate error: rms {r['pos_err_rms_m']:.2f} m, mae {r['pos_err_mae_m']:.2f} m "
         f"(raw GNSS: rms {r['gps_err_rms_m']:.2f} m, mae {r['gps_err_mae_m']:.2f} m)",
         f"  heading estimate error: rms {r['heading_err_rms_deg']:.2f} deg",
+        *_calibration_lines(r),
         f"  simulated {r['sim_time_s']:.1f} s in {r['wall_time_s']:.2f} s wall "
         f"({r['realtime_factor']:g}x real time)",
     ]

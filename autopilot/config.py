@@ -189,6 +189,22 @@ class MagOnlineConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class MagOnWaterConfig:
+    """First-day calibration on the water (mode CALIBRATE_ON_WATER, autopilot/modes/calibrate_on_water.py)."""
+
+    speed_mps: float = param(0.5, unit="m/s", min=0.1, max=5.0,
+                             doc="speed through the water the open-loop surge force is sized for (vessel drag model)")
+    turn_rate_dps: float = param(12.0, unit="deg/s", min=2.0, max=60.0,
+                                 doc="yaw rate of the circles (to starboard), held on the gyro")
+    turns: float = param(2.0, min=1.0, max=5.0, doc="full circles to fly, counted on the gyro")
+    box_m: float = param(50.0, unit="m", min=5.0, max=1000.0,
+                         doc="side of the square around the start the circles must stay in (else HOLD); the "
+                             "circles drift with the water: 14-18 m in 0.2 m/s of current at the defaults")
+    timeout_s: float = param(240.0, unit="s", min=10.0, max=3600.0,
+                             doc="the circles must be done within this time (else HOLD)")
+
+
+@dataclass(frozen=True, kw_only=True)
 class MagConfig:
     rate_hz: float = param(40.0, unit="Hz", min=0.625, max=80)
     noise_t: float = param(0.3e-6, unit="T", min=0.0, max=1e-4)
@@ -202,6 +218,7 @@ class MagConfig:
     calibration_file: Optional[str] = param(None, doc="YAML written by `autopilot calibrate mag`")
     range_gauss: int = param(4, unit="gauss", min=4, max=16, doc="magnetometer full scale: 4, 8, 12 or 16")
     online: MagOnlineConfig = param(default_factory=MagOnlineConfig)
+    on_water: MagOnWaterConfig = param(default_factory=MagOnWaterConfig)
 
     def validate(self):
         if self.range_gauss not in (4, 8, 12, 16):
@@ -225,6 +242,17 @@ class HeadingControlConfig:
     integral_limit_frac: float = param(0.3, min=0.0, max=1.0, doc="integral term as fraction of max moment")
     adaptive: bool = param(False, doc="design the gains on the yaw response the boat shows (autopilot/"
                                       "yaw_adaptation.py), not only the vessel file's")
+    reference: str = param("none", choices=("none", "third_order"),
+                           doc="third_order: the heading setpoint goes through paper 002's third-order reference "
+                               "model (reference_omega_rps, zeta 1), whose rate is fed forward; none: as guidance "
+                               "gives it")
+    reference_omega_rps: float = param(0.6, unit="rad/s", min=0.05, max=10.0)
+    structure: str = param("pid", choices=("pid", "cascade"),
+                           doc="pid: the heading PID gives the yaw moment; cascade: a heading P loop "
+                               "(cascade_gain_per_s) asks the yaw-rate loop of control.velocity for a turn rate, "
+                               "and surge speed goes through the velocity controller too")
+    cascade_gain_per_s: float = param(0.7, unit="1/s", min=0.05, max=10.0,
+                                      doc="turn rate asked per radian of heading error (cascade)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -405,10 +433,11 @@ class TrajectoryConfig:
     0.055 rad/s; spiral radius 10 + 0.1t, 0.05 rad/s). The boat first goes to the reference's start point and
     turns along it; the clock starts then."""
 
-    kind: str = param(choices=("sinusoid", "circle", "spiral", "points", "csv"),
+    kind: str = param(choices=("sinusoid", "circle", "spiral", "points", "csv", "path"),
                       doc="sinusoid: x = amp_x sin(omega_x t + phase_x), y = amp_y sin(omega_y t + phase_y) "
                           "(a Lissajous figure); circle: radius_m, omega_rps (+ clockwise); spiral: radius "
-                          "radius_m + growth_mps t; points: `points` with arrival times; csv: file of t,north,east")
+                          "radius_m + growth_mps t; points: `points` with arrival times; csv: file of t,north,east; "
+                          "path: no times, `path_points` followed at speed_mps (paper 000 5.4)")
     duration_s: float = param(240.0, unit="s", min=1.0, max=36000.0, doc="reference time flown")
     amp_x_m: float = param(10.0, unit="m", min=0.0, max=5000.0)
     amp_y_m: float = param(6.0, unit="m", min=0.0, max=5000.0)
@@ -421,6 +450,15 @@ class TrajectoryConfig:
     growth_mps: float = param(0.1, unit="m/s", min=0.0, max=10.0)
     points: Tuple[Tuple[float, ...], ...] = param((), doc="kind points: [t_s, north_m, east_m] rows, t increasing")
     csv_file: str = param("", doc="kind csv: path (relative to the mission file) of rows t_s,north_m,east_m")
+    path_points: Tuple[Tuple[float, ...], ...] = param((), doc="kind path: [north_m, east_m] points, a straight "
+                                                              "line for two, a spline through three or more")
+    speed_mps: float = param(0.7, unit="m/s", min=0.05, max=20.0, doc="kind path: speed along the path")
+    path_law: str = param("control_point", choices=("control_point", "los", "ilos"),
+                          doc="kind path: the control-point law (paper 000 5.4), or line of sight / integral line "
+                              "of sight on the path's local tangent (the mission's guidance.lookahead_m and sigma) "
+                              "through the heading and speed loops")
+    max_lateral_accel_mps2: float = param(0.3, unit="m/s^2", min=0.01, max=10.0,
+                                          doc="kind path: the speed drops before bends to keep U^2 kappa below this")
     control_point_m: float = param(0.0, unit="m", min=0.0, max=100.0,
                                    doc="distance a ahead of the CG of the point that tracks the reference; "
                                        "0: one hull length")
@@ -441,6 +479,9 @@ class TrajectoryConfig:
                     raise ValueError(f"points[{i}]: must be [t_s, north_m, east_m], got {len(row)} numbers")
             if any(b[0] <= a[0] for a, b in zip(self.points, self.points[1:])):
                 raise ValueError("points: the times must increase")
+        if self.kind == "path":
+            if len(self.path_points) < 2 or any(len(r) != 2 for r in self.path_points):
+                raise ValueError("path_points: kind path needs at least two [north_m, east_m] points")
         if self.kind == "csv" and not self.csv_file:
             raise ValueError("csv_file: kind csv needs the file of t_s,north_m,east_m rows")
 

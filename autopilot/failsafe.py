@@ -38,7 +38,7 @@ from typing import Callable, Optional, Sequence
 
 from autopilot.safety_config import FailsafeConfig
 
-NAVIGATING = frozenset({"AUTO", "LOITER", "RTL", "HEADING_HOLD", "BRAKE"})
+NAVIGATING = frozenset({"AUTO", "LOITER", "RTL", "HEADING_HOLD", "BRAKE", "CALIBRATE_ON_WATER"})
 MOVING = frozenset({"AUTO", "RTL"})          # modes that follow a track (the GNSS 'slow' stage applies)
 ESTIMATED = NAVIGATING | {"VELOCITY"}        # modes whose control feeds back the estimate (gyro, speed)
 DRIVEN = ESTIMATED | {"MANUAL"}              # modes in which the thrusters are driven

@@ -41,13 +41,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 from collections import deque
 from pathlib import Path
 from typing import Callable, Optional
 
 from estimation.ekf_model import IX_U
-from estimation.mag_calibration import CalibrationFit, MagCalibration, write_calibration
+from autopilot.mag_calibration_store import replace_keeping_old
+from estimation.mag_calibration import CalibrationFit, MagCalibration
 from estimation.mag_online import MagProposal, OnlineCalLimits, OnlineMagCalibration, compose
 
 FIGURE_PERIOD_S = 1.0       # how often mag_consistency_deg is recomputed
@@ -119,7 +119,8 @@ class MagCalibrationWatch:
             return dataclasses.replace(batch, mag=synthetic)
         if online.updates == 0:
             return batch
-        mag = [dataclasses.replace(s, field_t=online.correct(s.field_t)) if _usable(s) else s for s in batch.mag]
+        mag = [dataclasses.replace(s, field_t=online.correct(s.field_t)) if usable_mag_sample(s) else s
+               for s in batch.mag]
         return dataclasses.replace(batch, mag=mag)
 
     def after_estimator(self, t_s: float, batch, nav, estimator=None, converged: bool = True) -> None:
@@ -317,16 +318,9 @@ class MagCalibrationWatch:
                        consistency_after_deg=prop.consistency_after_deg, window_s=prop.window_s,
                        online_method=prop.method, gnss_fixes=prop.n_refs)
         stamp = self._utc or f"run time {t_s:.1f} s (no GNSS time yet)"
-        tmp = path.with_name(path.name + ".tmp")
         try:
-            write_calibration(tmp, CalibrationFit(cal, True, "", figures), stamp, self.vessel_name,
-                              written_by="autopilot (continuous calibration, checked against GNSS course)")
-            if path.exists():
-                orig = path.with_name(path.name + ".orig")
-                if not orig.exists():
-                    orig.write_bytes(path.read_bytes())
-                os.replace(path, path.with_name(path.name + ".prev"))
-            os.replace(tmp, path)
+            replace_keeping_old(path, CalibrationFit(cal, True, "", figures), stamp, self.vessel_name,
+                                written_by="autopilot (continuous calibration, checked against GNSS course)")
         except OSError as e:
             self.save_errors += 1
             self._emit(t_s, "warning", f"magnetometer calibration update could not be saved to {path}: {e} "
@@ -340,7 +334,7 @@ def _sector(cog_rad: float) -> int:
     return int(math.floor(cog_rad / (2.0 * math.pi) * DRIFT_SECTORS + 0.5)) % DRIFT_SECTORS
 
 
-def _usable(sample) -> bool:
+def usable_mag_sample(sample) -> bool:
     """A sample the estimator would use: not stale, finite, not all zero (those pass through unchanged)."""
     f = sample.field_t
     return (not sample.stale and len(f) == 3 and all(isinstance(v, (int, float)) and math.isfinite(v) for v in f)

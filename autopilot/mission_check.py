@@ -199,8 +199,15 @@ def _trajectory_checks(mission, vessel, wps, vmax, where_max, file, problems):
     if mission.trajectory is None:
         return None
     import numpy as np
-    from autopilot.trajectory import make_reference
+    from autopilot.trajectory import make_path, make_reference
+    cn, ce = wps[0]
     try:
+        if mission.trajectory.kind == "path":
+            path = make_path(mission.trajectory, (cn, ce))
+            if mission.trajectory.speed_mps > vmax:
+                problems.append(Problem(file, "trajectory.speed_mps", f"{mission.trajectory.speed_mps:g} m/s is "
+                                                                      f"faster than {where_max}"))
+            return [tuple(p) for p in path.xy[::10]]
         ref = make_reference(mission.trajectory, mission.source_file)
     except ValueError as e:
         problems.append(Problem(file, "trajectory", str(e)))
@@ -211,7 +218,6 @@ def _trajectory_checks(mission, vessel, wps, vmax, where_max, file, problems):
     if speeds[k] > vmax:
         problems.append(Problem(file, "trajectory", f"the reference asks for {speeds[k]:.2f} m/s at t = "
                                                     f"{taus[k]:g} s, faster than {where_max}"))
-    cn, ce = wps[0]
     return [(cn + n, ce + e) for n, e in (ref.position(t) for t in taus)]
 
 

@@ -106,8 +106,8 @@ class OperatorDesk:
         return self._answer(Answer(True, "disarmed"), origin)
 
     def set_mode(self, name: str, origin: str = "", reason: str = "") -> Answer:
-        """Ask for MANUAL, HOLD, LOITER, AUTO or RTL (case-insensitive); refused when unknown or blocked by an
-        active failsafe (it takes effect on the next cycle)."""
+        """Ask for MANUAL, HOLD, LOITER, AUTO, RTL or CALIBRATE_ON_WATER (case-insensitive); refused when unknown
+        or blocked by an active failsafe (it takes effect on the next cycle)."""
         name = name.strip().upper()
         try:
             self.autopilot.set_mode(name, reason or f"mode command ({origin or 'operator'})")

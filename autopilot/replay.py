@@ -60,8 +60,9 @@ class ReplayResult:
     original_counters: dict = field(default_factory=dict)   # the run's own filter's on the same data
 
 
-def replay_run(run_dir, out_base=None, tuning_file=None, vessel_file=None) -> ReplayResult:
-    """Replay `run_dir`; the new run directory is created in `out_base` (default: beside run_dir).
+def replay_run(run_dir, out_base=None, tuning_file=None, vessel_file=None, control: bool = False) -> ReplayResult:
+    """Replay `run_dir`; the new run directory is created in `out_base` (default: beside run_dir). control:
+    also re-run guidance and control on the replayed estimate, open loop (autopilot.replay_control).
 
     The record is streamed (a day's run need not fit in memory). Raises ReplayError (the run has no usable
     inputs, its vessel cannot be loaded or does not fit, the filter fails) and ConfigError (a malformed tuning
@@ -87,8 +88,27 @@ def replay_run(run_dir, out_base=None, tuning_file=None, vessel_file=None) -> Re
             run.meta = {}                      # a meta.json that is not ours: defaults, and say what is missing
         notes: List[str] = []
         ekf, base_ekf, vessel_path, changes = _build_filter(reader.header, run, tuning_file, vessel_file, notes)
+        ctl = _open_loop_control(run, vessel_path, ekf.frame, notes) if control else None
         return _replay(src, run, reader, itertools.chain([first], steps), ekf, base_ekf, vessel_path, tuning_file,
-                       changes, out_base, notes)
+                       changes, out_base, notes, ctl)
+
+
+def _open_loop_control(run, vessel_path, frame, notes):
+    """The OpenLoopControl of the run's kept mission file; ReplayError when there is none to fly."""
+    from autopilot.config import ConfigError, load_mission, load_vessel
+    from autopilot.replay_control import OpenLoopControl
+    path = _kept_file(run, "mission")
+    if path is None or not Path(path).is_file():
+        raise ReplayError(f"{run.run_dir}: no mission file kept in the run directory: --control needs it")
+    try:
+        mission = load_mission(path)
+    except ConfigError as e:
+        raise ReplayError(f"the run's mission cannot be loaded for --control: {e}") from None
+    ctl = OpenLoopControl(load_vessel(str(vessel_path)), mission, frame)
+    if not ctl.supported:
+        notes.append("--control: an identification or trajectory mission's AUTO is not recomputed; its rows keep "
+                     "the recorded commands")
+    return ctl
 
 
 # ------------------------------------------------------------------------------------------------ the filter
@@ -168,7 +188,7 @@ def _build_filter(header: dict, run, tuning_file, vessel_file, notes: list):
 
 # ------------------------------------------------------------------------------------------------ the new run
 def _replay(src: Path, run, reader, steps, ekf, base_ekf, vessel_path, tuning_file, changes, out_base,
-            notes) -> ReplayResult:
+            notes, ctl=None) -> ReplayResult:
     """Step the filter through the record and write the replay's run directory as it goes: the original
     rows with the replayed estimate (without original rows, state.csv lost: the time and the replayed estimate
     at the run's log rate), the original events, and the replay's own estimator inputs (it can be replayed).
@@ -222,8 +242,12 @@ def _replay(src: Path, run, reader, steps, ekf, base_ekf, vessel_path, tuning_fi
             log.log_estimator_step(s.t_s, s.batch, types.SimpleNamespace(estimator_step=s.step,
                                                                          estimator_thrust=s.thrust, nav=nav), ekf)
             row = rows.get(round(s.t_s, 3)) if rows else {"time_s": s.t_s}
+            if ctl is not None:
+                if row is not None:
+                    ctl.observe_row(row)
+                ctl.step(s.t_s, nav)
             if row is not None:
-                row = dict(row, **nav_columns(nav, ekf.frame))
+                row = dict(row if ctl is None else ctl.apply(row), **nav_columns(nav, ekf.frame))
                 if log.log_cycle(s.t_s, row) and truth and a.valid and nav.valid:
                     errors.append((a.north_m, a.east_m, math.degrees(a.heading_rad), nav.north_m, nav.east_m,
                                    math.degrees(nav.heading_rad), row["truth_north_m"], row["truth_east_m"],
@@ -242,6 +266,9 @@ def _replay(src: Path, run, reader, steps, ekf, base_ekf, vessel_path, tuning_fi
                           rows=log.rows_logged, notes=notes, counters=dict(ekf.counters),
                           original_counters=dict((base_ekf or ekf).counters))
     _truth_errors(errors, result)
+    if ctl is not None:
+        result.notes.append(f"guidance and control re-run open loop on the replayed estimate: {ctl.steps} AUTO steps "
+                            f"(their rows carry the recomputed setpoints, cross-track error and wrench)")
     return result
 
 

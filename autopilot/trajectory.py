@@ -118,6 +118,8 @@ def make_reference(cfg, mission_file: str = "") -> Reference:
         return spiral(cfg.radius_m, cfg.growth_mps, cfg.omega_rps, d)
     if cfg.kind == "points":
         ref = timed_points(cfg.points)
+    elif cfg.kind == "path":
+        raise ValueError("a path has no times: make it with make_path")
     else:
         path = Path(cfg.csv_file)
         if not path.is_absolute() and mission_file:
@@ -150,9 +152,12 @@ class ControlPointTracker:
         self._t_prev: Optional[float] = None
 
     def command(self, north_m: float, east_m: float, heading_rad: float, p_ref: np.ndarray, v_ref: np.ndarray,
-                a_ref: np.ndarray, t_s: Optional[float] = None, hold: bool = False) -> tuple[float, float]:
+                a_ref: np.ndarray, t_s: Optional[float] = None, hold: bool = False,
+                cross_only: bool = False) -> tuple[float, float]:
         """(u_ref [m/s], r_ref [rad/s]) that bring the CG onto the reference p_ref moving at v_ref; t_s [s]
-        drives the integral (None: no integration this call)."""
+        drives the integral (None: no integration this call). cross_only: integrate only the error across the
+        reference's tangent (path following, where the reference is the boat's own projection and the along
+        error a (1 - cos(heading error)) is a bias of the control point, never a position to make up)."""
         a, c, s = self.a_m, math.cos(heading_rad), math.sin(heading_rad)
         speed = math.hypot(v_ref[0], v_ref[1])
         if speed > SLOW_REF_MPS:
@@ -176,7 +181,11 @@ class ControlPointTracker:
         v, w = self.max_speed_mps, self.max_yaw_rate_rps
         clamped = abs(u) > v or abs(r) > w
         if dt > 0.0 and self.ki_per_s2 > 0.0 and not hold and not clamped:
-            self.integral_mps += self.ki_per_s2 * dt * np.array([en, ee])
+            err = np.array([en, ee])
+            if cross_only:
+                nrm = np.array([-te, tn])
+                err = float(err @ nrm) * nrm
+            self.integral_mps += self.ki_per_s2 * dt * err
             norm = float(np.hypot(*self.integral_mps))
             if norm > self.max_integral_mps:
                 self.integral_mps *= self.max_integral_mps / norm
@@ -209,3 +218,92 @@ class ReferenceClock:
     def time_behind_s(self) -> float:
         """How far the reference clock has fallen behind the wall clock since tracking started [s]."""
         return self.elapsed_s - self.tau_s
+
+
+class PathReference:
+    """A geometric path (no time) through (north, east) points, followed at a speed along it (paper 000 §5.4).
+
+    Two points: the straight line. Three or more: a cubic spline through them (chord-length parameter), so
+    corners become curves the boat can fly. Sampled every SAMPLE_M metres of arc into a polyline with the
+    spline's heading and curvature (+ turning to starboard) at each sample. `speed_mps` is the speed along the
+    path, lowered ahead of a bend so the lateral acceleration U^2 kappa stays within `max_lateral_mps2` (with a
+    braking distance at `decel_mps2`).
+    """
+
+    SAMPLE_M = 0.1
+
+    def __init__(self, points, speed_mps: float, max_lateral_mps2: float = 0.3, decel_mps2: float = 0.2,
+                 name: str = "path"):
+        pts = np.asarray(points, dtype=float)
+        if pts.ndim != 2 or pts.shape[1] != 2 or len(pts) < 2:
+            raise ValueError(f"{name}: need at least two [north_m, east_m] points")
+        if not np.all(np.isfinite(pts)):
+            raise ValueError(f"{name}: every value must be a finite number")
+        chord = np.hypot(*np.diff(pts, axis=0).T)
+        if np.any(chord < 1e-6):
+            raise ValueError(f"{name}: two consecutive points are the same")
+        if not speed_mps > 0.0:
+            raise ValueError(f"{name}: speed must be > 0, got {speed_mps!r}")
+        self.name, self.speed_mps = name, float(speed_mps)
+        self.max_lateral_mps2, self.decel_mps2 = max_lateral_mps2, decel_mps2
+        if len(pts) == 2:
+            n = max(2, int(math.ceil(chord[0] / self.SAMPLE_M)) + 1)
+            f = np.linspace(0.0, 1.0, n)[:, None]
+            xy = pts[0] + f * (pts[1] - pts[0])
+            heading = np.full(n, math.atan2(pts[1, 1] - pts[0, 1], pts[1, 0] - pts[0, 0]))
+            kappa = np.zeros(n)
+        else:
+            from scipy.interpolate import CubicSpline
+            c = np.concatenate([[0.0], np.cumsum(chord)])
+            spl = CubicSpline(c, pts, bc_type="natural")
+            fine = np.linspace(0.0, c[-1], max(50, int(c[-1] / (self.SAMPLE_M / 4))))
+            d1, d2 = spl(fine, 1), spl(fine, 2)
+            arc = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(spl(fine), axis=0).T))])
+            n = max(2, int(math.ceil(arc[-1] / self.SAMPLE_M)) + 1)
+            at = np.interp(np.linspace(0.0, arc[-1], n), arc, fine)
+            xy, d1, d2 = spl(at), spl(at, 1), spl(at, 2)
+            heading = np.arctan2(d1[:, 1], d1[:, 0])
+            kappa = (d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0]) / np.maximum(np.hypot(*d1.T) ** 3, 1e-12)
+        self.xy, self.heading, self.kappa = xy, heading, kappa
+        self.s = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(xy, axis=0).T))])
+        self.length_m = float(self.s[-1])
+        self.profile_mps = self._speed_profile()
+
+    def _speed_profile(self) -> np.ndarray:
+        """The speed at each sample: the cornering limit, and backwards from each bend a braking ramp."""
+        lim = np.minimum(self.speed_mps, np.sqrt(self.max_lateral_mps2 / np.maximum(np.abs(self.kappa), 1e-9)))
+        out = lim.copy()
+        for i in range(len(out) - 2, -1, -1):         # v^2 = v_next^2 + 2 a ds, going back from each bend
+            ds = self.s[i + 1] - self.s[i]
+            out[i] = min(out[i], math.sqrt(out[i + 1] ** 2 + 2.0 * self.decel_mps2 * ds))
+        return out
+
+    def project(self, north_m: float, east_m: float, s_hint: Optional[float] = None,
+                back_m: float = 2.0, ahead_m: float = 20.0) -> int:
+        """Index of the sample nearest the point; with `s_hint`, searched only within [s - back, s + ahead] so a
+        path that comes back near itself is not jumped along."""
+        lo, hi = 0, len(self.s)
+        if s_hint is not None:
+            lo = int(np.searchsorted(self.s, s_hint - back_m))
+            hi = int(np.searchsorted(self.s, s_hint + ahead_m)) + 1
+        d = np.hypot(self.xy[lo:hi, 0] - north_m, self.xy[lo:hi, 1] - east_m)
+        return lo + int(np.argmin(d))
+
+    def state_at(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(p, v, a) of a point moving along the path at the profile speed, at sample i."""
+        u, psi, k = self.profile_mps[i], self.heading[i], self.kappa[i]
+        t = np.array([math.cos(psi), math.sin(psi)])
+        nrm = np.array([-math.sin(psi), math.cos(psi)])      # to starboard of the tangent (NED)
+        return self.xy[i].copy(), u * t, u * u * k * nrm
+
+    def cross_track_m(self, i: int, north_m: float, east_m: float) -> float:
+        """Signed distance of the point from the path at sample i, + to starboard of the path's direction."""
+        psi = self.heading[i]
+        return -(north_m - self.xy[i, 0]) * math.sin(psi) + (east_m - self.xy[i, 1]) * math.cos(psi)
+
+
+def make_path(cfg, frame_offset_ne=(0.0, 0.0)) -> PathReference:
+    """The PathReference of a TrajectoryConfig of kind path (points relative to the first waypoint)."""
+    pts = np.asarray(cfg.path_points, dtype=float) if len(cfg.path_points) else np.zeros((0, 2))
+    return PathReference(pts + np.asarray(frame_offset_ne), cfg.speed_mps, cfg.max_lateral_accel_mps2,
+                         name="path")

@@ -11,9 +11,10 @@ Commands (any thread that owns the autopilot, between cycles; times on the runne
                                    (autopilot/prearm.py: all of them in a navigating mode, the ESC output in
                                    HOLD/MANUAL); `prearm_failures(t_s)` lists them without arming
   disarm(t_s, reason)
-  set_mode(name, reason)           MANUAL, HOLD, LOITER, AUTO, RTL; ValueError when unknown or forbidden by an
-                                   active failsafe. Takes effect on the next cycle. A navigating mode chosen while
-                                   armed starts only once the navigation checks pass (until then: neutral).
+  set_mode(name, reason)           MANUAL, HOLD, LOITER, AUTO, RTL, CALIBRATE_ON_WATER; ValueError when unknown
+                                   or forbidden by an active failsafe. Takes effect on the next cycle. A navigating
+                                   mode chosen while armed starts only once the navigation checks pass (until then:
+                                   neutral).
   operator_command(t_s, throttle, steering)   MANUAL's input in [-1, 1]; also an operator heartbeat
   operator_heartbeat(t_s)          the operator's station is alive (link-loss failsafe)
   report_overrun(t_s, late_s)      the runner missed a cycle's deadline (overrun failsafe)
@@ -23,6 +24,13 @@ Commands (any thread that owns the autopilot, between cycles; times on the runne
 Every mode change is an Event (kind "mode") with its reason; every failsafe an Event (kind "failsafe") with
 `failsafe` (what) and `action` (what was done). What AUTO does at the end of the mission is the mission's
 `on_complete` (loiter at the last waypoint, hold, or rtl: back to the launch point, then loiter).
+
+First day on the water (no magnetometer calibration): arming in a navigating mode is refused, except in
+CALIBRATE_ON_WATER (autopilot/modes/calibrate_on_water.py), which needs every other navigation check. It flies
+circles on the gyro and GNSS and fits; an accepted fit is installed in the sensor path (the magnetometer samples
+are corrected before the estimator, whose heading is then taken afresh), written over the calibration file
+(old one kept, autopilot/mag_calibration_store.py) when there is one, logged as a "calibration" Event with the
+fit's figures, and the vehicle goes on to AUTO. A refused fit, leaving the box, a time-out or a failsafe: HOLD.
 """
 from __future__ import annotations
 
@@ -32,6 +40,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from autopilot.allocation import Allocator
+from autopilot.angles import wrap_pi
 from autopilot.config import ConfigError, MissionConfig, VesselConfig, default_lookahead_m
 from autopilot.control import HeadingController, SpeedController
 from autopilot.failsafe import ESTIMATED, FailsafeManager, Trigger
@@ -40,16 +49,18 @@ from autopilot.guidance import MissionGuidance, mission_frame, point_to_ned
 from autopilot.interfaces import NavigationFilter
 from autopilot.modes.auto import AutoMode
 from autopilot.modes.base import NEUTRAL, Mode
+from autopilot.modes.calibrate_on_water import CalibrateOnWaterMode
 from autopilot.modes.heading_hold import HeadingHoldMode
 from autopilot.modes.hold import HoldMode
 from autopilot.modes.identification import IdentificationMode
 from autopilot.modes.loiter import LoiterMode
 from autopilot.modes.manual import ManualMode
 from autopilot.modes.rtl import RtlMode
-from autopilot.modes.trajectory import TrajectoryMode
+from autopilot.modes.trajectory import PathFollowMode, TrajectoryMode
 from autopilot.modes.velocity import VelocityMode
 from autopilot.prearm import ArmResult, PrearmInputs, prearm_failures
-from autopilot.trajectory import ControlPointTracker, make_reference
+from autopilot.reference_models import HeadingReference
+from autopilot.trajectory import ControlPointTracker, make_path, make_reference
 from autopilot.types import (GpsFix, GuidanceSetpoint, NavState, PulseCommand, SensorBatch, ThrustCommand,
                              Wrench)
 from autopilot.velocity_control import VelocityController
@@ -58,6 +69,7 @@ from estimation.ekf_model import IX_E, IX_N
 from estimation.geodesy import LocalFrame
 
 ZERO_WRENCH = Wrench(0.0, 0.0)
+CALIBRATE = "CALIBRATE_ON_WATER"
 MODEL_WARN_NIS = 3.0       # GNSS velocity NIS per dof above which the vessel model is reported as mispredicting
 
 
@@ -120,6 +132,8 @@ class Autopilot:
         self.speed_ctl = SpeedController(vessel, self.allocator.max_surge_n, self.allocator.min_surge_n)
         self.velocity_ctl = VelocityController(vessel, self.allocator.max_surge_n, self.allocator.min_surge_n,
                                                self.allocator.max_yaw_nm)
+        hc = vessel.control.heading
+        self.heading_ref = HeadingReference(hc.reference_omega_rps) if hc.reference == "third_order" else None
         self.neutral_pulses = PulseCommand(tuple(m.neutral_pulse_us for m in self.maps))
         self.zero_thrust = ThrustCommand(tuple(0.0 for _ in self.maps))
         self.events: list[Event] = []
@@ -143,6 +157,9 @@ class Autopilot:
         self.failsafe = FailsafeManager(fs, low_voltage_v=vessel.battery.low_voltage_threshold_v,
                                         stop_decel_mps2=vessel.control.speed.accel_limit_mps2)
         self._mag_cal_problem = self._mag_calibration_problem(mag_calibration)
+        self._mag_cal_given = mag_calibration
+        self._mag_cal_path = mag_calibration_path
+        self.installed_mag_calibration = None    # fitted on the water, applied to the samples before the estimator
         self.mag_watch = self._make_mag_watch(mag_calibration, mag_calibration_path)
         self._model_warned = False
         self._drift_seen = 0
@@ -161,6 +178,8 @@ class Autopilot:
             "VELOCITY": self.velocity,
             "HEADING_HOLD": HeadingHoldMode("HEADING_HOLD", fs.gnss.slow_speed_mps),
             "BRAKE": HeadingHoldMode("BRAKE", 0.0),
+            CALIBRATE: CalibrateOnWaterMode(vessel.sensors.mag.on_water, vessel, self.allocator.max_surge_n,
+                                            self.allocator.max_yaw_nm),
         }
         self.mode: Mode = self.modes["HOLD"]
         self.load_mission(mission)
@@ -170,7 +189,8 @@ class Autopilot:
         """Every waypoint reached, or on an identification or trajectory mission every segment or the whole
         reference flown."""
         auto = self.modes["AUTO"]
-        return auto.finished if isinstance(auto, (IdentificationMode, TrajectoryMode)) else self.guidance.complete
+        return (auto.finished if isinstance(auto, (IdentificationMode, TrajectoryMode, PathFollowMode))
+                else self.guidance.complete)
 
     # ------------------------------------------------------------------ commands
     def load_mission(self, mission: MissionConfig) -> None:
@@ -219,15 +239,21 @@ class Autopilot:
         self.config_problems = problems
         self._emit(self._now(), "mission", f"mission {mission.name!r} loaded ({len(mission.waypoints)} waypoints)")
 
-    def _trajectory_mode(self, mission: MissionConfig, cruise_mps: float) -> TrajectoryMode:
-        """AUTO for a trajectory mission; a reference that cannot be made (an unreadable CSV) is a ConfigError."""
+    def _trajectory_mode(self, mission: MissionConfig, cruise_mps: float):
+        """AUTO for a trajectory or path mission; a reference that cannot be made (an unreadable CSV) is a
+        ConfigError."""
         tc, length = mission.trajectory, self.vessel.hull.length_m
+        tracker = ControlPointTracker(tc.control_point_m or length, tc.gain_per_s, self.vessel.hull.max_speed_mps,
+                                      self.velocity_ctl.max_yaw_rate_rps, ki_per_s2=tc.integral_gain_per_s2)
         try:
+            if tc.kind == "path":
+                return PathFollowMode(make_path(tc, self.guidance.waypoints_ned[0]), tracker,
+                                      arrive_m=max(1.5, length), law=tc.path_law,
+                                      lookahead_m=default_lookahead_m(self.vessel, mission),
+                                      sigma=mission.guidance.sigma)
             reference = make_reference(tc, mission.source_file)
         except ValueError as e:
             raise ConfigError(mission.source_file or "<mission>", "trajectory", str(e)) from None
-        tracker = ControlPointTracker(tc.control_point_m or length, tc.gain_per_s, self.vessel.hull.max_speed_mps,
-                                      self.velocity_ctl.max_yaw_rate_rps, ki_per_s2=tc.integral_gain_per_s2)
         return TrajectoryMode(reference, self.guidance.waypoints_ned[0], tracker, tc.max_lag_m or 2.0 * length,
                               cruise_mps, arrive_m=max(1.5, length), lead_in_m=max(6.0, 5.0 * length))
 
@@ -280,7 +306,7 @@ class Autopilot:
     def prearm_failures(self, t_s: float, mode: Optional[str] = None) -> list:
         """Why arming in `mode` (default: the current or requested mode) would be refused; empty: it would not."""
         name = mode or (self._pending_mode[0] if self._pending_mode else self.mode.name)
-        return prearm_failures(self._prearm_inputs(t_s, name in ESTIMATED), self.vessel.failsafe)
+        return prearm_failures(self._prearm_inputs(t_s, name in ESTIMATED, mode=name), self.vessel.failsafe)
 
     def arm(self, t_s: float) -> ArmResult:
         """Arm if the pre-arm checks pass; the result says why not. Arming when armed does nothing."""
@@ -302,6 +328,10 @@ class Autopilot:
             self.home_ned = (nav.north_m, nav.east_m)
         self._emit(t_s, "arm", f"armed in {self.mode.name}" +
                    (f"; home {self.home_ned[0]:.1f} m N, {self.home_ned[1]:.1f} m E" if self.home_ned else ""))
+        if self.mode.name == CALIBRATE and self._mag_cal_problem:
+            self._emit(t_s, "warning", f"armed in {CALIBRATE} without a magnetometer calibration "
+                                       f"({self._mag_cal_problem}): the circles are flown on the gyro and GNSS, "
+                                       f"the heading is not used until the fit is accepted")
         if not self.vessel.validated_against:
             self._emit(t_s, "warning", f"vessel model {self.vessel.name!r} was never validated against data "
                                        f"(validated_against is empty): fly a test run before relying on it")
@@ -361,7 +391,14 @@ class Autopilot:
         watch = self.mag_watch
         # thrust the ESCs are not delivering (still arming, output lost) must not drive the estimator's model
         thrust_in = self._last_thrust if self._thrust_delivered else None
-        est_batch = batch if watch is None else watch.before_estimator(batch, self.estimator)
+        est_batch = batch
+        if self.installed_mag_calibration is not None and batch.mag:
+            est_batch = _corrected(batch, self.installed_mag_calibration)
+        if self.mode.name == CALIBRATE and self.armed and not self._enter_pending:
+            self.mode.record(t_s, est_batch.mag)
+            watch = None                  # its fits would chase the uncalibrated field the circles are for
+        if watch is not None:
+            est_batch = watch.before_estimator(est_batch, self.estimator)
         nav = self.estimator.step(t_s, est_batch, thrust_in)
         estimator_step = self._estimator_steps
         self._estimator_steps += 1
@@ -388,6 +425,9 @@ class Autopilot:
         mode = self.mode
         if self.armed and not self._enter_pending and (nav.valid or not mode.navigating):
             out = mode.update(t_s, nav)
+            if getattr(mode, "install_pending", False):
+                mode.install_pending = False
+                self._install_on_water_fit(t_s, mode)
             if mode.notice:
                 self._emit(t_s, "warning", f"{mode.name}: {mode.notice}")
                 mode.notice = None
@@ -396,10 +436,14 @@ class Autopilot:
                 mode.progress = None
             if mode.finished:
                 self._mode_finished(t_s, nav)
-                out = self.mode.update(t_s, nav) if self.armed else NEUTRAL
+                out = self.mode.update(t_s, nav) if self.armed and not self._enter_pending else NEUTRAL
 
-        if out.velocity is None:
+        if out.velocity is None and not (out.setpoint is not None and
+                                         self.vessel.control.heading.structure == "cascade"):
             self.velocity_ctl.reset()
+        if not self.armed or out.neutral or out.setpoint is None:
+            if self.heading_ref is not None:
+                self.heading_ref.reset()
         if not self.armed or out.neutral:
             self.heading_ctl.reset()
             self.speed_ctl.reset()
@@ -425,8 +469,18 @@ class Autopilot:
         return self.last_result
 
     def _control(self, t_s: float, nav: NavState, sp: GuidanceSetpoint) -> Wrench:
-        yaw = self.heading_ctl.update(t_s, nav.heading_rad, nav.yaw_rate_rps, sp.heading_rad,
-                                      sp.yaw_rate_ff_rps)
+        """Guidance's heading and speed -> wrench: the heading PID and the speed PI, or with
+        control.heading.structure cascade a heading P loop around the velocity controller's yaw-rate loop; the
+        heading first through the third-order reference model when control.heading.reference asks for it."""
+        cfg = self.vessel.control.heading
+        psi_ref, r_ff = sp.heading_rad, sp.yaw_rate_ff_rps
+        if self.heading_ref is not None:
+            psi_ref, r_d = self.heading_ref.update(t_s, sp.heading_rad, nav.heading_rad)
+            r_ff += r_d
+        if cfg.structure == "cascade":
+            r_cmd = r_ff + cfg.cascade_gain_per_s * wrap_pi(psi_ref - nav.heading_rad)
+            return self.velocity_ctl.update(t_s, nav.surge_mps, nav.sway_mps, nav.yaw_rate_rps, sp.speed_mps, r_cmd)
+        yaw = self.heading_ctl.update(t_s, nav.heading_rad, nav.yaw_rate_rps, psi_ref, r_ff)
         surge = self.speed_ctl.update(t_s, nav.surge_mps, sp.speed_mps)
         return Wrench(surge, yaw)
 
@@ -434,7 +488,8 @@ class Autopilot:
         """The failsafe-rate work: health, the navigation gate of a newly chosen mode, the monitors."""
         self.health = self._read_health(t_s)
         if self._enter_pending:
-            reasons = prearm_failures(self._prearm_inputs(t_s, True, health=self.health), self.vessel.failsafe)
+            reasons = prearm_failures(self._prearm_inputs(t_s, True, health=self.health, mode=self.mode.name),
+                                      self.vessel.failsafe)
             if not reasons:
                 self._enter_pending = False
                 self._waiting_reported = ""
@@ -455,8 +510,13 @@ class Autopilot:
             self._apply_failsafe(t_s, nav, trig)
 
     def _apply_failsafe(self, t_s: float, nav: NavState, trig: Trigger) -> None:
-        self._emit(t_s, "failsafe", trig.message, failsafe=trig.kind, action=trig.action)
         action, reason = trig.action, f"{trig.kind} failsafe"
+        if self.mode.name == CALIBRATE and action not in ("disarm", "report", "recovered", "none"):
+            # the circles are flown on the gyro and GNSS alone: whatever fails, stop them (neutral); except an
+            # uncalibrated heading the filter does not accept (mag-loss), which is what the mode is there to fix
+            # (it watches the samples themselves arriving)
+            action = "report" if trig.kind == "mag-loss" else "hold"
+        self._emit(t_s, "failsafe", trig.message, failsafe=trig.kind, action=action)
         if action == "disarm":
             self.disarm(t_s, reason)
         elif action == "hold":
@@ -473,7 +533,9 @@ class Autopilot:
 
     def _mode_finished(self, t_s: float, nav: NavState) -> None:
         name = self.mode.name
-        if name == "AUTO":
+        if name == CALIBRATE:
+            self._calibration_done(t_s, nav)
+        elif name == "AUTO":
             action = self.mission.on_complete
             self._emit(t_s, "mission", f"mission complete; on_complete={action}")
             if action == "hold":
@@ -491,6 +553,107 @@ class Autopilot:
             action = self.failsafe.resolve(self._after_brake, self.home_ned is not None)
             target = {"rtl": "RTL", "loiter": "LOITER"}.get(action, "HOLD")
             self._switch(t_s, nav, target, f"stopped; {self._after_brake} after braking")
+
+    def _calibration_done(self, t_s: float, nav: NavState) -> None:
+        """CALIBRATE_ON_WATER has flown its circles (or given up): install and go on to AUTO, or HOLD."""
+        mode = self.modes[CALIBRATE]
+        kind, value = mode.outcome
+        spent = {"time_s": round(mode.elapsed_s, 1), "turned_deg": round(math.degrees(abs(mode.turned_rad)), 1)}
+        if kind == "abort":
+            after = ("the fitted calibration stays installed" if mode.fit is not None else
+                     "no navigation without a magnetometer calibration")
+            self._emit(t_s, "warning", f"{CALIBRATE} aborted: {value}; HOLD ({after})", figures=spent)
+            self._switch(t_s, nav, "HOLD", f"{CALIBRATE} aborted")
+            return
+        fit = value
+        if not fit.accepted:
+            figures = dict(spent, **_fit_figures(fit))
+            self._emit(t_s, "warning", f"{CALIBRATE}: magnetometer fit refused: {fit.reason}; HOLD (no navigation "
+                                       f"without a magnetometer calibration)", figures=figures)
+            self._switch(t_s, nav, "HOLD", "magnetometer fit refused")
+            return
+        self._switch(t_s, nav, "AUTO", "magnetometer calibrated on the water")
+        self._enter_pending = True            # AUTO starts once the navigation checks pass with the new heading
+        self._waiting_reported = ""
+        self._next_check = t_s
+
+    def _install_on_water_fit(self, t_s: float, mode) -> None:
+        """An accepted on-water fit: applied to the samples from the next cycle on (the estimator's heading taken
+        afresh), written over the calibration file (old one kept), and logged with its figures."""
+        from autopilot.modes.calibrate_on_water import SETTLE_S
+        from estimation.mag_online import compose
+        fit = mode.fit
+        figures = dict({"time_s": round(mode.elapsed_s, 1), "turned_deg": round(math.degrees(abs(mode.turned_rad)), 1)},
+                       **_fit_figures(fit))
+        sensor_cal = fit.calibration if self.installed_mag_calibration is None else \
+            compose(fit.calibration, self.installed_mag_calibration, method="2d")
+        # of the raw sensor: the backend's own calibration (if any), then what is applied here
+        base = self._backend_mag_calibration()
+        raw_cal = sensor_cal if base is None else compose(sensor_cal, base, method="2d")
+        saved = self._save_on_water_fit(t_s, fit, raw_cal)
+        figures["saved_to"] = str(saved) if saved else None
+        self.installed_mag_calibration = sensor_cal
+        self._mag_cal_problem = None
+        reinit = getattr(self.estimator, "reinit_heading", None)
+        if reinit is not None:
+            reinit()
+        self.mag_watch = self._make_mag_watch(raw_cal, False if saved is None else saved)
+        where = (f"written to {saved} (any previous file kept as {saved}.prev)" if saved else
+                 "not saved (no sensors.mag.calibration_file to write): applied for this run only")
+        self._emit(t_s, "calibration",
+                   f"{CALIBRATE}: magnetometer fit accepted after {figures['turned_deg']:.0f} deg in "
+                   f"{figures['time_s']:.0f} s: {figures['n_samples']} readings, coverage "
+                   f"{figures['coverage']:.0%}, residual {figures['residual_rms_pct']:.2f} % of the field, field ratio "
+                   f"{figures['field_ratio']:.2f}, anisotropy {figures['anisotropy']:.2f}, hard iron "
+                   f"({', '.join(f'{x:.1f}' for x in figures['offset_ut'])}) uT; {where}; installed, straight on the "
+                   f"gyro for {SETTLE_S:g} s, then AUTO", figures=figures)
+
+    def _backend_mag_calibration(self):
+        """The calibration the backend applies before the samples reach the autopilot: the one it gave, else the
+        vessel's calibration file (the boat's driver reads it); None: none (or unreadable: raw readings)."""
+        given = self._mag_cal_given
+        if hasattr(given, "apply_xyz"):
+            return given
+        if given is not None:
+            return None
+        from estimation.mag_calibration import calibration_for_vessel
+        try:
+            return calibration_for_vessel(self.vessel)
+        except ConfigError:
+            return None
+
+    def _calibration_file_path(self):
+        """sensors.mag.calibration_file as a Path (relative to the vessel file), or None when it is not set."""
+        from pathlib import Path
+        name = self.vessel.sensors.mag.calibration_file
+        if not name:
+            return None
+        path = Path(name)
+        if not path.is_absolute() and self.vessel.source_file:
+            path = Path(self.vessel.source_file).resolve().parent / path
+        return path
+
+    def _save_on_water_fit(self, t_s: float, fit, raw_cal):
+        """Write `raw_cal` (the calibration of the raw sensor) over the calibration file, the old one kept; None
+        when there is no file to write or it could not be written."""
+        from autopilot.mag_calibration_store import replace_keeping_old
+        from estimation.mag_calibration import CalibrationFit
+        path = self._mag_cal_path
+        if path is False:
+            return None
+        if path is None:
+            path = self._calibration_file_path()
+            if path is None:
+                return None
+        fix = self.last_fix
+        stamp = getattr(fix, "utc", None) or f"run time {t_s:.1f} s (no GNSS time yet)"
+        try:
+            return replace_keeping_old(path, CalibrationFit(raw_cal, True, "", fit.figures), stamp, self.vessel.name,
+                                       written_by=f"autopilot {CALIBRATE} (two circles on the water)")
+        except OSError as e:
+            self._emit(t_s, "warning", f"{CALIBRATE}: the calibration could not be saved to {path}: {e} (it is "
+                                       f"applied for this run all the same)")
+            return None
 
     def _operator_switch(self, t_s: float, nav: NavState, name: str, reason: str) -> None:
         why = self.failsafe.blocked(name) if self.armed else None
@@ -517,13 +680,15 @@ class Autopilot:
         self._emit(t_s, "mode", f"{old} -> {name}: {reason}")
 
     # ------------------------------------------------------------------ helpers
-    def _prearm_inputs(self, t_s: float, navigating: bool, health=None) -> PrearmInputs:
+    def _prearm_inputs(self, t_s: float, navigating: bool, health=None, mode: str = "") -> PrearmInputs:
         if navigating and health is None:
             health = self._read_health(t_s)
         connected = None if self.actuator is None else bool(self.actuator.connected)
         ready = getattr(self.actuator, "ready", None)
         return PrearmInputs(t_s=t_s, navigating=navigating, nav=self.nav, health=health, last_fix=self.last_fix,
-                            mag_calibration_problem=self._mag_cal_problem, actuator_connected=connected,
+                            # the one navigating mode that does without: it is what makes the calibration
+                            mag_calibration_problem=None if mode == CALIBRATE else self._mag_cal_problem,
+                            actuator_connected=connected,
                             actuator_ready=True if ready is None else bool(ready(t_s)),
                             config_problems=self.config_problems, fences=self.fences,
                             last_heartbeat_s=self.failsafe.last_heartbeat_s,
@@ -586,10 +751,12 @@ class Autopilot:
         try:
             cal = calibration_for_vessel(self.vessel)
         except ConfigError as e:
-            return f"magnetometer calibration: {e}"
+            return f"magnetometer calibration: {e}; arm in CALIBRATE_ON_WATER to fit one on the water"
         if cal is None:
             return ("magnetometer calibration: none (sensors.mag.calibration_file is not set in "
-                    f"{self.vessel.source_file or 'the vessel config'}); run `autopilot calibrate mag`")
+                    f"{self.vessel.source_file or 'the vessel config'}); arm in CALIBRATE_ON_WATER to fly two "
+                    "circles and fit it on the water (`autopilot sim ... --calibrate-on-water` in the simulator), "
+                    "or run `autopilot calibrate mag`")
         return None
 
     def _make_mag_watch(self, given, path):
@@ -605,22 +772,14 @@ class Autopilot:
             self._emit(0.0, "warning", "continuous magnetometer calibration off: the estimator applies its own "
                                        "calibration (apply it in the sensor driver instead)")
             return None
-        from pathlib import Path
-
         from autopilot.mag_watch import MagCalibrationWatch
-        from estimation.mag_calibration import calibration_for_vessel
         base = given if hasattr(given, "apply_xyz") else None
         if base is None and given is None:
-            try:
-                base = calibration_for_vessel(self.vessel)
-            except ConfigError:
-                base = None
+            base = self._backend_mag_calibration()
         if path is False:
             path = None
-        elif path is None and mag.calibration_file:
-            path = Path(mag.calibration_file)
-            if not path.is_absolute() and self.vessel.source_file:
-                path = Path(self.vessel.source_file).resolve().parent / path
+        elif path is None:
+            path = self._calibration_file_path()
         try:
             return MagCalibrationWatch(self.vessel, base, path,
                                        lambda t, kind, msg, figures, **kw: self._emit(t, kind, msg, figures=figures,
@@ -643,3 +802,23 @@ class Autopilot:
         if self.mission.start is None:
             return None
         return point_to_ned(self.mission.start.point, self.frame)
+
+
+def _corrected(batch: SensorBatch, cal) -> SensorBatch:
+    """The batch with its usable magnetometer samples through `cal` (stale or unusable ones unchanged)."""
+    from autopilot.mag_watch import usable_mag_sample
+    mag = [dataclasses.replace(s, field_t=cal.apply_xyz(*s.field_t)) if usable_mag_sample(s) else s
+           for s in batch.mag]
+    return dataclasses.replace(batch, mag=mag)
+
+
+def _fit_figures(fit) -> dict:
+    """The one-off fit's quality figures, rounded for an event, plus the fitted hard iron [uT]."""
+    f = fit.figures
+    out = {k: (round(float(f[k]), 4) if k in f else None)
+           for k in ("coverage", "residual_rms_pct", "field_ratio", "anisotropy")}
+    out["n_samples"] = int(f.get("n_samples", 0))
+    out["offset_ut"] = [round(1e6 * x, 2) for x in fit.calibration.offset_t]
+    out["accepted"] = bool(fit.accepted)
+    out["reason"] = fit.reason
+    return out

@@ -253,6 +253,7 @@ class NavigationEKF:
         self.time_s: Optional[float] = None
         self._has_position = False
         self._has_heading = False
+        self._heading_reinit = False        # reinit_heading(): the next magnetometer heading replaces the state's
         self._last_gps_s = -math.inf
         self._last_imu_s = -math.inf
         self._last_mag_s = -math.inf
@@ -296,6 +297,22 @@ class NavigationEKF:
             self._reset()
             self.time_s = max(self.time_s, t_s)
         return self._nav_state(t_s)
+
+    def reinit_heading(self) -> None:
+        """Take the heading afresh from the next magnetometer heading, whatever it says (no gate): after a new
+        magnetometer calibration has been installed in the sensor path, the old heading is not evidence."""
+        self._heading_reinit = True
+
+    def _forget_drift(self) -> None:
+        """Sway, water current and gyro bias back to their initial estimate and variance: they were learnt
+        against the heading being replaced, and would pull the new one back toward it (through the GNSS
+        velocity, and by drifting it off until the magnetometer's gate rejects it)."""
+        x, P = self.kf.x, self.kf.P
+        for i in (IX_V, IX_CN, IX_CE, IX_BIAS):
+            x[i, 0] = self._x0[i, 0]
+            P[i, :] = 0.0
+            P[:, i] = 0.0
+            P[i, i] = self._p0[i, i]
 
     def _reset(self) -> None:
         """Start again from no position and no heading (never expected; guards the loop against a diverged
@@ -548,8 +565,12 @@ class NavigationEKF:
         variance inflated to cover it (the filter was wrong, e.g. after a long magnetic disturbance)."""
         t_m = self.time_s + dt_s
         R = self._mag_var / n + self.tuning.heading_floor_rad ** 2
-        if not self._has_heading:
+        if not self._has_heading or self._heading_reinit:
+            if self._heading_reinit:
+                self._forget_drift()
             self._init_heading(heading_rad, R)
+            self._heading_reinit = False
+            self._mag_reject_since_s = None
             self._last_mag_s = t_m
             return None
         x, P = self.kf.x, self.kf.P

@@ -187,6 +187,30 @@ def fit_calibration(readings_t, field_t: float, method: str = "3d", inclination_
     return CalibrationFit(cal, not reasons, "; ".join(reasons), figures)
 
 
+def with_vertical_offset(calibration: MagCalibration, readings_t, field_t: float,
+                         inclination_deg: float) -> MagCalibration:
+    """A 2-D calibration with its z offset [T] filled in from the known field strength.
+
+    Level turns cannot see a hard iron along the sensor's z axis by the ellipse (z hardly changes), but they
+    see it in the field strength: with x and y corrected, the vertical component must make up
+    field_t (down positive when the inclination is: z_true = sign(inc) sqrt(field_t^2 - h^2)). The offset is
+    the median over the readings of z_raw - z_true (z scale kept at 1). It matters as soon as the hull rolls
+    or pitches: the tilt compensation mixes z into the heading. A 3-D calibration is returned unchanged."""
+    if calibration.method != "2d":
+        return calibration
+    m = np.asarray(readings_t, dtype=float)
+    corrected = calibration.apply(m)
+    h2 = corrected[:, 0] ** 2 + corrected[:, 1] ** 2
+    ok = h2 < field_t ** 2
+    if not np.any(ok):
+        return calibration
+    z_true = math.copysign(1.0, inclination_deg) * np.sqrt(field_t ** 2 - h2[ok])
+    bz = float(np.median(m[ok, 2] - z_true))
+    offset = (calibration.offset_t[0], calibration.offset_t[1], bz)
+    return MagCalibration(offset_t=offset, matrix=calibration.matrix, method="2d",
+                          figures=dict(calibration.figures, vertical_offset_t=bz))
+
+
 class _NoFit(ValueError):
     """The readings define no ellipse/ellipsoid (the message says why)."""
 

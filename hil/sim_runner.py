@@ -20,6 +20,12 @@ vessel file (its GNSS, IMU and magnetometer); the report's `plant` says which bo
 With `SimOptions.model_following` (hil.model_following.FollowingSetup) the built-in plant is made to follow
 the autopilot's own vessel model (paper 001) and the report gains `model_following`: RMSE, MAE and R^2 of the
 plant against that model.
+
+The simulated magnetometer is calibrated exactly unless `mag_calibration` is "none": then the driver delivers
+the distorted field as it is (the vessel file's hard and soft iron, or, when it has none, those of `autopilot
+calibrate mag --sim`: 30 uT, 10 %), the autopilot is given no calibration (the vessel's calibration_file, if
+any, decides), and a run that starts in CALIBRATE_ON_WATER reports `calibrate_on_water`: the fit's figures,
+the time and angle the circles took, and the heading error of the estimate in AUTO after it.
 """
 from __future__ import annotations
 
@@ -70,6 +76,7 @@ class SimOptions:
     auto_arm: bool = True                 # arm as soon as the pre-arm checks pass (False: a ground station arms)
     stop: Optional[object] = None         # a threading.Event: the run ends at the next cycle once it is set
     model_following: Optional[object] = None  # hil.model_following.FollowingSetup: the plant follows `vessel`
+    mag_calibration: str = "exact"        # "exact": the sim's magnetometer comes calibrated; "none": raw, distorted
     mag_calibration_path: Optional[str] = None  # where accepted continuous magnetometer calibrations are
     #                                       written, old file kept (None: nowhere; a simulation never
     #                                       rewrites the vessel's calibration_file)
@@ -115,6 +122,20 @@ def trajectory_figures(err_ne: np.ndarray, mode) -> dict:
             "pos_max_m": round(float(np.max(d)), 4),
             "north_rmse_m": round(float(np.sqrt(np.mean(err_ne[:, 0] ** 2))), 4),
             "east_rmse_m": round(float(np.sqrt(np.mean(err_ne[:, 1] ** 2))), 4)}
+
+
+def path_figures(err: np.ndarray, mode) -> dict:
+    """Path-following figures from (cross-track of the true CG to the path [m], speed over ground minus the
+    path's speed profile [m/s]) while following."""
+    out = {"length_m": round(mode.path.length_m, 2), "complete": mode.finished}
+    if len(err):
+        def rms(a):
+            return round(float(np.sqrt(np.mean(a * a))), 4)
+        last = err[-max(1, len(err) // 4):]
+        out.update(path_err_rms_m=rms(err[:, 0]), path_err_max_m=round(float(np.max(np.abs(err[:, 0]))), 4),
+                   path_err_last_quarter_rms_m=rms(last[:, 0]), speed_err_rms_mps=rms(err[:, 1]),
+                   speed_err_last_quarter_rms_mps=rms(last[:, 1]))
+    return out
 
 
 def mission_length_m(waypoints_ned, start_ne) -> float:
@@ -168,15 +189,20 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
     from hil.sim_devices import mag_is_undistorted, simulated_mag_calibration
 
     frame = mission_frame(mission)
+    if opts.mag_calibration not in ("exact", "none"):
+        raise ValueError(f"mag_calibration {opts.mag_calibration!r}: use 'exact' or 'none'")
+    uncalibrated = opts.mag_calibration == "none"
+    if uncalibrated:
+        vessel = distorted_mag(vessel)
     if opts.devices not in ("bytes", "typed"):
         raise ValueError(f"devices {opts.devices!r}: use 'bytes' or 'typed'")
     if opts.faults and opts.devices != "bytes":
         raise ValueError("faults are injected into the emulated devices: use devices='bytes' (--devices bytes)")
     extras = opts.plant_spec.extras if opts.plant_spec is not None else None
     trim = (math.radians(extras.trim_roll_deg), math.radians(extras.trim_pitch_deg)) if extras else (0.0, 0.0)
-    mag_cal = simulated_mag_calibration(vessel, *trim)
+    mag_cal = None if uncalibrated else simulated_mag_calibration(vessel, *trim)
     # applied where the boat applies it (the driver); skipped when it is the identity, to keep the fast path
-    driver_cal = None if mag_is_undistorted(vessel) and trim == (0.0, 0.0) else mag_cal
+    driver_cal = None if uncalibrated or (mag_is_undistorted(vessel) and trim == (0.0, 0.0)) else mag_cal
     estimator = None
     if driver_cal is not None and opts.devices == "typed":
         from estimation.ekf import EkfTuning, NavigationEKF
@@ -230,10 +256,14 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         t_end = opts.duration_s
     elif mission.identification is not None:
         t_end = 120.0 + identification_time_s(mission)
+    elif mission.trajectory is not None and mission.trajectory.kind == "path":
+        t_end = 120.0 + 3.0 * autopilot.modes["AUTO"].path.length_m / mission.trajectory.speed_mps
     elif mission.trajectory is not None:          # the reference's time, twice (its clock slows if the boat lags)
         t_end = 120.0 + 2.0 * mission.trajectory.duration_s
     else:
         t_end = 120.0 + 3.0 * mission_length_m(waypoints_ned, (n0, e0)) / mission.cruise_speed_mps
+    if opts.duration_s is None and opts.initial_mode.upper() == "CALIBRATE_ON_WATER":
+        t_end += vessel.sensors.mag.on_water.timeout_s
     n_cycles = int(round(t_end / dt))
     maps = autopilot.maps
 
@@ -250,6 +280,7 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
     battery_v = vessel.battery.voltage_v
     completed_at = None
     loiter_track = []                    # (north, east) from the LOITER centre [m], heading error [rad]
+    heading_err_after_cal = []           # estimate - truth in AUTO once a calibration was fitted on the water [rad]
     wall0 = time.perf_counter()
     k = 0
     for k in range(n_cycles):
@@ -310,7 +341,14 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         in_auto = res.mode == "AUTO"
         traj = autopilot.modes["AUTO"] if mission.trajectory is not None else None
         if in_auto and traj is not None and traj.phase == "track" and traj.reference_ne is not None:
-            track_err.append((truth.north_m - traj.reference_ne[0], truth.east_m - traj.reference_ne[1]))
+            if mission.trajectory.kind == "path":
+                i = traj.path.project(truth.north_m, truth.east_m)
+                track_err.append((traj.path.cross_track_m(i, truth.north_m, truth.east_m),
+                                  math.hypot(truth.surge_mps, truth.sway_mps) - traj.speed_ref_mps))
+            else:
+                track_err.append((truth.north_m - traj.reference_ne[0], truth.east_m - traj.reference_ne[1]))
+        if in_auto and autopilot.installed_mag_calibration is not None and res.nav.valid:
+            heading_err_after_cal.append(math.remainder(res.nav.heading_rad - truth.heading_rad, 2.0 * math.pi))
         metrics.add_cycle(t, truth_ne, truth.heading_rad, res.nav, autopilot.guidance.leg if in_auto else None,
                           autopilot.guidance.index, in_auto)
         nav, sp = res.nav, res.setpoint
@@ -386,18 +424,51 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         lt = np.array(loiter_track)
         report["station_keeping"] = dict(station_keeping(lt[:, 0], lt[:, 1], mission.loiter_radius_m, lt[:, 2]),
                                          time_s=round(len(lt) * dt, 2), radius_m=mission.loiter_radius_m)
+    if opts.initial_mode.upper() == "CALIBRATE_ON_WATER":
+        report["calibrate_on_water"] = calibration_report(autopilot.events, heading_err_after_cal)
     auto = autopilot.modes["AUTO"]
     if mission.identification is not None:
         report["identification"] = {"segments_flown": auto.index, "segments_total": len(auto.segments),
                                     "cut_short": auto.cut_short}
     if following is not None:
         report["model_following"] = following.figures()
-    if mission.trajectory is not None:
+    if mission.trajectory is not None and mission.trajectory.kind == "path":
+        report["path"] = path_figures(np.array(track_err).reshape(-1, 2), auto)
+    elif mission.trajectory is not None:
         report["trajectory"] = trajectory_figures(np.array(track_err).reshape(-1, 2), auto)
     trace_d = {name: trace[:n_done, i] for i, name in enumerate(TRACE_FIELDS)}
     return SimResult(report=report, trace=trace_d, thrust_n=thrust_log[:n_done], pulses_us=pulse_log[:n_done],
                      gps_ne=np.array(gps_ne).reshape(-1, 2), waypoints_ned=list(waypoints_ned),
                      start_ned=(n0, e0), events=list(autopilot.events), frame=frame)
+
+
+def distorted_mag(vessel: VesselConfig) -> VesselConfig:
+    """The vessel with a distorted simulated magnetometer: its own hard/soft iron, or where it has none those of
+    `autopilot calibrate mag --sim` (30 uT hard iron, 10 % soft iron, oblique)."""
+    from autopilot.cli_calibrate import sim_distortion
+    from hil.sim_devices import mag_is_undistorted
+    if not mag_is_undistorted(vessel):
+        return vessel
+    h, S = sim_distortion(vessel, 30.0, 10.0)
+    mag = dataclasses.replace(vessel.sensors.mag, hard_iron_t=tuple(float(x) for x in h),
+                              soft_iron=tuple(float(x) for x in S.ravel()))
+    return dataclasses.replace(vessel, sensors=dataclasses.replace(vessel.sensors, mag=mag))
+
+
+def calibration_report(events, heading_err_rad) -> dict:
+    """What CALIBRATE_ON_WATER did: outcome ("accepted", "refused", "aborted" or "not finished"), its message,
+    the fit's figures and time spent (from its event), and the RMS heading error in AUTO after it [deg]."""
+    out = {"outcome": "not finished", "message": "", "figures": None}
+    for ev in events:
+        if ev.kind == "calibration" and ev.message.startswith("CALIBRATE_ON_WATER"):
+            out.update(outcome="accepted", message=ev.message, figures=ev.figures, time_s=round(ev.time_s, 2))
+        elif ev.kind == "warning" and ev.message.startswith("CALIBRATE_ON_WATER"):
+            out.update(outcome="aborted" if " aborted: " in ev.message else "refused", message=ev.message,
+                       figures=ev.figures, time_s=round(ev.time_s, 2))
+    err = np.asarray(heading_err_rad, dtype=float)
+    out["heading_err_rms_deg_after"] = float(np.degrees(np.sqrt(np.mean(err ** 2)))) if len(err) else None
+    out["heading_err_samples_after"] = int(len(err))
+    return out
 
 
 class _ThrustMapOutput:

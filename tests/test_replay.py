@@ -290,3 +290,29 @@ def test_a_filter_that_applies_a_magnetometer_calibration_replays_exactly(tmp_pa
     assert r.notes == [] and r.compared > 400
     assert r.pos_diff_max_m < 1e-3 and r.heading_diff_max_deg < 1e-6
     assert replay_run(run_dir, out_base=tmp_path / "out2", vessel_file=REPO / "config/vessels/foka.yaml").notes
+
+
+def test_control_replay_recomputes_the_commands_and_a_new_tuning_changes_them(sim_run, tmp_path, capsys):
+    """--control runs guidance and control on the replayed estimate, open loop. On the run's own estimate it
+    asks for what the boat asked for (the same code on the same inputs; it starts its mission at the first
+    logged AUTO row, a few cycles after the boat did); with a looser filter the commands move with the
+    estimate."""
+    run_dir, _sim = sim_run
+    assert main(["log", "replay", str(run_dir), "--control", "--out", str(tmp_path / "own")]) == 0
+    assert "guidance and control re-run open loop" in capsys.readouterr().out
+    (own,) = list((tmp_path / "own").iterdir())
+    orig, rep = read_run(run_dir), read_run(own)
+    auto = np.array([m == "AUTO" for m in orig["mode"]]) & np.isfinite(orig["heading_ref_deg"])
+    assert auto.sum() > 100
+    dpsi = np.abs((rep["heading_ref_deg"] - orig["heading_ref_deg"] + 180.0) % 360.0 - 180.0)[auto]
+    assert np.median(dpsi) < 0.5 and np.all(np.isfinite(dpsi)), np.max(dpsi)
+    yaw_span = np.ptp(orig["yaw_moment_nm"][auto])
+    assert np.median(np.abs(rep["yaw_moment_nm"] - orig["yaw_moment_nm"])[auto]) < 0.05 * yaw_span
+    tuning = tmp_path / "loose.yaml"
+    tuning.write_text("pos_noise_mps: 0.05\nspeed_noise_floor_mps: 0.5\nheading_floor_rad: 0.05\n")
+    assert main(["log", "replay", str(run_dir), "--control", "--ekf-tuning", str(tuning),
+                 "--out", str(tmp_path / "loose")]) == 0
+    (loose,) = list((tmp_path / "loose").iterdir())
+    other = read_run(loose)
+    moved = np.abs((other["heading_ref_deg"] - orig["heading_ref_deg"] + 180.0) % 360.0 - 180.0)[auto]
+    assert np.max(moved) > np.max(dpsi) and np.array_equal(other["thrust_n_0"], orig["thrust_n_0"])

@@ -58,3 +58,21 @@ def test_velocity_mode_goes_neutral_when_the_operator_stops_and_the_boat_slows()
     after = [u for t, u, r, mode, armed in seen if t > 44.0]
     during = [u for t, u, r, mode, armed in seen if 25.0 < t < 30.0]
     assert np.mean(during) > 0.6 and np.mean(after) < 0.5 * np.mean(during)
+
+
+def test_heading_cascade_around_the_yaw_rate_loop_flies_the_survey_like_the_pid_on_a_foreign_hull():
+    """control.heading.structure cascade (a heading P loop asking the velocity controller for a turn rate) is a
+    working alternative to the heading PID: on FOKA's survey, on a plant drawn within x/÷1.5 of the file, the
+    cross-track error is within 10 % of the PID's (measured: 1.696 vs 1.695 m)."""
+    import dataclasses
+    vessel = load_vessel("foka")
+    mission = load_mission(CONFIG_DIR / "missions" / "demo.yaml")
+    xte = {}
+    for structure in ("pid", "cascade"):
+        h = dataclasses.replace(vessel.control.heading, structure=structure)
+        v = dataclasses.replace(vessel, control=dataclasses.replace(vessel.control, heading=h))
+        rep = run_sim(v, mission, SimOptions(seed=1, devices="typed",
+                                             plant_spec=PlantSpec.resolve(v, 1, mismatch={"random": 0.5}))).report
+        assert rep["mission_complete"], structure
+        xte[structure] = rep["xte_rms_m"]
+    assert xte["cascade"] < 1.1 * xte["pid"], xte

@@ -5,13 +5,16 @@ MANUAL, HOLD, LOITER, AUTO and RTL by name and send these numbers. VELOCITY is R
 ask for a speed and a turn rate. The two modes only a failsafe enters are
 reported as the nearest Rover mode: HEADING_HOLD (hold the heading at slow speed while GNSS is lost) as
 STEERING (3), BRAKE (stop, then the failsafe's next action) as HOLD (4). Neither can be asked for.
+CALIBRATE_ON_WATER (the first-day magnetometer circles) is shown as CIRCLE (9); a ground station cannot ask
+for it by number (our command text `mode calibrate_on_water` does).
 """
 from __future__ import annotations
 
 from typing import Optional
 
 ROVER_MODE_NUMBERS = {"MANUAL": 0, "VELOCITY": 1, "HOLD": 4, "LOITER": 5, "AUTO": 10, "RTL": 11}
-REPORTED_AS = {"HEADING_HOLD": 3, "BRAKE": 4}          # failsafe-only modes, shown as the nearest Rover mode
+REPORTED_AS = {"HEADING_HOLD": 3, "BRAKE": 4,          # failsafe-only modes, shown as the nearest Rover mode
+               "CALIBRATE_ON_WATER": 9}
 ROVER_NAMES = {0: "MANUAL", 1: "ACRO", 3: "STEERING", 4: "HOLD", 5: "LOITER", 6: "FOLLOW", 7: "SIMPLE",
                8: "DOCK", 9: "CIRCLE", 10: "AUTO", 11: "RTL", 12: "SMART_RTL", 15: "GUIDED", 16: "INITIALISING"}
 

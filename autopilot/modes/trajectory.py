@@ -128,3 +128,73 @@ class TrajectoryMode(Mode):
         u, r = self.tracker.command(nav.north_m, nav.east_m, nav.heading_rad, p, v, a, t_s=t_s,
                                     hold=self.lag_m > self.max_lag_m)
         return ModeOutput(velocity=VelocitySetpoint(u, r, prefilter=False))
+
+
+class PathFollowMode(Mode):
+    """AUTO on a path mission (paper 000 §5.4): the reference is the point of the path nearest the boat, moving
+    along it at the path's speed profile; the same control-point law flies it, from wherever the boat starts
+    (no lead-in: converging onto the path is the law's job). Finished when the nearest point is within
+    `arrive_m` of the path's end. Figures: `cross_track_m` (+ starboard of the path), `reference_ne`,
+    `speed_ref_mps`."""
+
+    name = "AUTO"
+
+    def __init__(self, path, tracker: ControlPointTracker, arrive_m: float = ARRIVE_M, law: str = "control_point",
+                 lookahead_m: float = 5.0, sigma: float = 0.0):
+        if law not in ("control_point", "los", "ilos"):
+            raise ValueError(f"path law must be control_point, los or ilos, got {law!r}")
+        self.path = path
+        self.tracker = tracker
+        self.law, self.lookahead_m, self.sigma = law, lookahead_m, sigma if law == "ilos" else 0.0
+        self.y_int = 0.0
+        self._t_prev: Optional[float] = None
+        self.arrive_m = arrive_m
+        self.phase = "track"
+        self.progress = None
+        self.reference_ne: Optional[tuple[float, float]] = None
+        self.cross_track_m = math.nan
+        self.speed_ref_mps = math.nan
+        self._s: Optional[float] = None
+        self._done = False
+
+    def enter(self, t_s, nav) -> None:
+        self._s = None                              # project afresh: the boat may be anywhere
+        self.tracker.reset()
+        self.y_int, self._t_prev = 0.0, None
+
+    @property
+    def finished(self) -> bool:
+        return self._done
+
+    def update(self, t_s, nav) -> ModeOutput:
+        if self._done:
+            return ModeOutput(setpoint=GuidanceSetpoint(heading_rad=nav.heading_rad, speed_mps=0.0))
+        i = self.path.project(nav.north_m, nav.east_m, self._s)
+        self._s = float(self.path.s[i])
+        if self._s >= self.path.length_m - self.arrive_m:
+            self._done = True
+            self.progress = f"path of {self.path.length_m:.0f} m followed to its end"
+            return self.update(t_s, nav)
+        p, v, a = self.path.state_at(i)
+        self.reference_ne = (float(p[0]), float(p[1]))
+        self.cross_track_m = self.path.cross_track_m(i, nav.north_m, nav.east_m)
+        self.speed_ref_mps = float(self.path.profile_mps[i])
+        if self.law != "control_point":
+            return ModeOutput(setpoint=self._los(t_s, nav, i))
+        u, r = self.tracker.command(nav.north_m, nav.east_m, nav.heading_rad, p, v, a, t_s=t_s, cross_only=True)
+        return ModeOutput(velocity=VelocitySetpoint(u, r, prefilter=False))
+
+    def _los(self, t_s, nav, i: int) -> GuidanceSetpoint:
+        """(I)LOS on the path's tangent at the boat's projection (autopilot.guidance's laws, the leg's angle
+        replaced by the local tangent), with the crab angle taken off and the path's turn rate U kappa fed
+        forward."""
+        from autopilot.guidance import crab_angle_rad
+        y, delta = self.cross_track_m, self.lookahead_m
+        dt = 0.0 if self._t_prev is None else max(0.0, min(t_s - self._t_prev, 0.5))
+        self._t_prev = t_s
+        if self.sigma > 0.0 and dt > 0.0:
+            self.y_int += dt * delta * y / ((y + self.sigma * self.y_int) ** 2 + delta ** 2)
+        psi_d = float(self.path.heading[i]) + math.atan2(-y - self.sigma * self.y_int, delta) - crab_angle_rad(nav)
+        return GuidanceSetpoint(heading_rad=math.remainder(psi_d, 2 * math.pi), speed_mps=self.speed_ref_mps,
+                                xte_m=y, distance_to_waypoint_m=self.path.length_m - float(self.path.s[i]),
+                                yaw_rate_ff_rps=self.speed_ref_mps * float(self.path.kappa[i]))

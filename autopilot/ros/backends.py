@@ -13,6 +13,7 @@ the last poll arrived; None when unknown). The backend is chosen by the boat con
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import Optional
 
@@ -90,9 +91,11 @@ class HardwareBackend:
 
         s = vessel.sensors
         cal = None
-        if s.mag.calibration_file:
+        if s.mag.calibration_file and os.path.exists(s.mag.calibration_file):
             from estimation.mag_calibration import read_calibration
             cal = read_calibration(s.mag.calibration_file)
+        # a file named but not written yet (first day): raw readings; the pre-arm checks refuse navigating
+        # modes until CALIBRATE_ON_WATER has fitted and written it
         self._perf = perf_clock
         # first: outputs to neutral before anything
         self.esc = EscOutput.from_vessel(vessel, backend=esc_backend, deadman=deadman)

@@ -1,0 +1,75 @@
+"""Guidance and control re-run on a replayed estimate, open loop (`autopilot log replay --control`).
+
+A replay changes the estimate; this shows what the boat would have asked for with it. At every replayed
+estimator step it runs the mission's guidance (autopilot.guidance.MissionGuidance), the heading PID and the
+speed PI (autopilot.control) on the replayed NavState while the recorded mode is AUTO and the boat armed, and
+its state.csv rows get the recomputed heading and speed setpoints, cross-track error, waypoint index, surge force
+and yaw moment. Open loop: the boat's recorded motion is what it is (the recomputed commands never reach it),
+so a large change of the commands shows where the new estimate would have steered differently, not where the
+boat would have gone. Other modes' rows keep their recorded commands. Waypoint missions only: an
+identification or trajectory mission's AUTO is another mode, and its rows are left as recorded.
+
+Guidance starts, as AutoMode does, from the first armed AUTO step with a valid estimate; a mode change away from
+AUTO resets the controllers, and coming back continues the mission where it was.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from autopilot.allocation import Allocator
+from autopilot.control import HeadingController, SpeedController
+from autopilot.guidance import MissionGuidance
+from drivers.thrust_map import make_thrust_map
+
+COLUMNS = ("heading_ref_deg", "speed_ref_mps", "xte_m", "waypoint_index", "surge_force_n", "yaw_moment_nm")
+
+
+class OpenLoopControl:
+    """See the module docstring. `frame`: the run's local frame (the estimator's)."""
+
+    def __init__(self, vessel, mission, frame):
+        self.supported = mission.identification is None and getattr(mission, "trajectory", None) is None
+        self.guidance = MissionGuidance(mission, vessel, frame)
+        alloc = Allocator(vessel, [make_thrust_map(t, vessel) for t in vessel.thrusters])
+        self.heading = HeadingController(vessel, alloc.max_yaw_nm)
+        self.speed = SpeedController(vessel, alloc.max_surge_n, alloc.min_surge_n)
+        self.mode, self.armed = "", False
+        self.values: Optional[dict] = None          # the latest recomputed columns (None outside AUTO)
+        self.steps = 0                              # steps recomputed
+        self._in_auto = False
+
+    def observe_row(self, row: dict) -> None:
+        """The recorded mode and arming of the run at a logged row (they hold until the next row)."""
+        self.mode = str(row.get("mode", self.mode))
+        try:
+            self.armed = bool(int(float(row.get("armed", self.armed))))
+        except (TypeError, ValueError):
+            pass
+
+    def step(self, t_s: float, nav) -> None:
+        """One estimator step of the replay: guidance and control on `nav` when the run was flying AUTO."""
+        if not (self.supported and self.mode == "AUTO" and self.armed and nav.valid):
+            if self._in_auto:
+                self.heading.reset()
+                self.speed.reset()
+            self._in_auto, self.values = False, None
+            return
+        g = self.guidance
+        if not self._in_auto and g.leg is None:
+            g.start(nav.north_m, nav.east_m)
+        self._in_auto = True
+        sp = g.update(t_s, nav)
+        if sp is None:
+            self.values = None
+            return
+        yaw = self.heading.update(t_s, nav.heading_rad, nav.yaw_rate_rps, sp.heading_rad, sp.yaw_rate_ff_rps)
+        surge = self.speed.update(t_s, nav.surge_mps, sp.speed_mps)
+        self.steps += 1
+        self.values = {"heading_ref_deg": math.degrees(sp.heading_rad), "speed_ref_mps": sp.speed_mps,
+                       "xte_m": sp.xte_m, "waypoint_index": sp.waypoint_index, "surge_force_n": surge,
+                       "yaw_moment_nm": yaw}
+
+    def apply(self, row: dict) -> dict:
+        """`row` with the recomputed columns while in AUTO, as recorded otherwise."""
+        return dict(row, **self.values) if self.values is not None else row
