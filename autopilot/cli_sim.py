@@ -265,6 +265,8 @@ def _follow_model_problem(args):
                 "(e.g. --vessel foka --plant-vessel wamv)")
     if args.transport != "inproc" or args.mavlink:
         return "--follow-model runs in the in-process simulator only (no --transport ros, no --mavlink)"
+    if args.follow_thrust_scale > 100.0:
+        return f"--follow-thrust-scale: at most 100, got {args.follow_thrust_scale:g}"
     return None
 
 

@@ -87,6 +87,8 @@ def test_the_cli_flies_with_and_without_following_and_reports_every_state(tmp_pa
     ([], "--follow-model needs --plant-vessel"),
     (["--plant-vessel", "wamv", "--transport", "ros"], "in-process simulator only"),
     (["--plant-vessel", "wamv", "--mavlink", "udpout:127.0.0.1:14999"], "in-process simulator only"),
+    (["--plant-vessel", "wamv", "--follow-thrust-scale", "1000"], "--follow-thrust-scale: at most 100"),
+    (["--plant-vessel", "iacquabot"], "has 4 thrusters but the autopilot's 'foka' has 2"),
 ])
 def test_bad_follow_model_combinations_are_refused_clearly(extra, words, capsys):
     rc = main(["sim", "config/missions/demo.yaml", "--vessel", "foka", "--follow-model", "--duration", "1", *extra])
