@@ -151,6 +151,17 @@ def register(subparsers) -> None:
                         "or realistic (a set scaled to the hull)")
     p.add_argument("--force", type=_force, default=(0.0, 0.0), metavar="NEWTONS,TOWARD_DEG",
                    help="a constant external force on the plant (towed line, wind on a superstructure)")
+    p.add_argument("--follow-model", action="store_true",
+                   help="model following (paper 001): the --plant-vessel hull is driven to behave like --vessel "
+                        "(the autopilot's thrust drives a --vessel model, an inverse-dynamics follower drives the "
+                        "plant's thrusters to match its surge and yaw rate). Flies the run twice, with and "
+                        "without following, and reports RMSE, MAE and R^2 of u, v, r, x, y, psi against the model")
+    p.add_argument("--follow-thrust-scale", type=_positive, default=1.0, metavar="F",
+                   help="with --follow-model: let the follower push the plant's thrusters to F x their vessel-file "
+                        "limits (a simulator's thrusters are force inputs; default 1)")
+    p.add_argument("--follow-sway", action="store_true",
+                   help="with --follow-model: also drive the plant's sway, by a body force its thrusters cannot give "
+                        "(a lateral thruster or a force plugin would have to); the report gives its RMS and peak")
     p.add_argument("--plot", metavar="FILE.png")
     p.add_argument("--report", metavar="FILE.json")
     p.add_argument("--log", metavar="DIR",
@@ -196,6 +207,15 @@ def run(args) -> int:
         print("error: --calibrate-on-water needs the in-process simulator without --mavlink (a ground station "
               "or ROS operator asks for the mode CALIBRATE_ON_WATER itself)", file=sys.stderr)
         return 2
+    if args.follow_model or args.follow_thrust_scale != 1.0 or args.follow_sway:
+        problem = _follow_model_problem(args)
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
+        from hil.model_following import FollowingSetup
+        opts.model_following = FollowingSetup(follower_vessel=load_vessel(args.plant_vessel),
+                                              thrust_limit_scale=args.follow_thrust_scale,
+                                              sway_force=args.follow_sway)
     if args.esc_backend != "pigpio" and args.devices != "bytes":
         print("error: --esc-backend needs the emulated devices (--devices bytes)", file=sys.stderr)
         return 2
@@ -224,6 +244,8 @@ def run(args) -> int:
         opts.on_result = sim_log.on_result
     try:
         result = run_sim(vessel, mission, opts)
+        if opts.model_following is not None:
+            _add_baseline(result, vessel, mission, opts)
     except (SimArmingError, ValueError, EscError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -248,6 +270,58 @@ def run(args) -> int:
     return 1 if refused else 0
 
 
+def _follow_model_problem(args):
+    """Why --follow-model cannot run with these options (None: it can)."""
+    if not args.follow_model:
+        return ("--follow-sway needs --follow-model" if args.follow_sway
+                else "--follow-thrust-scale needs --follow-model")
+    if not args.plant_vessel:
+        return ("--follow-model needs --plant-vessel NAME|FILE: the simulated hull made to behave like --vessel "
+                "(e.g. --vessel foka --plant-vessel wamv)")
+    if args.transport != "inproc" or args.mavlink:
+        return "--follow-model runs in the in-process simulator only (no --transport ros, no --mavlink)"
+    if args.follow_thrust_scale > 100.0:
+        return f"--follow-thrust-scale: at most 100, got {args.follow_thrust_scale:g}"
+    return None
+
+
+def _add_baseline(result, vessel, mission, opts) -> None:
+    """Fly the same run again without following, for as long as the first, and put both sets of figures and
+    the reduction into the report's model_following section."""
+    import dataclasses
+
+    from hil.model_following import reduction_pct
+    from hil.sim_runner import run_sim
+    base_opts = dataclasses.replace(opts, duration_s=result.report["sim_time_s"], on_result=None,
+                                    model_following=dataclasses.replace(opts.model_following, follow=False))
+    without = run_sim(vessel, mission, base_opts).report["model_following"]
+    with_ = result.report["model_following"]
+    result.report["model_following"] = {"with": with_, "without": without,
+                                        "reduction_pct": reduction_pct(with_, without)}
+
+
+def _following_lines(mf) -> list:
+    if not mf:
+        return []
+    w, wo, red = mf["with"], mf["without"], mf["reduction_pct"]
+    lines = [f"  model following: {w['plant_vessel']} made to follow {w['reference_vessel']}'s model "
+             f"(thrust limited on {100 * (w['thrust_limited_frac'] or 0):.1f} % of steps"
+             + (f"; sway force rms {w['sway_force_rms_n']:.0f} N, peak {w['sway_force_max_n']:.0f} N)"
+                if w.get("sway_force") else "; sway not driven)"),
+             "    state  RMSE with / without (cut %)    MAE with / without (cut %)    R^2 with / without"]
+    for s in ("u", "v", "r", "x", "y", "psi"):
+        a, b, c = w[s], wo[s], red[s]
+        lines.append(f"    {s:<5}  {a['rmse']:.4g} / {b['rmse']:.4g} {w['units'][s]} ({_pct(c['rmse'])})"
+                     f"    {a['mae']:.4g} / {b['mae']:.4g} ({_pct(c['mae'])})    {_r2(a['r2'])} / {_r2(b['r2'])}")
+    return lines
+
+
+def _pct(x):
+    return "-" if x is None else f"{x:.1f} %"
+
+
+def _r2(x):
+    return "-" if x is None else f"{x:.3f}"
 def _initial_mode(args) -> str:
     if getattr(args, "calibrate_on_water", False):
         return "CALIBRATE_ON_WATER"
@@ -449,6 +523,7 @@ def format_summary(r: dict, env) -> str:
         f"  GNSS: {r['gps_noise']} noise at {r['gps_rate_hz']:g} Hz",
         *_plant_lines(r.get("plant"), r["vessel"]),
         *_track_lines(r),
+        *_following_lines(r.get("model_following") if "with" in (r.get("model_following") or {}) else None),
         f"  position estimate error: rms {r['pos_err_rms_m']:.2f} m, mae {r['pos_err_mae_m']:.2f} m "
         f"(raw GNSS: rms {r['gps_err_rms_m']:.2f} m, mae {r['gps_err_mae_m']:.2f} m)",
         f"  heading estimate error: rms {r['heading_err_rms_deg']:.2f} deg",

@@ -127,6 +127,9 @@ class Plant:
         toward = math.radians(ex.force_toward_deg)
         self._force_ne = (ex.force_n * math.cos(toward), ex.force_n * math.sin(toward))
         self._trim = (math.radians(ex.trim_roll_deg), math.radians(ex.trim_pitch_deg))
+        # (surge N, sway N, yaw N m) in body axes, held from step to step, set by a layer above the plant
+        # (hil.model_following's sway force); not a thruster, so no lag and no limit
+        self.body_force = (0.0, 0.0, 0.0)
 
         self._k = 0                                                # steps taken; time = k * dt
         cn, ce = self._current.velocity_ned(0.0)
@@ -145,6 +148,15 @@ class Plant:
     @property
     def time_s(self) -> float:
         return self._k * self.dt_s
+
+    @property
+    def water_velocity(self) -> Tuple[float, float, float]:
+        """(u_r, v_r, r): surge and sway through the water [m/s] and yaw rate [rad/s], body FRD, now."""
+        return self._state[3], self._state[4], self._state[5]
+
+    def current_ned(self, t_s: float) -> Tuple[float, float]:
+        """(north, east) velocity of the water over ground [m/s] at time t_s, as the plant sees it."""
+        return self._current.velocity_ned(t_s)
 
     def step_to(self, t_s: float, thrust_demand_n: Sequence[float]) -> Truth:
         """Hold `thrust_demand_n` (N per thruster, config order) and integrate up to t_s; return the truth.
@@ -193,7 +205,8 @@ class Plant:
             c, s = math.cos(psi), math.sin(psi)
             u_c, v_c = cn * c + ce * s, -cn * s + ce * c
             u_prev, v_prev = ur + u_c, vr + v_c                    # ground velocity at the start of the step
-            x_n, y_n, n_nm = surge_n, 0.0, yaw_nm
+            bx, by, bn = self.body_force
+            x_n, y_n, n_nm = surge_n + bx, by, yaw_nm + bn
             if external:
                 x_n += c * force_n + s * force_e
                 y_n += -s * force_n + c * force_e

@@ -17,6 +17,9 @@ The boat being flown is not the autopilot's vessel file unless nothing else is s
 describes the true hull, and `run_sim(..., plant=...)` takes any hil.plant.PlantModel (or a factory
 `plant(north_m, east_m, heading_rad)` that places one at the launch point). The sensors keep the autopilot's
 vessel file (its GNSS, IMU and magnetometer); the report's `plant` says which boat flew.
+With `SimOptions.model_following` (hil.model_following.FollowingSetup) the built-in plant is made to follow
+the autopilot's own vessel model (paper 001) and the report gains `model_following`: RMSE, MAE and R^2 of the
+plant against that model.
 
 The simulated magnetometer is calibrated exactly unless `mag_calibration` is "none": then the driver delivers
 the distorted field as it is (the vessel file's hard and soft iron, or, when it has none, those of `autopilot
@@ -72,6 +75,7 @@ class SimOptions:
     plant_spec: Optional[PlantSpec] = None  # the true boat (None: the autopilot's own vessel file, as it is)
     auto_arm: bool = True                 # arm as soon as the pre-arm checks pass (False: a ground station arms)
     stop: Optional[object] = None         # a threading.Event: the run ends at the next cycle once it is set
+    model_following: Optional[object] = None  # hil.model_following.FollowingSetup: the plant follows `vessel`
     mag_calibration: str = "exact"        # "exact": the sim's magnetometer comes calibrated; "none": raw, distorted
     mag_calibration_path: Optional[str] = None  # where accepted continuous magnetometer calibrations are
     #                                       written, old file kept (None: nowhere; a simulation never
@@ -208,9 +212,18 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
                           mag_calibration_path=opts.mag_calibration_path or False)
     waypoints_ned = autopilot.guidance.waypoints_ned
     n0, e0, psi0 = initial_pose(mission, frame, waypoints_ned)
+    following = None
     if plant is None:
         plant = build_plant(vessel, opts, n0, e0, psi0)
         plant_report = (opts.plant_spec or PlantSpec.resolve(vessel, opts.seed)).describe()
+        if opts.model_following is not None:
+            from hil.model_following import FollowerGains, ModelFollowingPlant
+            setup = opts.model_following
+            plant = following = ModelFollowingPlant(plant, vessel, setup.follower_vessel, setup.follow,
+                                                    setup.gains or FollowerGains(), setup.thrust_limit_scale,
+                                                    setup.sway_force)
+    elif opts.model_following is not None:
+        raise ValueError("model following wraps the built-in plant: give opts.plant_spec, not a plant")
     else:
         if not isinstance(plant, PlantModel):
             plant = plant(n0, e0, psi0)
@@ -417,6 +430,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
     if mission.identification is not None:
         report["identification"] = {"segments_flown": auto.index, "segments_total": len(auto.segments),
                                     "cut_short": auto.cut_short}
+    if following is not None:
+        report["model_following"] = following.figures()
     if mission.trajectory is not None and mission.trajectory.kind == "path":
         report["path"] = path_figures(np.array(track_err).reshape(-1, 2), auto)
     elif mission.trajectory is not None:
