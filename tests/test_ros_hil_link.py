@@ -49,7 +49,7 @@ def test_realtime_latency_over_a_slow_link_equals_an_independent_stamped_measure
     assert report["latency_p50_ms"] >= 60.0, report          # two crossings of 30 ms, not clipped to a step
     # the witness's reader and the stand-in's are two processes: on a saturated 2-core machine one of them can
     # wake a scheduler slice later (p99 2.9 ms apart at load 7, p50 2.7 ms apart at load 6 with the whole suite
-    # beside it), which the tails feel first; unloaded they agree within 0.1 ms at p50
+    # beside it), which the tails feel first; on a quieter machine they agreed within 1 ms at p50
     for q, key, tol_ms in ((50, "latency_p50_ms", 3.0), (99, "latency_p99_ms", 8.0), (100, "latency_max_ms", 8.0)):
         assert abs(report[key] - pct_ms(witness, q)) <= tol_ms, (key, report[key], pct_ms(witness, q))
     assert report["loss"]["imu"] == 0.0 and report["loss"]["thrust_stamped"] == 0.0, report["loss"]
