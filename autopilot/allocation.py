@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 from autopilot.config import VesselConfig
 from autopilot.types import PulseCommand, ThrustCommand, Wrench
@@ -40,10 +40,14 @@ class Allocator:
         if len(maps) != len(thrusters):
             raise ValueError(f"allocation: {len(maps)} thrust maps for {len(thrusters)} thrusters")
         cfg = vessel.control.allocation
-        self.priority = cfg.priority
-        self.allow_reverse = cfg.allow_reverse
         self.maps = tuple(maps)
-        ys = [float(t.y_m) for t in thrusters]
+        self._setup([float(t.y_m) for t in thrusters], cfg.priority, cfg.allow_reverse)
+
+    def _setup(self, ys: Sequence[float], priority: str, allow_reverse: bool) -> None:
+        """The split for thrusters pushing along +x at lateral arms ys [m] (or any geometry written that way)."""
+        maps = self.maps
+        self.priority = priority
+        self.allow_reverse = allow_reverse
         n = len(ys)
         sy, syy = sum(ys), sum(y * y for y in ys)
         det = n * syy - sy * sy
@@ -100,10 +104,11 @@ class Allocator:
                 hi_x = min(hi_x, (lo - d * other) / c)
         return lo_x, hi_x
 
-    def allocate(self, wrench: Wrench) -> ThrustCommand:
+    def allocate(self, wrench: Wrench, t_s: Optional[float] = None) -> ThrustCommand:
         """Thrust per thruster [N] (vessel config order) delivering `wrench` within the thrusters' limits.
 
-        A non-finite component of the wrench is taken as 0 (no force rather than an undefined one).
+        A non-finite component of the wrench is taken as 0 (no force rather than an undefined one). `t_s` (the
+        cycle's time) is unused by fixed thrusters; the azimuth allocator needs it for the pods' slew limit.
         """
         s = wrench.surge_n
         n = wrench.yaw_nm

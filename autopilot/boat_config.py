@@ -144,6 +144,11 @@ class GazeboThrusterConfig:
     name: str = param(doc="thruster name in the vessel file")
     topic: str = param(doc="std_msgs/Float64 thrust [N] bridged to Gazebo")
     scale: float = param(1.0, min=-1e3, max=1e3, doc="newtons on the topic per newton asked (-1: reversed joint)")
+    angle_topic: str = param("", doc="azimuth pods: std_msgs/Float64 joint position [rad] bridged to Gazebo "
+                                     "(VRX: /wamv/thrusters/NAME/pos); empty for a fixed thruster")
+    angle_scale: float = param(-1.0, min=-10.0, max=10.0,
+                               doc="joint radians per radian of pod angle (ours: + = thrust to starboard; VRX's "
+                                   "z-up joint turns the other way, hence -1)")
 
 
 @dataclass(frozen=True, kw_only=True)

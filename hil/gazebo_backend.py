@@ -8,6 +8,9 @@ Which topics carry what comes from the boat config's `gazebo:` section (configur
   from models without a magnetometer (the VRX WAM-V).
 - Magnetometer: sensor_msgs/MagneticField in FLU [T].
 - Thrust: one std_msgs/Float64 per thruster [N] (times the configured `scale`), reliable QoS like the bridge.
+- Pod angle (azimuth thrusters): one std_msgs/Float64 per pod on its `angle_topic`, the joint position [rad]
+  (the allocator's angle times `angle_scale`, -1 for VRX's z-up joints). A vessel with pods needs every
+  thruster's angle_topic: ValueError otherwise, rather than a boat whose angles go nowhere.
 
 Runs inside the autopilot's node and executor; the autopilot node owns the clock (use_sim_time, /clock) and calls
 `poll`/`write`/`neutral`.
@@ -47,16 +50,28 @@ class GazeboBackend(TopicSensorSource):
         self._pubs = [quiet_publisher(node, Float64, resolve_topic(namespace, t.topic), bridge_qos())
                       for t in self._thrusters]
         self.thrust_topics = [p.topic_name for p in self._pubs]
+        self._angle_pubs = []
+        if any(t.azimuth is not None for t in vessel.thrusters):
+            missing = [t.name for t in self._thrusters if not t.angle_topic]
+            if missing:
+                raise ValueError(f"gazebo.thrusters: vessel {vessel.name!r} has azimuth pods but "
+                                 f"{', '.join(missing)} has no angle_topic for the pod's joint position")
+            self._angle_pubs = [quiet_publisher(node, Float64, resolve_topic(namespace, t.angle_topic), bridge_qos())
+                                for t in self._thrusters]
+        self.angle_topics = [p.topic_name for p in self._angle_pubs]
         self.hardware_ids = {"gnss": f"gazebo {self.topics['gnss']}", "imu": f"gazebo {self.topics['imu']}",
                              "esc": "gazebo " + ",".join(self.thrust_topics)}
         self._closed = False
 
-    def write(self, t_s: float, thrust_n, pulses_us=None) -> None:
-        """Publish one Float64 [N] per thruster (vessel order)."""
+    def write(self, t_s: float, thrust_n, pulses_us=None, angle_rad=None) -> None:
+        """Publish one Float64 [N] per thruster (vessel order) and, for pods, one joint position [rad] per pod."""
         if self._closed:
             return
         for pub, cfg, f in zip(self._pubs, self._thrusters, thrust_n):
             pub.publish(Float64(data=float(f) * cfg.scale))
+        if angle_rad is not None:
+            for pub, cfg, a in zip(self._angle_pubs, self._thrusters, angle_rad):
+                pub.publish(Float64(data=float(a) * cfg.angle_scale))
 
     def neutral(self) -> None:
         if self._closed:
