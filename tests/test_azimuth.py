@@ -201,3 +201,22 @@ def test_plant_vessel_without_pods_is_refused_for_a_pods_autopilot(pods):
     from hil.plant_spec import PlantSpec
     with pytest.raises(ValueError, match="fixed thrusters but the autopilot's 'wamv_pods' has azimuth pods"):
         PlantSpec.resolve(pods, 1, plant_vessel=load_vessel("wamv"))
+
+
+def test_check_flags_a_boat_config_that_cannot_steer_its_pods(repo_root, tmp_path):
+    from autopilot.mission_check import check_config
+    ok = check_config(repo_root / "config/gazebo/wamv_pods_boat.yaml")
+    assert ok.ok, ok.problems
+    text = (repo_root / "config/gazebo/wamv_pods_boat.yaml").read_text()
+    vessels = (repo_root / "config/vessels").as_posix()
+    text = text.replace("vessel: wamv_pods", f"vessel: {vessels}/wamv_pods.yaml").replace(
+        "mission: ../missions/hexagon_002.yaml", f"mission: {(repo_root / 'config/missions/hexagon_002.yaml').as_posix()}")
+    for name, body, key in [
+            ("hw.yaml", text.replace("backend: gazebo", "backend: hw"), "backend"),
+            ("no_angle.yaml", text.replace(", angle_topic: /wamv/thrusters/left/pos", ""),
+             "gazebo.thrusters[0].angle_topic")]:
+        path = tmp_path / name
+        path.write_text(body.replace("bridge_config: vrx_wamv_pods.yaml", ""))
+        report = check_config(path)
+        assert not report.ok
+        assert any(p.key == key and str(path) in p.file for p in report.problems), report.problems

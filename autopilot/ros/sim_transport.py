@@ -167,6 +167,9 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
             def on_step(t: float, truth) -> bool:
                 key = round(t, 6)
                 truth_at[key] = truth
+                if truth.angle_rad:
+                    progress["pod_angle_max"] = max(progress.get("pod_angle_max", 0.0),
+                                                    max(abs(a) for a in truth.angle_rad))
                 st = obs.state
                 if not st.get("armed"):
                     if standin.k % 10 == 1:
@@ -241,6 +244,8 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
         "steps": standin.k, "steps_unanswered": standin.missed_steps,
     }
     report.update(metrics.summary())
+    if "pod_angle_max" in progress:       # azimuth pods: how far the stand-in's pods turned on the angle topics
+        report["pod_angle_max_deg"] = round(math.degrees(progress["pod_angle_max"]), 2)
     if log_dir:
         new_runs = [r for r in list_runs(Path(log_dir)) if r not in runs_before]
         report["log_dir"] = str(new_runs[-1]) if new_runs else None
