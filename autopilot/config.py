@@ -76,19 +76,13 @@ class ThrustTableConfig:
 @dataclass(frozen=True, kw_only=True)
 class AzimuthConfig:
     """A thruster that turns about the vertical (a pod): its angle is measured from body +x, positive when the
-    thrust vector points to starboard (FRD, clockwise seen from above); 0 = pushing straight ahead."""
+    thrust vector points to starboard (FRD, clockwise seen from above); 0 = pushing straight ahead.
+    The angle reaches the sim and Gazebo backends; a servo output for the boat (GPIO, pulse per degree) is not
+    built yet, so the hw backend refuses a vessel with pods."""
     max_deg: float = param(45.0, unit="deg", min=1.0, max=90.0, doc="angle limit either way")
     slew_dps: float = param(60.0, unit="deg/s", min=1.0, max=2000.0, doc="fastest the pod turns")
     time_constant_s: float = param(0.1, unit="s", min=0.0, max=5.0, doc="servo lag behind the commanded angle "
                                                                        "(plant only)")
-    servo_gpio: int = param(-1, min=-1, max=53, doc="BCM GPIO of the angle servo's signal (-1: not wired)")
-    pulse_center_us: int = param(1500, unit="us", min=500, max=2500, doc="servo pulse at 0 deg")
-    us_per_deg: float = param(10.0, unit="us/deg", min=-100.0, max=100.0,
-                              doc="servo pulse change per degree (negative: the servo turns the other way)")
-
-    def validate(self):
-        if self.us_per_deg == 0.0:
-            raise ValueError("us_per_deg: must not be 0 (the servo would never turn)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,7 +105,7 @@ class ThrusterConfig:
     slew_us_per_s: float = param(2000.0, unit="us/s", min=10.0, max=1e5, doc="pulse slew-rate limit")
     thrust_scale: float = param(1.0, min=0.2, max=5.0, doc="this motor's thrust over its table's (0.9: pushes 10 % "
                                                             "less); `autopilot identify hull` measures it")
-    azimuth: Optional[AzimuthConfig] = param(None, doc="present: a pod that turns (angle limits, slew, servo)")
+    azimuth: Optional[AzimuthConfig] = param(None, doc="present: a pod that turns (angle limit, slew, lag)")
 
     def validate(self):
         if not self.pulse_min_us < self.pulse_neutral_us < self.pulse_max_us:
@@ -332,12 +326,6 @@ class VesselConfig:
                 raise ValueError(f"thrusters: {wired[t.gpio]!r} and {t.name!r} are both on gpio {t.gpio}; "
                                  f"each ESC needs its own pin")
             wired.setdefault(t.gpio, t.name)
-            if t.azimuth is not None and t.azimuth.servo_gpio >= 0:
-                g = t.azimuth.servo_gpio
-                if g in wired:
-                    raise ValueError(f"thrusters: {t.name!r}'s azimuth servo_gpio {g} is already used by "
-                                     f"{wired[g]!r}")
-                wired[g] = f"{t.name} servo"
 
 
 # --------------------------------------------------------------------------------------------- mission

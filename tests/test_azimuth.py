@@ -9,7 +9,7 @@ import math
 import pytest
 
 from autopilot.azimuth_allocation import AzimuthAllocator, make_allocator, wrench_of_pods
-from autopilot.config import AzimuthConfig, ConfigError, load_vessel
+from autopilot.config import ConfigError, load_vessel
 from autopilot.types import Wrench
 from drivers.thrust_map import make_thrust_maps
 from hil.environment import EnvironmentConfig
@@ -146,13 +146,15 @@ def test_vessel_file_rejects_mixed_and_unequal_pods(pods, tmp_path):
     path.write_text(yaml.safe_dump(mixed))
     with pytest.raises(ConfigError, match="azimuth"):
         load_vessel(str(path))
-    bad = yaml.safe_load(open(pods.source_file))
-    bad["thrusters"][1]["azimuth"]["servo_gpio"] = bad["thrusters"][0]["gpio"]
-    path.write_text(yaml.safe_dump(bad))
-    with pytest.raises(ConfigError, match="servo_gpio"):
-        load_vessel(str(path))
-    with pytest.raises(ValueError, match="us_per_deg"):
-        AzimuthConfig(us_per_deg=0.0).validate()
+    for change, match in [(lambda t: t[1]["azimuth"].__setitem__("max_deg", 30), "max_deg and slew_dps"),
+                          (lambda t: [x.__setitem__("x_m", 0.5) for x in t], "aft of the CG"),
+                          (lambda t: t[0]["azimuth"].__setitem__("slew_dps", 0), "slew_dps")]:
+        bad = yaml.safe_load(open(pods.source_file))
+        change(bad["thrusters"])
+        path.write_text(yaml.safe_dump(bad))
+        with pytest.raises(ConfigError, match=match) as err:
+            load_vessel(str(path))
+        assert str(path) in str(err.value)
 
 
 def test_hardware_backend_refuses_a_vessel_with_pods(pods):
