@@ -222,3 +222,16 @@ def test_check_flags_a_boat_config_that_cannot_steer_its_pods(repo_root, tmp_pat
         report = check_config(path)
         assert not report.ok
         assert any(p.key == key and str(path) in p.file for p in report.problems), report.problems
+
+
+def test_ros_sim_backend_hands_the_pod_angles_to_its_plant(pods, tmp_path):
+    from autopilot.guidance import mission_frame
+    from autopilot.ros.backends import SimBackend
+    mission = _short_mission(tmp_path)
+    backend = SimBackend(pods, mission, mission_frame(mission))
+    pulses = [m.thrust_to_pulse(150.0) for m in backend.maps]
+    backend.write(0.0, (150.0, 150.0), pulses, angle_rad=(-0.4, -0.4))
+    for k in range(1, 101):
+        backend.poll(0.02 * k)
+    assert backend.truth.angle_rad == pytest.approx((-0.4, -0.4), abs=1e-6)
+    assert backend.truth.yaw_rate_rps > 0.02
