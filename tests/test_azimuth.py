@@ -235,3 +235,9 @@ def test_ros_sim_backend_hands_the_pod_angles_to_its_plant(pods, tmp_path):
         backend.poll(0.02 * k)
     assert backend.truth.angle_rad == pytest.approx((-0.4, -0.4), abs=1e-6)
     assert backend.truth.yaw_rate_rps > 0.02
+
+
+def test_hull_identification_refuses_pods_it_cannot_account_for(pods, tmp_path):
+    from autopilot.identify_runs import IdentificationError, load_ident_run
+    with pytest.raises(IdentificationError, match="no pod angles"):
+        load_ident_run(tmp_path, pods)
