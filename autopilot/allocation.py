@@ -1,5 +1,6 @@
 """Thrust allocation: (surge force, yaw moment) -> thrust per thruster, for 2 or 4 fixed forward-pointing
-thrusters in a differential (skid-steer) layout.
+thrusters in a differential (skid-steer) layout (azimuth pods: autopilot/azimuth_allocation.py, which reuses
+this split at the pods' angle; make_allocator there picks the right one for a vessel).
 
 Body frame FRD. Thruster i sits at (x_i, y_i) (y_i > 0 to starboard) and pushes along +x with thrust T_i, so
     surge X = sum T_i        yaw N = -sum y_i T_i
