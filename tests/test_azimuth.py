@@ -187,16 +187,23 @@ def test_wamv_pods_flies_two_legs_on_its_own_and_a_mismatched_plant(pods, tmp_pa
     from hil.plant_spec import PlantSpec
     from hil.sim_runner import SimOptions, run_sim
     spec = PlantSpec.resolve(pods, 2, mismatch=mismatch) if mismatch else None
-    angles = []
+    angles, commanded = [], []
+
+    def record(t, ap, b, r, truth):
+        angles.append(truth.angle_rad[0])
+        if r.thrust.angle_rad is not None:
+            commanded.append(r.thrust.angle_rad[0])
     res = run_sim(pods, _short_mission(tmp_path), SimOptions(
         seed=2, devices="typed", gps_noise="white", plant_spec=spec,
-        env=EnvironmentConfig(wind_speed_mps=3.0, wind_from_deg=90.0),
-        on_result=lambda t, ap, b, r, truth: angles.append(truth.angle_rad[0])))
+        env=EnvironmentConfig(wind_speed_mps=3.0, wind_from_deg=90.0), on_result=record))
     rep = res.report
     assert rep["mission_complete"], rep
     assert rep["xte_max_m"] < 4.0, rep
     # the pods did the steering: they turned to port thrust (bow to starboard) for the right-angle turn east
     assert min(angles) < math.radians(-10)
+    # and the autopilot never asked them to turn faster than their slew rate (50 Hz cycles)
+    step = math.radians(pods.thrusters[0].azimuth.slew_dps) / pods.control.loop_rate_hz
+    assert max(abs(b - a) for a, b in zip(commanded, commanded[1:])) <= step + 1e-9
 
 
 def test_plant_vessel_without_pods_is_refused_for_a_pods_autopilot(pods):
