@@ -1,5 +1,6 @@
 """Thrust allocation: (surge force, yaw moment) -> thrust per thruster, for 2 or 4 fixed forward-pointing
-thrusters in a differential (skid-steer) layout.
+thrusters in a differential (skid-steer) layout (azimuth pods: autopilot/azimuth_allocation.py, which reuses
+this split at the pods' angle; make_allocator there picks the right one for a vessel).
 
 Body frame FRD. Thruster i sits at (x_i, y_i) (y_i > 0 to starboard) and pushes along +x with thrust T_i, so
     surge X = sum T_i        yaw N = -sum y_i T_i
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 from autopilot.config import VesselConfig
 from autopilot.types import PulseCommand, ThrustCommand, Wrench
@@ -40,10 +41,14 @@ class Allocator:
         if len(maps) != len(thrusters):
             raise ValueError(f"allocation: {len(maps)} thrust maps for {len(thrusters)} thrusters")
         cfg = vessel.control.allocation
-        self.priority = cfg.priority
-        self.allow_reverse = cfg.allow_reverse
         self.maps = tuple(maps)
-        ys = [float(t.y_m) for t in thrusters]
+        self._setup([float(t.y_m) for t in thrusters], cfg.priority, cfg.allow_reverse)
+
+    def _setup(self, ys: Sequence[float], priority: str, allow_reverse: bool) -> None:
+        """The split for thrusters pushing along +x at lateral arms ys [m] (or any geometry written that way)."""
+        maps = self.maps
+        self.priority = priority
+        self.allow_reverse = allow_reverse
         n = len(ys)
         sy, syy = sum(ys), sum(y * y for y in ys)
         det = n * syy - sy * sy
@@ -100,10 +105,11 @@ class Allocator:
                 hi_x = min(hi_x, (lo - d * other) / c)
         return lo_x, hi_x
 
-    def allocate(self, wrench: Wrench) -> ThrustCommand:
+    def allocate(self, wrench: Wrench, t_s: Optional[float] = None) -> ThrustCommand:
         """Thrust per thruster [N] (vessel config order) delivering `wrench` within the thrusters' limits.
 
-        A non-finite component of the wrench is taken as 0 (no force rather than an undefined one).
+        A non-finite component of the wrench is taken as 0 (no force rather than an undefined one). `t_s` (the
+        cycle's time) is unused by fixed thrusters; the azimuth allocator needs it for the pods' slew limit.
         """
         s = wrench.surge_n
         n = wrench.yaw_nm

@@ -144,6 +144,11 @@ class GazeboThrusterConfig:
     name: str = param(doc="thruster name in the vessel file")
     topic: str = param(doc="std_msgs/Float64 thrust [N] bridged to Gazebo")
     scale: float = param(1.0, min=-1e3, max=1e3, doc="newtons on the topic per newton asked (-1: reversed joint)")
+    angle_topic: str = param("", doc="azimuth pods: std_msgs/Float64 joint position [rad] bridged to Gazebo "
+                                     "(VRX: /wamv/thrusters/NAME/pos); empty for a fixed thruster")
+    angle_scale: float = param(-1.0, min=-10.0, max=10.0,
+                               doc="joint radians per radian of pod angle (ours: + = thrust to starboard; VRX's "
+                                   "z-up joint turns the other way, hence -1)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -388,8 +393,18 @@ def load_boat_config(path) -> BoatConfig:
             raise ConfigError(path, f"esc.{key}", f"{list(given)}: each thruster needs its own output")
     if cfg.mission is not None:
         load_mission(cfg.mission_path())
+    pods = [t.name for t in vessel.thrusters if t.azimuth is not None]
+    if pods and cfg.backend == "hw":
+        raise ConfigError(path, "backend", f"hw: vessel {vessel.name!r} has azimuth pods ({', '.join(pods)}) and "
+                                           f"the hw backend has no output for their angle servos yet; fly it with "
+                                           f"backend sim or gazebo")
     if cfg.gazebo is not None:
         known = {t.name for t in vessel.thrusters}
+        for i, t in enumerate(cfg.gazebo.thrusters):
+            if pods and not t.angle_topic:
+                raise ConfigError(path, f"gazebo.thrusters[{i}].angle_topic",
+                                  f"vessel {vessel.name!r} has azimuth pods: {t.name!r} needs the topic of its "
+                                  f"joint position (VRX: /wamv/thrusters/{t.name}/pos)")
         for i, t in enumerate(cfg.gazebo.thrusters):
             if t.name not in known:
                 raise ConfigError(path, f"gazebo.thrusters[{i}].name",

@@ -74,6 +74,18 @@ class ThrustTableConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class AzimuthConfig:
+    """A thruster that turns about the vertical (a pod): its angle is measured from body +x, positive when the
+    thrust vector points to starboard (FRD, clockwise seen from above); 0 = pushing straight ahead.
+    The angle reaches the sim and Gazebo backends; a servo output for the boat (GPIO, pulse per degree) is not
+    built yet, so the hw backend refuses a vessel with pods."""
+    max_deg: float = param(45.0, unit="deg", min=1.0, max=90.0, doc="angle limit either way")
+    slew_dps: float = param(60.0, unit="deg/s", min=1.0, max=2000.0, doc="fastest the pod turns")
+    time_constant_s: float = param(0.1, unit="s", min=0.0, max=5.0, doc="servo lag behind the commanded angle "
+                                                                       "(plant only)")
+
+
+@dataclass(frozen=True, kw_only=True)
 class ThrusterConfig:
     name: str = param(doc="label used in logs and topics")
     type: str = param(choices=("t200", "u5", "ideal"),
@@ -93,6 +105,7 @@ class ThrusterConfig:
     slew_us_per_s: float = param(2000.0, unit="us/s", min=10.0, max=1e5, doc="pulse slew-rate limit")
     thrust_scale: float = param(1.0, min=0.2, max=5.0, doc="this motor's thrust over its table's (0.9: pushes 10 % "
                                                             "less); `autopilot identify hull` measures it")
+    azimuth: Optional[AzimuthConfig] = param(None, doc="present: a pod that turns (angle limit, slew, lag)")
 
     def validate(self):
         if not self.pulse_min_us < self.pulse_neutral_us < self.pulse_max_us:
@@ -324,6 +337,17 @@ class VesselConfig:
             raise ValueError("thrusters: names must be unique")
         if max(abs(t.y_m) for t in self.thrusters) < 1e-3:
             raise ValueError("thrusters: differential drive needs thrusters off the centre line (y_m)")
+        pods = [t for t in self.thrusters if t.azimuth is not None]
+        if pods and len(pods) != len(self.thrusters):
+            raise ValueError(f"thrusters: {pods[0].name!r} has azimuth but "
+                             f"{next(t.name for t in self.thrusters if t.azimuth is None)!r} has not; the "
+                             f"allocator turns all pods together, so give every thruster the same azimuth block")
+        if pods and len({(t.azimuth.max_deg, t.azimuth.slew_dps) for t in pods}) != 1:
+            raise ValueError("thrusters: every pod's azimuth max_deg and slew_dps must be equal (the allocator "
+                             "turns them together)")
+        if pods and max(t.x_m for t in pods) >= 0.0:
+            raise ValueError("thrusters: azimuth pods must sit aft of the CG (x_m < 0); the allocator steers "
+                             "with stern pods")
         wired = {}
         for t in self.thrusters:
             if t.gpio >= 0 and t.gpio in wired:

@@ -144,10 +144,10 @@ def derived_gains(zeta: np.ndarray, vessel) -> Dict[str, float]:
         0.5 m/s step asks no more than the full surge force, (m - X_udot) 2 lambda * step;
       ILOS lookahead: twice the turning radius at half the hull's top speed, in hull lengths (at least 2),
         the radius from the steady yaw rate the full yaw moment gives against the identified damping."""
-    from autopilot.allocation import Allocator
+    from autopilot.azimuth_allocation import make_allocator
     from drivers.thrust_map import make_thrust_maps
     z1, z3, z8, z9 = float(zeta[0]), float(zeta[2]), float(zeta[7]), float(zeta[8])
-    alloc = Allocator(vessel, make_thrust_maps(vessel))
+    alloc = make_allocator(vessel, make_thrust_maps(vessel))
     max_yaw, max_surge = float(alloc.max_yaw_nm), float(alloc.max_surge_n)
     omega = min(1.5, math.sqrt(max_yaw / (z3 * STEP_FOR_GAINS_RAD)))
     lam = min(0.7, max_surge / (2.0 * z1 * SPEED_STEP_FOR_GAINS_MPS))

@@ -57,6 +57,10 @@ def load_ident_run(run_dir, vessel, velocities: str = "smoother") -> IdentRun:
     """Read `run_dir` and turn it into identification data for `vessel` (see the module docstring)."""
     if velocities not in VELOCITY_SOURCES:
         raise ValueError(f"velocities must be one of {', '.join(VELOCITY_SOURCES)}")
+    if any(t.azimuth is not None for t in vessel.thrusters):
+        raise IdentificationError(f"vessel {vessel.name!r} has azimuth pods: run logs carry no pod angles yet, so "
+                                  f"the yaw moment of a logged run is unknown; identify the hull with fixed pods "
+                                  f"(a vessel file without the azimuth blocks)")
     path = Path(run_dir)
     name = path.name or str(path)
     if not (path / "state.csv").is_file() and not path.is_file():

@@ -111,9 +111,14 @@ class Wrench:
 
 @dataclass(frozen=True)
 class ThrustCommand:
-    """Thrust per thruster in the vessel config's order [N]; positive pushes the boat forward."""
+    """Thrust per thruster in the vessel config's order [N]; positive pushes along the thruster's direction.
+
+    `angle_rad` is set for azimuth pods only: each pod's direction from body +x [rad], positive when the thrust
+    vector points to starboard (FRD). None: fixed thrusters pushing along +x (or pods holding their angle).
+    """
 
     thrust_n: Tuple[float, ...]
+    angle_rad: Optional[Tuple[float, ...]] = None
 
 
 @dataclass(frozen=True)

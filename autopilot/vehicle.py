@@ -39,8 +39,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from autopilot.allocation import Allocator
 from autopilot.angles import wrap_pi
+from autopilot.azimuth_allocation import make_allocator
 from autopilot.config import ConfigError, MissionConfig, VesselConfig, default_lookahead_m
 from autopilot.control import HeadingController, SpeedController
 from autopilot.failsafe import ESTIMATED, FailsafeManager, Trigger
@@ -127,7 +127,7 @@ class Autopilot:
         self.estimator = estimator
         voltage = battery_v if battery_v is not None else vessel.battery.voltage_v
         self.maps = [make_thrust_map(t, vessel, voltage) for t in vessel.thrusters]
-        self.allocator = Allocator(vessel, self.maps)
+        self.allocator = make_allocator(vessel, self.maps)
         self.heading_ctl = HeadingController(vessel, self.allocator.max_yaw_nm)
         self.speed_ctl = SpeedController(vessel, self.allocator.max_surge_n, self.allocator.min_surge_n)
         self.velocity_ctl = VelocityController(vessel, self.allocator.max_surge_n, self.allocator.min_surge_n,
@@ -457,11 +457,11 @@ class Autopilot:
                                                   v.surge_mps, v.yaw_rate_rps, v.prefilter)
             else:
                 wrench = self._control(t_s, nav, out.setpoint)
-            thrust = self.allocator.allocate(wrench)
+            thrust = self.allocator.allocate(wrench, t_s)
             pulses = PulseCommand(tuple(m.thrust_to_pulse(f) for m, f in zip(self.maps, thrust.thrust_n)))
         # the estimator's model gets the thrust the pulses really produce (dead zone, whole microseconds)
         self._last_thrust = thrust if pulses is self.neutral_pulses else ThrustCommand(
-            tuple(m.pulse_to_thrust(p) for m, p in zip(self.maps, pulses.pulse_us)))
+            tuple(m.pulse_to_thrust(p) for m, p in zip(self.maps, pulses.pulse_us)), thrust.angle_rad)
         self.last_result = CycleResult(t_s, nav, out.setpoint, wrench, thrust, pulses, self.mode.name, self.armed,
                                        self._last_thrust, estimator_step, thrust_in,
                                        None if watch is None else watch.consistency_deg,

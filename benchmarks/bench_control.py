@@ -12,7 +12,7 @@ import argparse
 import math
 import timeit
 
-from autopilot.allocation import Allocator
+from autopilot.azimuth_allocation import make_allocator
 from autopilot.config import load_vessel
 from autopilot.control import HeadingController, SpeedController
 from autopilot.types import Wrench
@@ -26,7 +26,7 @@ def per_call_us(fn, number: int, repeat: int) -> float:
 def bench_vessel(name: str, number: int, repeat: int) -> dict:
     vessel = load_vessel(name)
     maps = make_thrust_maps(vessel)
-    alloc = Allocator(vessel, maps)
+    alloc = make_allocator(vessel, maps)
     hc = HeadingController(vessel, alloc.max_yaw_nm)
     sc = SpeedController(vessel, alloc.max_surge_n, alloc.min_surge_n)
     clock = [0.0]
@@ -49,7 +49,7 @@ def bench_vessel(name: str, number: int, repeat: int) -> dict:
         clock[0] += 0.02
         yaw = hc.update(clock[0], 0.3 * math.sin(clock[0]), 0.01, 0.25, 0.0)
         surge = sc.update(clock[0], 1.0, 1.2)
-        return alloc.to_pulses(alloc.allocate(Wrench(surge, yaw)))
+        return alloc.to_pulses(alloc.allocate(Wrench(surge, yaw), clock[0]))
 
     return {
         "heading.update": per_call_us(heading, number, repeat),
@@ -70,7 +70,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args(argv)
     print(f"control chain cost, us per call (best of {args.repeat} x {args.number} calls)")
-    for name in ("foka", "iacquabot", "wamv"):
+    for name in ("foka", "iacquabot", "wamv", "wamv_pods"):
         res = bench_vessel(name, args.number, args.repeat)
         n = res.pop("_thrusters")
         print(f"\n{name} ({n} thrusters)")

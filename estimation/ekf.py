@@ -225,6 +225,7 @@ class NavigationEKF:
         # plain float lists: a couple of thrusters, updated every cycle (numpy's per-call cost would dominate)
         self._thrust_cmd = [0.0] * self._n_thrusters
         self._thrust_eff = [0.0] * self._n_thrusters
+        self._angle_cmd = None                     # pods' commanded angles [rad]; None for fixed thrusters
         self._lag_a: list = []                  # per-thruster lag factor exp(-dt / tau) of one predict step
         self._thrust_known = False
 
@@ -455,6 +456,8 @@ class NavigationEKF:
         if not self._thrust_known:
             self._thrust_eff = [float(f) for f in thrust.thrust_n]    # first known command: no history to lag
         self._thrust_cmd = [float(f) for f in thrust.thrust_n]
+        if thrust.angle_rad is not None and all(map(_finite, thrust.angle_rad)):
+            self._angle_cmd = tuple(float(a) for a in thrust.angle_rad)     # pods hold it until told otherwise
         self._thrust_known = True
 
     def _predict_to(self, t_s: float) -> None:
@@ -494,7 +497,7 @@ class NavigationEKF:
             if known:
                 self._thrust_eff = [a * eff + (1.0 - a) * cmd
                                     for a, eff, cmd in zip(self._lag_a, self._thrust_eff, self._thrust_cmd)]
-                kf.surge_n, kf.yaw_nm = self.model.forces(self._thrust_eff)
+                kf.surge_n, kf.yaw_nm = self.model.forces(self._thrust_eff, self._angle_cmd)
             kf.predict()
         self._decay_output_offset(dt_total)
         self.time_s = t_s

@@ -64,6 +64,7 @@ class VesselProcessModel:
         self.y_v, self.y_vv = h.y_v, h.y_vv
         self.n_r, self.n_rr = h.n_r, h.n_rr
         self.thruster_y_m = [float(t.y_m) for t in vessel.thrusters]
+        self.thruster_x_m = [float(t.x_m) for t in vessel.thrusters]
         self.thruster_tau_s = [float(t.time_constant_s) for t in vessel.thrusters]
         self.u_dot = 0.0          # relative-velocity accelerations of the last propagate [m/s^2]
         self.v_dot = 0.0
@@ -125,10 +126,19 @@ class VesselProcessModel:
         x[IX_V, 0] = v + v_dot * dt_s
         x[IX_R, 0] = r + r_dot * dt_s
 
-    def forces(self, thrust_n) -> tuple[float, float]:
-        """(surge force X [N], yaw moment N [N*m]) of per-thruster thrust along +x body [N] (a sequence in the
-        vessel's thruster order); N = -sum y_i T_i."""
-        return float(sum(thrust_n)), -float(sum(y * f for y, f in zip(self.thruster_y_m, thrust_n)))
+    def forces(self, thrust_n, angle_rad=None) -> tuple[float, float]:
+        """(surge force X [N], yaw moment N [N*m]) of per-thruster thrust [N] (a sequence in the vessel's
+        thruster order) along +x body, N = -sum y_i T_i; or, for pods at angles angle_rad [rad, + = thrust
+        toward starboard], X = sum T_i cos a_i, N = sum T_i (x_i sin a_i - y_i cos a_i). The pods' side force
+        is left out (the filter's model has none)."""
+        if angle_rad is None:
+            return float(sum(thrust_n)), -float(sum(y * f for y, f in zip(self.thruster_y_m, thrust_n)))
+        x_n = n_nm = 0.0
+        for x, y, f, a in zip(self.thruster_x_m, self.thruster_y_m, thrust_n, angle_rad):
+            c, s = math.cos(a), math.sin(a)
+            x_n += f * c
+            n_nm += f * (x * s - y * c)
+        return float(x_n), float(n_nm)
 
 
 def ground_velocity_ned(x: np.ndarray) -> tuple[float, float]:

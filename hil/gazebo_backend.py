@@ -12,6 +12,9 @@ Which topics carry what comes from the boat config's `gazebo:` section (configur
   `thrust_stamp_topic` carrying the thrust and the stamp of the newest sensor sample it was computed from; and each
   simulated second a JSON link report on `link_report_topic` (messages received and sent, counted by stamp).
   Real Gazebo ignores both (nothing subscribes to them); they cost one message per cycle.
+- Pod angle (azimuth thrusters): one std_msgs/Float64 per pod on its `angle_topic`, the joint position [rad]
+  (the allocator's angle times `angle_scale`, -1 for VRX's z-up joints). A vessel with pods needs every
+  thruster's angle_topic: ValueError otherwise, rather than a boat whose angles go nowhere.
 
 Runs inside the autopilot's node and executor; the autopilot node owns the clock (use_sim_time, /clock) and calls
 `poll`/`write`/`neutral`.
@@ -55,6 +58,15 @@ class GazeboBackend(TopicSensorSource):
         self._pubs = [quiet_publisher(node, Float64, resolve_topic(namespace, t.topic), bridge_qos())
                       for t in self._thrusters]
         self.thrust_topics = [p.topic_name for p in self._pubs]
+        self._angle_pubs = []
+        if any(t.azimuth is not None for t in vessel.thrusters):
+            missing = [t.name for t in self._thrusters if not t.angle_topic]
+            if missing:
+                raise ValueError(f"gazebo.thrusters: vessel {vessel.name!r} has azimuth pods but "
+                                 f"{', '.join(missing)} has no angle_topic for the pod's joint position")
+            self._angle_pubs = [quiet_publisher(node, Float64, resolve_topic(namespace, t.angle_topic), bridge_qos())
+                                for t in self._thrusters]
+        self.angle_topics = [p.topic_name for p in self._angle_pubs]
         self.hardware_ids = {"gnss": f"gazebo {self.topics['gnss']}", "imu": f"gazebo {self.topics['imu']}",
                              "esc": "gazebo " + ",".join(self.thrust_topics)}
         self._rx = StampCounts()          # filled from the subscriptions' callbacks (only when spun)
@@ -99,12 +111,15 @@ class GazeboBackend(TopicSensorSource):
                 {"upto_ns": upto, "first_ns": self._rx.first_ns, "rx": self._rx.settle(upto),
                  "tx": self._tx.settle(upto), "down_min_ns": self._down_min_ns})))
 
-    def write(self, t_s: float, thrust_n, pulses_us=None) -> None:
-        """Publish one Float64 [N] per thruster (vessel order)."""
+    def write(self, t_s: float, thrust_n, pulses_us=None, angle_rad=None) -> None:
+        """Publish one Float64 [N] per thruster (vessel order) and, for pods, one joint position [rad] per pod."""
         if self._closed:
             return
         for pub, cfg, f in zip(self._pubs, self._thrusters, thrust_n):
             pub.publish(Float64(data=float(f) * cfg.scale))
+        if angle_rad is not None:
+            for pub, cfg, a in zip(self._angle_pubs, self._thrusters, angle_rad):
+                pub.publish(Float64(data=float(a) * cfg.angle_scale))
         self._publish_link(thrust_n)
 
     def neutral(self) -> None:

@@ -8,7 +8,8 @@ ROS side of a ros_gz_bridge config:
   the frame is read off the bridge config's gz_topic_name (`/world/W/model/M/link/L/sensor/S/...` -> `M/L/S`);
 - the same (absent) covariances: NavSatFix type UNKNOWN and zeros, Imu and MagneticField covariances all zero,
   NavSatStatus STATUS_FIX with service unset; the Imu carries Gazebo's orientation (FLU in ENU, noiseless);
-- the same QoS as the bridge (reliable, volatile, depth 10), and it consumes std_msgs/Float64 thrust in newtons.
+- the same QoS as the bridge (reliable, volatile, depth 10), and it consumes std_msgs/Float64 thrust in newtons
+  and, for azimuth pods, std_msgs/Float64 joint positions in radians (each thruster's angle_topic).
 
 Time: the stand-in owns /clock. Each step it advances the plant by `step_s`, publishes the step's sensor
 samples, then the clock. In lockstep (default) it waits until every thruster topic has answered before the next
@@ -168,6 +169,15 @@ class GazeboStandin:
                                       self._on_thrust_stamp, q)
         self.node.create_subscription(String, resolve_topic(namespace, gazebo.link_report_topic),
                                       self._on_link_report, q)
+        # azimuth pods: joint positions [rad] on angle_topic, as Gazebo's thruster joints take them
+        self.angle_rad = None
+        self.angle_topics = []
+        if all(t.angle_topic for t in self._thr_cfg):
+            self.angle_rad = [0.0] * len(self._thr_cfg)
+            for i, t in enumerate(self._thr_cfg):
+                topic = resolve_topic(namespace, t.angle_topic)
+                self.angle_topics.append(topic)
+                self.node.create_subscription(Float64, topic, lambda m, i=i: self._on_angle(i, m), q)
         self.executor = SingleThreadedExecutor(**kw)
         self.executor.add_node(self.node)
         self.latencies_s = self.stamped.latencies_s
@@ -220,6 +230,12 @@ class GazeboStandin:
         out["clock_offset_ms"] = clock_offset_ms((rep or {}).get("down_min_ns"), self._up_min_ns)
         out["outages"] = list(self.outages)
         return out
+
+    def _on_angle(self, i: int, msg: Float64) -> None:
+        scale = self._thr_cfg[i].angle_scale
+        value = float(msg.data) / scale if scale else 0.0
+        if math.isfinite(value):
+            self.angle_rad[i] = value
 
     def add_node(self, node) -> None:
         """Spin another node (an observer) on the stand-in's executor."""
@@ -289,7 +305,8 @@ class GazeboStandin:
         """Advance one step: plant, sensors, then /clock. Returns perf_counter() at the start of publishing."""
         self.k += 1
         t = self.k * self.step_s
-        truth = self.plant.step_to(t, list(self.thrust_n))
+        truth = (self.plant.step_to(t, list(self.thrust_n)) if self.angle_rad is None
+                 else self.plant.step_to(t, list(self.thrust_n), list(self.angle_rad)))
         self.truth = truth
         batch = self.sensors.sample(truth)
         self.gps_truth_errors_m.extend(self.sensors.gps_truth_errors_m)

@@ -8,6 +8,11 @@ mean over the step. Surge force = sum T_i, yaw moment N = sum (x_i * 0 - y_i * T
 starboard thruster (y > 0) turns the boat to port (N < 0). Any finite demand is accepted (saturation belongs to
 the thrust maps).
 
+Azimuth pods (thrusters with an `azimuth` block) push along their actual angle a_i (from +x, positive to
+starboard): force T_i (cos a_i, sin a_i), moment T_i (x_i sin a_i - y_i cos a_i). The actual angle follows the
+commanded one (clamped to +-max_deg) through a first-order lag (azimuth.time_constant_s) whose rate is limited
+to slew_dps; a step uses the angle at its start. Without a commanded angle the pods hold theirs.
+
 `PlantModel` is the seam the runner sees: anything with `truth` and `step_to(t_s, thrust_n)` can be the boat
 (a published hull model, a CFD fit); `Plant` is the built-in one. It is built from the plant's own vessel
 description, which may differ from the autopilot's vessel file (hil.plant_spec: mismatch factors and the
@@ -46,6 +51,7 @@ class Truth:
     pitch_rad: float = 0.0        # bow up positive
     roll_rate_rps: float = 0.0
     pitch_rate_rps: float = 0.0
+    angle_rad: tuple = ()         # actual pod angles (azimuth thrusters), + = thrust toward starboard [rad]
 
     @property
     def speed_mps(self) -> float:
@@ -65,12 +71,15 @@ class PlantModel(Protocol):
     `truth` is the current true state (a Truth). `step_to(t_s, thrust_n)` holds the per-thruster thrust demand
     thrust_n [N, vessel config order, forward positive] from the plant's time up to t_s [s] (never earlier
     than the last call) and returns the Truth at t_s (or the last internal time step at or before it).
+    `angle_rad` is the pods' commanded angle [rad, + = thrust toward starboard] for azimuth thrusters, None for
+    fixed ones (a model of a fixed-thruster boat may ignore it).
     """
 
     @property
     def truth(self) -> Truth: ...
 
-    def step_to(self, t_s: float, thrust_n: Sequence[float]) -> Truth: ...
+    def step_to(self, t_s: float, thrust_n: Sequence[float], angle_rad: Optional[Sequence[float]] = None
+                ) -> Truth: ...
 
 
 class Plant:
@@ -120,6 +129,17 @@ class Plant:
         self._lag_mean = tuple((t.time_constant_s / self.dt_s) * (1.0 - a) if t.time_constant_s > 0 else 0.0
                                for t, a in zip(thrusters, lag))   # mean over the step, same form
         self._thrust = [0.0] * self._n_thr
+        pods = [t.azimuth for t in thrusters]
+        self._pods = all(p is not None for p in pods)
+        if self._pods:
+            self._arm_x = tuple(t.x_m for t in thrusters)
+            self._arm_y_pod = tuple(t.y_m for t in thrusters)
+            self._angle_max = tuple(math.radians(p.max_deg) for p in pods)
+            self._angle_slew = tuple(math.radians(p.slew_dps) * self.dt_s for p in pods)   # per step [rad]
+            self._angle_gain = tuple(1.0 - math.exp(-self.dt_s / p.time_constant_s) if p.time_constant_s > 0
+                                     else 1.0 for p in pods)
+        self._angle = [0.0] * self._n_thr
+        self._angle_cmd = [0.0] * self._n_thr
         scale = tuple(thrust_scale) if thrust_scale else (1.0,) * self._n_thr
         if len(scale) != self._n_thr or not all(math.isfinite(x) and x >= 0.0 for x in scale):
             raise ValueError(f"thrust_scale: expected {self._n_thr} finite factors >= 0, got {scale!r}")
@@ -158,12 +178,21 @@ class Plant:
         """(north, east) velocity of the water over ground [m/s] at time t_s, as the plant sees it."""
         return self._current.velocity_ned(t_s)
 
-    def step_to(self, t_s: float, thrust_demand_n: Sequence[float]) -> Truth:
-        """Hold `thrust_demand_n` (N per thruster, config order) and integrate up to t_s; return the truth.
+    def step_to(self, t_s: float, thrust_demand_n: Sequence[float],
+                angle_rad: Optional[Sequence[float]] = None) -> Truth:
+        """Hold `thrust_demand_n` (N per thruster, config order) and, for pods, the commanded angles `angle_rad`
+        [rad] (None: keep the last command), and integrate up to t_s; return the truth.
 
-        Raises ValueError if t_s lies before the current time or the demand has the wrong length or is not
-        finite. Calling with t_s equal to the current time only records nothing new and returns the truth.
+        Raises ValueError if t_s lies before the current time, the demand or angles have the wrong length or
+        are not finite, or angles are given to a boat without pods. Calling with t_s equal to the current time
+        only records nothing new and returns the truth.
         """
+        if angle_rad is not None:
+            if not self._pods:
+                raise ValueError(f"angle_rad: vessel {self.vessel.name!r} has no azimuth thrusters to turn")
+            if len(angle_rad) != self._n_thr or not all(map(math.isfinite, angle_rad)):
+                raise ValueError(f"angle_rad: expected {self._n_thr} finite angles, got {tuple(angle_rad)}")
+            self._angle_cmd = [max(-m, min(m, float(a))) for a, m in zip(angle_rad, self._angle_max)]
         if len(thrust_demand_n) != self._n_thr:
             raise ValueError(f"thrust_demand_n: expected {self._n_thr} values (one per thruster), "
                              f"got {len(thrust_demand_n)}")
@@ -183,6 +212,9 @@ class Plant:
         hull, waves, wind, gust, current = self._hull, self._waves, self._wind, self._gust, self._current
         thrust, lag_end, lag_mean, arm_y = self._thrust, self._lag_end, self._lag_mean, self._arm_y
         calm_air = self._calm_air
+        pods, angle, angle_cmd = self._pods, self._angle, self._angle_cmd
+        if pods:
+            arm_x, arm_yp, angle_gain, angle_slew = self._arm_x, self._arm_y_pod, self._angle_gain, self._angle_slew
         wind_n, wind_e = self._wind_dir
         force_n, force_e = self._force_ne
         external = force_n != 0.0 or force_e != 0.0
@@ -192,21 +224,31 @@ class Plant:
         for _ in range(steps):
             t_mid = (k + 0.5) * dt
             # Thrusters: exact first-order lag; the step sees the mean thrust over it.
-            surge_n = yaw_nm = 0.0
+            surge_n = sway_n = yaw_nm = 0.0
             for i in range(self._n_thr):
                 td = demand[i]
                 t0 = thrust[i]
                 mean = td + (t0 - td) * lag_mean[i]
                 thrust[i] = td + (t0 - td) * lag_end[i]
-                surge_n += mean
-                yaw_nm += arm_y[i] * mean
+                if pods:
+                    a = angle[i]
+                    ca, sa = math.cos(a), math.sin(a)
+                    surge_n += mean * ca
+                    sway_n += mean * sa
+                    yaw_nm += mean * (arm_x[i] * sa - arm_yp[i] * ca)
+                    move = (angle_cmd[i] - a) * angle_gain[i]
+                    slew = angle_slew[i]
+                    angle[i] = a + (slew if move > slew else -slew if move < -slew else move)
+                else:
+                    surge_n += mean
+                    yaw_nm += arm_y[i] * mean
             n, e, psi, ur, vr, r = state
             cn, ce = current.velocity_ned(t_mid)
             c, s = math.cos(psi), math.sin(psi)
             u_c, v_c = cn * c + ce * s, -cn * s + ce * c
             u_prev, v_prev = ur + u_c, vr + v_c                    # ground velocity at the start of the step
             bx, by, bn = self.body_force
-            x_n, y_n, n_nm = surge_n + bx, by, yaw_nm + bn
+            x_n, y_n, n_nm = surge_n + bx, sway_n + by, yaw_nm + bn
             if external:
                 x_n += c * force_n + s * force_e
                 y_n += -s * force_n + c * force_e
@@ -244,4 +286,5 @@ class Plant:
         if self.extras.wave_motion and not self._waves.calm:
             wr, wp, wrr, wpr = self._waves.slope_attitude(t, n, e, psi)
             roll, pitch, roll_rate, pitch_rate = roll + wr, pitch + wp, wrr, wpr
-        return Truth(t, n, e, wrap_pi(psi), u, v, r, du, dv, tuple(self._thrust), roll, pitch, roll_rate, pitch_rate)
+        return Truth(t, n, e, wrap_pi(psi), u, v, r, du, dv, tuple(self._thrust), roll, pitch, roll_rate, pitch_rate,
+                     tuple(self._angle) if self._pods else ())

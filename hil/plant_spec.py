@@ -83,14 +83,17 @@ def resolve_mismatch(spec: Mapping[str, float], seed: int, draw: int = 0) -> dic
 
 def apply_mismatch(vessel: VesselConfig, factors: Mapping[str, float]) -> VesselConfig:
     """The vessel with hull coefficients and thruster time constants scaled (`thrust` is applied by the plant,
-    as a thruster that pushes harder or softer than its table says)."""
+    as a thruster that pushes harder or softer than its table says); `tau` also scales azimuth pods' servo lag."""
     hull_changes = {_HULL_FIELD.get(k, k): getattr(vessel.hull, _HULL_FIELD.get(k, k)) * f
                     for k, f in factors.items() if k in HULL_KEYS}
     hull = dataclasses.replace(vessel.hull, **hull_changes)
     thrusters = vessel.thrusters
     if "tau" in factors:
-        thrusters = tuple(dataclasses.replace(t, time_constant_s=t.time_constant_s * factors["tau"])
-                          for t in thrusters)
+        f = factors["tau"]
+        thrusters = tuple(dataclasses.replace(
+            t, time_constant_s=t.time_constant_s * f,
+            azimuth=None if t.azimuth is None else dataclasses.replace(
+                t.azimuth, time_constant_s=min(5.0, t.azimuth.time_constant_s * f))) for t in thrusters)
     return dataclasses.replace(vessel, hull=hull, thrusters=thrusters)
 
 
@@ -192,6 +195,12 @@ class PlantSpec:
         if len(base.thrusters) != len(autopilot_vessel.thrusters):
             raise ValueError(f"plant vessel {base.name!r} has {len(base.thrusters)} thrusters but the autopilot's "
                              f"{autopilot_vessel.name!r} has {len(autopilot_vessel.thrusters)}")
+        pods = [t.azimuth is not None for t in (base.thrusters[0], autopilot_vessel.thrusters[0])]
+        if pods[0] != pods[1]:
+            raise ValueError(f"plant vessel {base.name!r} has {'azimuth pods' if pods[0] else 'fixed thrusters'} "
+                             f"but the autopilot's {autopilot_vessel.name!r} has "
+                             f"{'azimuth pods' if pods[1] else 'fixed thrusters'}: the pod angles would be "
+                             f"{'never commanded' if pods[0] else 'ignored'}")
         factors = resolve_mismatch(mismatch or {}, seed, draw)
         extras = extras or PlantExtras()
         if extras.thrust_scale and len(extras.thrust_scale) != len(base.thrusters):

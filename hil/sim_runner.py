@@ -273,6 +273,7 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
     pulse_log = np.zeros((n_cycles, len(maps)))
     gps_ne = []
     thrust_demand = [0.0] * len(maps)
+    angle_demand = None              # pods' commanded angles [rad] (azimuth thrusters), None: hold / fixed
     if escs is not None:
         escs.arm(0.0)
     autopilot.set_mode(opts.initial_mode, "simulation start")
@@ -286,7 +287,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
     for k in range(n_cycles):
         t = (k + 1) * dt
         clock[0] = t
-        truth = plant.step_to(t, thrust_demand)
+        truth = (plant.step_to(t, thrust_demand) if angle_demand is None
+                 else plant.step_to(t, thrust_demand, angle_rad=angle_demand))
         if injector is not None:
             injector.apply(t)
             battery_v = injector.battery_v()
@@ -330,6 +332,9 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         else:
             thrust_demand = [m.pulse_to_thrust(p) for m, p in zip(maps, res.pulses.pulse_us)]
             pulse_log[k] = res.pulses.pulse_us
+        if res.thrust.angle_rad is not None:
+            # the pod angle goes to the plant as commanded at both device levels (no servo-pulse emulation)
+            angle_demand = res.thrust.angle_rad
         if opts.on_result is not None:
             opts.on_result(t, autopilot, batch, res, truth)
         if res.mode == "LOITER":

@@ -304,7 +304,11 @@ class AutopilotNode(Node):
         try:
             batch = self.backend.poll(t_s)
             result = self.autopilot.step(t_s, batch)
-            self.backend.write(t_s, result.thrust.thrust_n, result.pulses.pulse_us)
+            if result.thrust.angle_rad is None:
+                self.backend.write(t_s, result.thrust.thrust_n, result.pulses.pulse_us)
+            else:                       # azimuth pods: only the sim and gazebo backends take angles
+                self.backend.write(t_s, result.thrust.thrust_n, result.pulses.pulse_us,
+                                   angle_rad=result.thrust.angle_rad)
         except Exception as e:          # a fault in one cycle must not leave a thruster driven
             self.get_logger().error(f"control cycle failed at t={t_s:.3f} s: {e!r}; thrusters to neutral")
             self._neutral_outputs()

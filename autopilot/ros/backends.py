@@ -40,6 +40,7 @@ class SimBackend:
         self.sensors = TypedSensorSuite(vessel, frame, seed, gps_noise=gps_noise)
         self.maps = [make_thrust_map(t, vessel, vessel.battery.voltage_v) for t in vessel.thrusters]
         self._demand = [0.0] * len(self.maps)
+        self._angle = None                 # pods' commanded angles [rad]; None: hold (or fixed thrusters)
         self._perf = perf_clock
         self.last_input_wall_s: Optional[float] = None
         self.hardware_ids = {"gnss": "sim L76K model", "imu": "sim LSM9DS1 model", "esc": "sim thrusters"}
@@ -48,13 +49,15 @@ class SimBackend:
     def poll(self, t_s: float) -> SensorBatch:
         if t_s <= self.plant.time_s:
             return SensorBatch()
-        self.truth = self.plant.step_to(t_s, self._demand)
+        self.truth = self.plant.step_to(t_s, self._demand, self._angle)
         batch = self.sensors.sample(self.truth)
         self.last_input_wall_s = self._perf()
         return batch
 
-    def write(self, t_s: float, thrust_n, pulses_us) -> None:
+    def write(self, t_s: float, thrust_n, pulses_us, angle_rad=None) -> None:
         self._demand = [m.pulse_to_thrust(p) for m, p in zip(self.maps, pulses_us)]
+        if angle_rad is not None:
+            self._angle = tuple(angle_rad)
 
     def neutral(self) -> None:
         self._demand = [0.0] * len(self.maps)
@@ -68,7 +71,11 @@ class SimBackend:
 
 
 def make_backend(cfg, vessel, mission, frame, node, time_base, seed: int = 1):
-    """The backend the boat config asks for, wired to `node` (for topic backends) and the runner's clock."""
+    """The backend the boat config asks for, wired to `node` (for topic backends) and the runner's clock.
+
+    Azimuth pods are steered by the sim and gazebo backends only: ValueError for a vessel with pods on the
+    hardware backend (the pod servos have no output stage yet) rather than a boat that ignores its angles."""
+    refuse_unsteerable_pods(cfg.backend, vessel)
     if cfg.backend == "gazebo":
         from hil.gazebo_backend import GazeboBackend
         return GazeboBackend(node, cfg.gazebo, vessel, time_base, namespace=cfg.ros.namespace,
@@ -86,6 +93,7 @@ class HardwareBackend:
 
     def __init__(self, vessel, clock_s, perf_clock=time.perf_counter, deadman: bool = True, esc_backend=None):
         from drivers.esc import EscOutput
+        refuse_unsteerable_pods("hw", vessel)
         from drivers.l76k import L76K
         from drivers.lsm9ds1 import Lsm9ds1Source
 
@@ -145,6 +153,15 @@ class HardwareBackend:
             close = getattr(self.imu.driver, "close", None)
             if close is not None:
                 close()
+
+
+def refuse_unsteerable_pods(backend: str, vessel) -> None:
+    """ValueError when `vessel` has azimuth pods and `backend` cannot command their angles."""
+    pods = [t.name for t in vessel.thrusters if t.azimuth is not None]
+    if pods and backend not in ("sim", "gazebo"):
+        raise ValueError(f"backend {backend!r}: vessel {vessel.name!r} has azimuth pods ({', '.join(pods)}) but "
+                         f"the {backend} backend has no output for their angle servos yet; refusing to start a "
+                         f"boat that would ignore its pod angles (use backend sim or gazebo, or fixed thrusters)")
 
 
 def make_hardware_backend(cfg, vessel, node, time_base):

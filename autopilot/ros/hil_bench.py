@@ -157,6 +157,9 @@ def fly_bench(cfg, vessel, mission, env, context, opts: BenchOptions, wait_s: fl
 
         def on_step(t: float, truth) -> bool:
             truth_at[round(t, 6)] = truth
+            if getattr(truth, "angle_rad", None):          # azimuth pods: how far they turned on the angle topics
+                progress["pod_angle_max"] = max(progress.get("pod_angle_max", 0.0),
+                                                max(abs(a) for a in truth.angle_rad))
             st = obs.state
             if arm.tick(st, obs.events, obs.command):      # then AUTO, once; each resent until it shows
                 auto.tick(st, obs.events, obs.command)
@@ -211,4 +214,6 @@ def fly_bench(cfg, vessel, mission, env, context, opts: BenchOptions, wait_s: fl
     }
     report.update(metrics.summary())
     report["link_warnings"] = link_warnings(report)
+    if "pod_angle_max" in progress:
+        report["pod_angle_max_deg"] = round(math.degrees(progress["pod_angle_max"]), 2)
     return report

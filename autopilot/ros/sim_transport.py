@@ -42,8 +42,11 @@ def boat_config_for(vessel, mission_path: str, workdir: Path, log_dir: Optional[
         data = {"ros": {"namespace": ns, "nodes": ["autopilot", "diagnostics"]},
                 "gazebo": {"gnss": {"topic": f"{ns}/gnss/fix"}, "imu": {"topic": f"{ns}/imu/data"},
                            "mag": {"topic": f"{ns}/imu/mag"},
-                           "thrusters": [{"name": t.name,
-                                          "topic": f"/model/{vessel.name}/joint/{t.name}_thruster_joint/cmd_thrust"}
+                           "thrusters": [dict({"name": t.name,
+                                               "topic": f"/model/{vessel.name}/joint/{t.name}_thruster_joint/"
+                                                        f"cmd_thrust"},
+                                              **({"angle_topic": f"/model/{vessel.name}/joint/{t.name}_engine_joint/"
+                                                                 f"cmd_pos"} if t.azimuth is not None else {}))
                                          for t in vessel.thrusters]}}
     data["vessel"] = str(Path(vessel.source_file).resolve())
     data["mission"] = str(Path(mission_path).resolve())
