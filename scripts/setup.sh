@@ -16,3 +16,7 @@ extras="test,pca9685"
 [ "${1:-}" = "--ros" ] && extras="test,ros,gcs,campaign,pca9685"
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[${extras}]"
+# tf2_msgs (TFMessage for /tf) has no wheel: build it from the message definition with the ROS build tools
+if [ "${1:-}" = "--ros" ]; then
+    scripts/build_tf2_msgs.sh
+fi
