@@ -8,7 +8,7 @@ import ros_env  # noqa: F401  (fails without rclpy)
 
 REPO = Path(__file__).resolve().parents[1]
 ROS_MODULES = {"rclpy", "std_msgs", "std_srvs", "sensor_msgs", "geometry_msgs", "nav_msgs", "diagnostic_msgs",
-               "rosgraph_msgs", "builtin_interfaces", "tf2_ros", "launch", "launch_ros"}
+               "rosgraph_msgs", "builtin_interfaces", "tf2_ros", "tf2_msgs", "launch", "launch_ros"}
 PACKAGES = ("autopilot", "drivers", "estimation", "hil")
 
 

@@ -20,7 +20,7 @@ from autopilot.ros.runner import BoatProcess
 
 NS = "/foka"
 RCL_ONLY = {"/parameter_events"}          # rcl's own, on every node: not part of the autopilot's interface
-TF_TOPICS = {"/tf", "/tf_static"}         # live only where tf2_ros (system ROS 2) is installed
+TF_TOPICS = {"/tf", "/tf_static"}         # live only where tf2_msgs is installed (scripts/build_tf2_msgs.sh)
 
 
 def test_the_bag_has_the_live_graphs_topics_types_qos_and_messages(tmp_path, repo_root):
@@ -58,7 +58,7 @@ def test_the_bag_has_the_live_graphs_topics_types_qos_and_messages(tmp_path, rep
                 if name not in RCL_ONLY:
                     info = [i for i in n.get_publishers_info_by_topic(name) if i.node_name == n.get_name()]
                     qos[name] = info[0].qos_profile
-        static_live = {t.child_frame_id: t for t in proc.autopilot._static_transforms()}   # what tf2_ros sends
+        static_live = {t.child_frame_id: t for t in proc.autopilot._static_transforms()}   # what /tf_static sends
         proc.executor.remove_node(probe)
         probe.destroy_node()
         proc.stop()
@@ -72,10 +72,10 @@ def test_the_bag_has_the_live_graphs_topics_types_qos_and_messages(tmp_path, rep
     with Reader(run_dir) as bag:           # the run directory, not the bare MCAP
         conns = {c.topic: c for c in bag.connections}
         bag_types = {t: {c.msgtype} for t, c in conns.items()}
-        tf_live = importlib.util.find_spec("tf2_ros") is not None
+        tf_live = importlib.util.find_spec("tf2_msgs") is not None
         expected = {t: v for t, v in bag_types.items() if tf_live or t not in TF_TOPICS}
         assert {t: v for t, v in live.items() if t not in RCL_ONLY} == expected
-        assert TF_TOPICS <= set(bag_types)             # in the log whether or not tf2_ros is here
+        assert TF_TOPICS <= set(bag_types)             # in the log whether or not tf2_msgs is here
         for topic, profile in qos.items():             # offered QoS as the live publishers offer it
             offered = conns[topic].ext.offered_qos_profiles[0]
             assert offered.reliability.name == ReliabilityPolicy(profile.reliability).name.upper(), topic

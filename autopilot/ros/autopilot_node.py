@@ -21,8 +21,8 @@ Published (names from the boat config, relative to the namespace):
   heading [deg, compass] and speed [m/s], cross-track error [m], waypoint index: plottable std_msgs;
 - all of these reliable with a small depth (autopilot/ros/qos.py: derived), so default-QoS subscribers get them;
 - autopilot/state std_msgs/String JSON (latched) and autopilot/events std_msgs/String;
-- map -> odom -> base_link on /tf and base_link -> gnss_link / imu_link on /tf_static when tf2_ros is
-  importable and publish_tf is set.
+- map -> odom -> base_link on /tf and base_link -> gnss_link / imu_link on /tf_static as tf2_msgs/TFMessage
+  (autopilot/ros/tf_publisher.py, no tf2_ros) when tf2_msgs is importable and publish_tf is set.
 Topics, types, QoS, frames, rates and units: autopilot/ros/interface.py (docs/ros_interface.md).
 Commands: autopilot/arm (std_srvs/SetBool), autopilot/hold (std_srvs/Trigger), autopilot/command
 (std_msgs/String: `arm`, `disarm`, `mode NAME`, `mission PATH`, `heartbeat` (the operator's station is alive,
@@ -52,6 +52,7 @@ from autopilot.ros import frames, messages
 from autopilot.ros.messages import TimeBase
 from autopilot.ros.interface import BY_KEY
 from autopilot.ros.qos import command_qos, qos_for, quiet_publisher, quiet_subscription, sensor_qos
+from autopilot.ros.tf_publisher import TfPublisher, odometry_transforms, static_transforms
 
 
 LATCHED_REPUBLISH_S = 5.0     # the mission path again, for subscribers that joined late without transient local
@@ -225,16 +226,14 @@ class AutopilotNode(Node):
             from geometry_msgs.msg import Twist
             quiet_subscription(self, Twist, t.cmd_vel, _with_info(self._on_cmd_vel), sensor_qos(ros.qos.sensor_depth))
 
-        self._tf = self._tf_static = None
+        self._tf = None
         if ros.publish_tf:
-            try:
-                import tf2_ros
-                self._tf = tf2_ros.TransformBroadcaster(self)
-                self._tf_static = tf2_ros.StaticTransformBroadcaster(self)
-                self._tf_static.sendTransform(self._static_transforms())
-            except ImportError:
-                self.get_logger().info("tf2_ros is not installed: odom -> base_link is not broadcast "
-                                       "(Odometry still carries the pose)")
+            self._tf = TfPublisher.create(self, ros)
+            if self._tf is None:
+                self.get_logger().info("tf2_msgs is not installed (scripts/build_tf2_msgs.sh builds it): /tf and "
+                                       "/tf_static are not broadcast (Odometry still carries the pose)")
+            else:
+                self._tf.send_static(self._static_transforms())
 
         if use_sim_time:
             from rosgraph_msgs.msg import Clock
@@ -339,7 +338,6 @@ class AutopilotNode(Node):
         for pub, p in zip(self.pulse_pubs, result.pulses.pulse_us):
             pub.publish(UInt16(data=int(p)))
         nav, sp = result.nav, result.setpoint
-        stamp = self.tb.to_stamp(result.time_s)
         fr = self.cfg.ros.frames
         health = self._estimator_health(result.time_s)
         odom = None
@@ -358,33 +356,13 @@ class AutopilotNode(Node):
             self.plot_pubs["cross_track_error"].publish(Float64(data=float(sp.xte_m)))
         self.wp_pub.publish(Int32(data=int(self._guidance().index)))
         if self._tf is not None and odom is not None:
-            from geometry_msgs.msg import TransformStamped
-            tf = TransformStamped()
-            tf.header.stamp = stamp
-            tf.header.frame_id, tf.child_frame_id = fr.odom, fr.base_link
-            p, q = odom.pose.pose.position, odom.pose.pose.orientation
-            tf.transform.translation.x, tf.transform.translation.y = p.x, p.y
-            tf.transform.rotation = q
-            to_odom = TransformStamped()          # odom and map are both ENU about the mission origin
-            to_odom.header.stamp = stamp
-            to_odom.header.frame_id, to_odom.child_frame_id = fr.map, fr.odom
-            to_odom.transform.rotation.w = 1.0
-            self._tf.sendTransform([to_odom, tf])
+            self._tf.send(odometry_transforms(odom, fr.map))
         self._publish_state()
 
     def _static_transforms(self) -> list:
-        """base_link -> gnss_link and imu_link from the vessel file's sensor placement (tf2 messages)."""
-        from geometry_msgs.msg import TransformStamped
-        out = []
-        for parent, child, xyz, quat in frames.sensor_transforms(self.vessel, self.cfg.ros.frames):
-            tf = TransformStamped()
-            tf.header.stamp = self.get_clock().now().to_msg()
-            tf.header.frame_id, tf.child_frame_id = parent, child
-            tf.transform.translation.x, tf.transform.translation.y, tf.transform.translation.z = xyz
-            r = tf.transform.rotation
-            r.x, r.y, r.z, r.w = quat
-            out.append(tf)
-        return out
+        """base_link -> gnss_link and imu_link from the vessel file's sensor placement (TransformStamped)."""
+        return static_transforms(self.get_clock().now().to_msg(),
+                                 frames.sensor_transforms(self.vessel, self.cfg.ros.frames))
 
     def _guidance(self):
         return self.autopilot.guidance

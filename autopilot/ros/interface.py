@@ -11,8 +11,9 @@ map, odom, base_link, gnss_link, imu_link).
 
 `live` says where a topic appears:
 - "always": published by a running boat process (the sensor topics by its gnss / imu nodes, when they run);
-- "tf2_ros": /tf and /tf_static, broadcast only where tf2_ros is installed (system ROS 2; it is not on the
-  package index); the run log carries them everywhere;
+- "tf2_msgs": /tf and /tf_static, broadcast where tf2_msgs is importable (a system ROS 2's, or the one
+  scripts/build_tf2_msgs.sh builds into a venv of PyPI's ROS wheels, which have none); the run log carries them
+  everywhere;
 - "log": only in the run log (the simulated plant's truth; a boat has none).
 """
 from __future__ import annotations
@@ -56,7 +57,7 @@ class Topic:
     rate: str                 # when it is published
     unit: str                 # units and conventions of its fields
     publisher: str            # gnss | imu | autopilot | diagnostics | (every node) | simulator
-    live: str = "always"      # always | tf2_ros | log
+    live: str = "always"      # always | tf2_msgs | log
     per_thruster: bool = False
     child_frame: str = ""
 
@@ -103,10 +104,10 @@ TOPICS: Tuple[Topic, ...] = (
     Topic("diagnostics", "diagnostic_msgs/msg/DiagnosticArray", "diagnostics", "", "ros.diagnostics_rate_hz (1 Hz)",
           "string key/values, units in the keys", "diagnostics"),
     Topic("/tf", "tf2_msgs/msg/TFMessage", "tf", "", "ros.state_rate_hz, while valid",
-          "map -> odom (identity) and odom -> base_link, m / quaternion", "autopilot", live="tf2_ros"),
+          "map -> odom (identity) and odom -> base_link, m / quaternion", "autopilot", live="tf2_msgs"),
     Topic("/tf_static", "tf2_msgs/msg/TFMessage", "tf_static", "", "once at start",
           "base_link -> gnss_link (antenna_x/y_m), base_link -> imu_link (identity: readings are in body axes)",
-          "autopilot", live="tf2_ros"),
+          "autopilot", live="tf2_msgs"),
     Topic("/rosout", "rcl_interfaces/msg/Log", "rosout", "", "each log line",
           "level, node name, text (events: 'kind: message')", "(every node)"),
     Topic("sim/truth/odometry", "nav_msgs/msg/Odometry", "derived", "odom", "the log's rate, simulation only",
@@ -141,7 +142,7 @@ class ResolvedTopic:
     thruster_index: int = -1
 
 
-def resolved_topics(ros, thruster_names: Sequence[str], live: Sequence[str] = ("always", "tf2_ros", "log"),
+def resolved_topics(ros, thruster_names: Sequence[str], live: Sequence[str] = ("always", "tf2_msgs", "log"),
                     nodes: Optional[Sequence[str]] = None) -> List[ResolvedTopic]:
     """Every topic of the table with its absolute name for this boat (one per thruster where per_thruster).
 
@@ -179,7 +180,7 @@ def markdown() -> str:
     ]
     from autopilot.boat_config import TopicsConfig
     defaults = TopicsConfig()
-    where = {"always": "live + log", "tf2_ros": "log; live where tf2_ros is installed", "log": "log (simulation)"}
+    where = {"always": "live + log", "tf2_msgs": "live where tf2_msgs is installed + log", "log": "log (simulation)"}
     for t in TOPICS:
         name = t.key if t.key.startswith("/") else getattr(defaults, t.key, t.key)
         q = QOS[t.qos]
