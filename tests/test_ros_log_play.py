@@ -1,6 +1,8 @@
 """`autopilot log play` puts a recorded run back on the live graph: a separate process publishes the bag, a plain
-rclpy subscriber with the default QoS receives the odometry and the IMU with the recorded stamps; a
-`log replay --ros` plays the replayed run. Real DDS."""
+rclpy subscriber with the default reliability and durability receives the odometry, the IMU and /tf with the
+recorded stamps; a `log replay --ros` plays the replayed run. Real DDS. The subscribers keep a history of 100: with
+10, a listener starved of CPU by other processes lost messages mid-stream (its own queue overflowed; the player
+had sent them), more often since /tf is played too."""
 import os
 import subprocess
 import sys
@@ -15,6 +17,7 @@ from nav_msgs.msg import Odometry
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore
 from sensor_msgs.msg import Imu
+from tf2_msgs.msg import TFMessage          # built by scripts/build_tf2_msgs.sh: /tf is played, not skipped
 
 from autopilot.cli import main
 from autopilot.ros.qos import sensor_qos
@@ -30,15 +33,25 @@ def _stamps(run_dir, topic):
                 for m in (store.deserialize_cdr(raw, c.msgtype) for c, _t, raw in bag.messages(connections=conns))]
 
 
+def _recorded_tf(run_dir):
+    store = get_typestore(Stores.ROS2_HUMBLE)
+    with Reader(run_dir) as bag:
+        conns = [c for c in bag.connections if c.topic == "/tf"]
+        return [[(t.header.frame_id, t.child_frame_id, t.transform.translation.x) for t in m.transforms]
+                for m in (store.deserialize_cdr(raw, c.msgtype) for c, _t, raw in bag.messages(connections=conns))]
+
+
 def _listen(cmd, seconds=40.0):
     ctx = rclpy.Context()
     rclpy.init(context=ctx)
     node = rclpy.create_node("listener", context=ctx)
-    got = {"odom": [], "imu": 0}
+    got = {"odom": [], "imu": 0, "tf": []}
     node.create_subscription(Odometry, "/odometry/filtered",
-                             lambda m: got["odom"].append((m.header.stamp.sec, m.header.stamp.nanosec)), 10)
+                             lambda m: got["odom"].append((m.header.stamp.sec, m.header.stamp.nanosec)), 100)
     node.create_subscription(Imu, "/imu/data", lambda m: got.__setitem__("imu", got["imu"] + 1),
                              sensor_qos(50))                  # sensor data is best effort (REP-2003)
+    node.create_subscription(TFMessage, "/tf", lambda m: got["tf"].append(
+        [(t.header.frame_id, t.child_frame_id, t.transform.translation.x) for t in m.transforms]), 100)
     proc = subprocess.Popen([sys.executable, "-m", "autopilot.cli", *cmd], cwd=REPO, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, env=dict(os.environ))
     try:
@@ -87,6 +100,7 @@ def test_a_logged_run_plays_onto_the_live_graph_with_its_stamps(run_dir):
     assert "played" in out
     _tail_of(got["odom"], recorded)
     assert got["imu"] > 100, out
+    _tail_of(got["tf"], _recorded_tf(run_dir))
 
 
 def test_replay_with_ros_plays_the_replayed_run(run_dir, tmp_path):
