@@ -44,22 +44,30 @@ class TfTree:
             stamp = None if static else (t.header.stamp.sec, t.header.stamp.nanosec)
             poses[stamp] = _pose(t.transform)
 
-    def _to_root(self, frame, stamp):
-        """`frame`'s pose in the root of its tree, and that root's name (KeyError: no transform at `stamp`)."""
+    def _ancestors(self, frame):
+        out = [frame]
+        while out[-1] in self.edges:
+            out.append(self.edges[out[-1]][0])
+        return out
+
+    def _to(self, ancestor, frame, stamp):
+        """`frame`'s pose in its ancestor `ancestor` (KeyError: no transform at `stamp` on the way)."""
         rot, pos = Rotation.identity(), np.zeros(3)
-        while frame in self.edges:
+        while frame != ancestor:
             parent, poses = self.edges[frame]
             r, p = poses[None] if None in poses else poses[stamp]
             rot, pos = r * rot, r.apply(pos) + p
             frame = parent
-        return (rot, pos), frame
+        return rot, pos
 
     def lookup(self, target, source, stamp):
-        """`source`'s pose in `target` at `stamp` (sec, nanosec), through their common root, like tf2's
-        lookupTransform(target, source, time) with an exact stamp."""
-        (rt, pt), root_t = self._to_root(target, stamp)
-        (rs, ps), root_s = self._to_root(source, stamp)
-        assert root_t == root_s, f"{target} and {source} are not connected"
+        """`source`'s pose in `target` at `stamp` (sec, nanosec), through their nearest common ancestor, like
+        tf2's lookupTransform(target, source, time) with an exact stamp."""
+        up_t, up_s = self._ancestors(target), self._ancestors(source)
+        common = next((f for f in up_s if f in up_t), None)
+        assert common is not None, f"{target} and {source} are not connected"
+        rt, pt = self._to(common, target, stamp)
+        rs, ps = self._to(common, source, stamp)
         inv = rt.inv()
         return inv * rs, inv.apply(ps - pt)
 
@@ -132,6 +140,8 @@ def test_a_separate_process_looks_up_odom_to_base_link_and_the_antenna_from_tf(t
         odom_rot = Rotation.from_quat([q.x, q.y, q.z, q.w])
         assert np.linalg.norm(pos - [p.x, p.y, p.z]) < 1e-3, (pos, p)
         assert (odom_rot.inv() * rot).magnitude() < 0.01
+        rot_map, pos_map = tree.lookup("map", "base_link", stamp)          # map -> odom (identity) -> base_link
+        assert np.linalg.norm(pos_map - pos) < 1e-3 and (rot_map.inv() * rot).magnitude() < 0.01
         antenna_rot, antenna = tree.lookup("odom", "gnss_link", stamp)   # odom -> base_link -> gnss_link
         expected = odom_rot.apply([0.4, -0.15, 0.0]) + [p.x, p.y, p.z]   # FRD starboard -> FLU -y
         assert np.linalg.norm(antenna - expected) < 1e-3, (antenna, expected)
@@ -141,5 +151,5 @@ def test_a_separate_process_looks_up_odom_to_base_link_and_the_antenna_from_tf(t
     # the boat moved and turned while we looked: the lookups followed a changing pose, not a constant
     assert np.linalg.norm(positions[-1] - positions[0]) > 1.0, out[-2000:]
     assert np.ptp(np.unwrap(yaws)) > 0.05, out[-2000:]
-    rot, offset = tree.lookup("base_link", "gnss_link", stamp)
+    rot, offset = tree.lookup("base_link", "gnss_link", None)          # static: needs no stamp
     assert np.allclose(offset, [0.4, -0.15, 0.0], atol=1e-9) and rot.magnitude() < 1e-9
