@@ -12,6 +12,7 @@ truth, and prints/writes the same report as `autopilot sim` plus the link's figu
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -89,9 +90,7 @@ def serve(args) -> int:
                   f"token file here)", file=sys.stderr)
             return 2
     try:
-        import rclpy
-
-        from autopilot.ros.hil_bench import BenchError, bench_options, fly_bench
+        from autopilot.ros.hil_bench import BenchError, bench_options, fly_bench_in_own_context
     except ImportError as e:
         print(f"error: hil serve needs rclpy ({e}): source /opt/ros/$ROS_DISTRO/setup.bash", file=sys.stderr)
         return 2
@@ -99,19 +98,15 @@ def serve(args) -> int:
     from hil.environment import EnvironmentConfig
 
     env = EnvironmentConfig()
-    context = rclpy.Context()
-    rclpy.init(context=context)
     print(f"hil serve: waiting up to {args.wait:g} s for the autopilot on {cfg.ros.namespace or '/'} "
-          f"(ROS domain {context.get_domain_id()})", flush=True)
+          f"(ROS domain {os.environ.get('ROS_DOMAIN_ID', '0')})", flush=True)
     try:
-        report = fly_bench(cfg, vessel, mission, env, context, bench_options(args), wait_s=args.wait)
+        report = fly_bench_in_own_context(cfg, vessel, mission, env, bench_options(args), wait_s=args.wait)
     except BenchError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
-    finally:
-        rclpy.shutdown(context=context)
     print(format_summary(report, env))
     print(f"  link: sensor->thrust latency p50 {report['latency_p50_ms']:.1f} ms, p99 {report['latency_p99_ms']:.1f}"
           f" ms, max {report['latency_max_ms']:.1f} ms; loss {json.dumps(report['loss'])}")

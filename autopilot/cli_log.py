@@ -71,22 +71,16 @@ def play(args) -> int:
     except FileNotFoundError as e:
         print(e)
         return 1
-    import rclpy
-    from autopilot.ros.bag_player import play as play_bag
-    rclpy.init()
-    node = rclpy.create_node("autopilot_log_play")
+    from autopilot.ros.bag_player import play_in_own_node
     try:
         print(f"playing {mcap} at {args.rate:g}x (Ctrl-C stops)")
-        stats = play_bag(node, mcap, rate=args.rate, clock=args.clock, discovery_s=max(0.0, args.delay))
+        stats = play_in_own_node(mcap, rate=args.rate, clock=args.clock, delay_s=args.delay)
     except KeyboardInterrupt:
         print("stopped")
         return 0
     except (OSError, ValueError) as e:
         print(f"{mcap}: cannot be played: {e}")
         return 1
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
     total = sum(stats.sent.values())
     print(f"played {total} messages on {len(stats.sent)} topics over {stats.duration_s:.1f} s of log time "
           f"(worst lateness {stats.late_max_s * 1000:.0f} ms)")

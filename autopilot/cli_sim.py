@@ -104,7 +104,7 @@ def register(subparsers) -> None:
                         "the Gazebo stand-in over DDS (needs rclpy); the report adds the link's figures")
     p.add_argument("--link", metavar="DELAY_MS[:JITTER_MS[:LOSS]]",
                    help="--transport ros: the autopilot in a ROS domain of its own behind an emulated Wi-Fi link "
-                        "(hil/link_relay.py), e.g. 20:10:0.01")
+                        "(hil/ros_link_relay.py), e.g. 20:10:0.01")
     p.add_argument("--link-outage", action="append", default=[], metavar="START_S:DURATION_S",
                    help="--link: nothing crosses for DURATION_S, START_S after the simulation starts (repeatable)")
     p.add_argument("--on-outage", choices=("pause", "run"), default="pause",
@@ -441,7 +441,7 @@ def _link_spec(text, outages):
     """--link DELAY_MS[:JITTER_MS[:LOSS]] and --link-outage START_S:DURATION_S -> LinkSpec (None: no link)."""
     if not text and not outages:
         return None
-    from hil.link_relay import LinkSpec
+    from hil.ros_link_relay import LinkSpec
     parts = (text or "0").split(":")
     try:
         nums = [float(x) for x in parts]

@@ -1,5 +1,5 @@
 """HIL bench over an emulated Wi-Fi link: the autopilot process in a ROS domain of its own, the Gazebo stand-in in
-another, joined only by hil/link_relay.py (delay +- jitter, loss, outages), as two machines on poor Wi-Fi.
+another, joined only by hil/ros_link_relay.py (delay +- jitter, loss, outages), as two machines on poor Wi-Fi.
 
     python benchmarks/bench_hil_link.py [--lockstep-cap-s 30] [--only ROW]
 
@@ -11,7 +11,7 @@ lockstep rows to latency, loss and real-time factor). Also one real-time outage 
 Mission: a 50 m / 20 m / 50 m U near the demo's launch point at 1 m/s (FOKA, white GNSS, calm): the demo's
 380 s in real time per row would make the table take half an hour.
 Latency is sensor stamp -> first thrust computed from it (hil/link_figures.py); a lost message on a topic that is
-reliable at both ends is modelled as arriving 100 ms late (an assumed DDS repair time, see hil/link_relay.py).
+reliable at both ends is modelled as arriving 100 ms late (an assumed DDS repair time, see hil/ros_link_relay.py).
 ROS_DOMAIN_ID is taken from the environment (default: 40 + pid % 50); the autopilot gets that + 101 (mod 233).
 """
 from __future__ import annotations
@@ -61,7 +61,7 @@ def row(name: str, mission_path: Path, realtime: bool, cap_s, on_outage: str = "
     from autopilot.config import load_mission, load_vessel
     from autopilot.ros.sim_transport import run_ros_sim
     from hil.environment import EnvironmentConfig
-    from hil.link_relay import LinkSpec
+    from hil.ros_link_relay import LinkSpec
 
     args = SimpleNamespace(seed=1, gps_noise="white", duration=cap_s, realtime=realtime,
                            link=LinkSpec(**ROWS[name]), on_outage=on_outage)

@@ -123,7 +123,7 @@ def test_hil_serve_flies_the_autopilot_on_another_machine_found_by_unicast(route
 
 def test_the_demo_leg_flies_across_namespaces_over_a_poor_link(routed_namespaces, repo_root, tmp_path):
     """The issue's CI case: the PC side and the Pi side in two namespaces, nothing between them but the router
-    namespace, where the link relay (hil/link_relay.py: 20 +- 10 ms, 1 % loss; this kernel has no netem)
+    namespace, where the link relay (hil/ros_link_relay.py: 20 +- 10 ms, 1 % loss; this kernel has no netem)
     joins the PC's ROS domain to the Pi's; each side finds the relay by unicast only."""
     pc_ns, pi_ns = routed_namespaces
     router = pc_ns[:-1] + "r"
@@ -134,7 +134,7 @@ def test_the_demo_leg_flies_across_namespaces_over_a_poor_link(routed_namespaces
     (tmp_path / "pi.env").write_text(common + "ROS_DOMAIN_ID=19\nROS_STATIC_PEERS=10.251.8.254\n")
     (tmp_path / "relay.env").write_text(common + f"ROS_STATIC_PEERS='{PC_IP};{PI_IP}'\n")
     relay = in_namespace(router, tmp_path / "relay.env",
-                         ["-m", "hil.link_relay", "--config", str(cfg), "--pc-domain", "17", "--pi-domain", "19",
+                         ["-m", "hil.ros_link_relay", "--config", str(cfg), "--pc-domain", "17", "--pi-domain", "19",
                           "--delay-ms", "20", "--jitter-ms", "10", "--loss", "0.01"], repo_root, module=False)
     pi = in_namespace(pi_ns, tmp_path / "pi.env", ["run", "--config", str(cfg)], repo_root)
     try:

@@ -171,3 +171,16 @@ def play(node, path, rate: float = 1.0, clock: bool = False, stop: Optional[thre
     if t0_log is not None:
         stats.duration_s = (last_log - t0_log) / 1e9
     return stats
+
+
+def play_in_own_node(path, rate: float = 1.0, clock: bool = False, delay_s: float = 1.0) -> PlayStats:
+    """`play` through a node of its own ("autopilot_log_play") on the default context (initialised and shut
+    down here)."""
+    import rclpy
+    rclpy.init()
+    node = rclpy.create_node("autopilot_log_play")
+    try:
+        return play(node, path, rate=rate, clock=clock, discovery_s=max(0.0, delay_s))
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()

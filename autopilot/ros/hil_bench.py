@@ -112,6 +112,17 @@ def link_warnings(report: dict) -> list:
     return out
 
 
+def fly_bench_in_own_context(cfg, vessel, mission, env, opts: BenchOptions, wait_s: float = 30.0) -> dict:
+    """fly_bench on an rclpy context of its own, initialised here and shut down after."""
+    import rclpy
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        return fly_bench(cfg, vessel, mission, env, context, opts, wait_s)
+    finally:
+        rclpy.shutdown(context=context)
+
+
 def fly_bench(cfg, vessel, mission, env, context, opts: BenchOptions, wait_s: float = 30.0) -> dict:
     """Run the stand-in for `cfg` (a boat config with a gazebo section) against an autopilot speaking it, on
     `context` (an initialised rclpy Context); return the report. BenchError when no autopilot appears in wait_s."""

@@ -10,7 +10,7 @@ operator's commands, and the report of the in-process sim computed from truth, p
 - steps_unanswered: steps for which no thrust came back within the lockstep timeout;
 - log_dir: with `--log DIR`, the run directory the autopilot process wrote (its own run log, a rosbag2 bag of
   the topics it publishes; the plant's truth stays in the stand-in, so it has no sim/truth topic).
-With `link`, the autopilot runs in a ROS domain of its own behind hil/link_relay.py (an emulated Wi-Fi link).
+With `link`, the autopilot runs in a ROS domain of its own behind hil/ros_link_relay.py (an emulated Wi-Fi link).
 """
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def pi_domain_for(pc_domain: int) -> int:
 
 
 def _start_relay(cfg_path: Path, pc_domain: int, pi_domain: int, link) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "hil.link_relay", "--config", str(cfg_path), "--pc-domain", str(pc_domain),
+    cmd = [sys.executable, "-m", "hil.ros_link_relay", "--config", str(cfg_path), "--pc-domain", str(pc_domain),
            "--pi-domain", str(pi_domain), "--delay-ms", str(link.delay_ms), "--jitter-ms", str(link.jitter_ms),
            "--loss", str(link.loss), "--repair-ms", str(link.repair_ms), "--seed", str(link.seed)]
     for start, dur in link.outages:
@@ -99,7 +99,7 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
     `args` carries the sim options of `autopilot sim`: seed, gps_noise, gps_rate_hz, duration, realtime (missing
     attributes take their defaults), and optionally `lockstep_timeout_s`, `command_timeout_s` (wall seconds
     before an unanswered command is resent), `on_outage` ("pause" or "run", see GazeboStandin.run) and `link` (a
-    hil.link_relay.LinkSpec: the autopilot then runs in a ROS domain of its own and everything crosses through
+    hil.ros_link_relay.LinkSpec: the autopilot then runs in a ROS domain of its own and everything crosses through
     an emulated link).
     """
     import rclpy

@@ -12,7 +12,7 @@ the link returns, as a DDS writer's keep-last history would.
 This is a message-level model, not a packet-level one (no fragmentation, no shared queue between topics). The
 kernel's netem would be the real thing; this machine has none.
 
-    python -m hil.link_relay --config BOAT.yaml --pc-domain 41 --pi-domain 42 --delay-ms 20 --jitter-ms 10 --loss 0.01
+    python -m hil.ros_link_relay --config BOAT.yaml --pc-domain 41 --pi-domain 42 --delay-ms 20 --jitter-ms 10 --loss 0.01
 """
 from __future__ import annotations
 
@@ -263,7 +263,7 @@ def main(argv=None) -> int:
     from autopilot.boat_config import load_boat_config
     from autopilot.config import ConfigError, load_vessel
 
-    p = argparse.ArgumentParser(prog="python -m hil.link_relay", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m hil.ros_link_relay", description=__doc__.split("\n\n")[0])
     p.add_argument("--config", required=True, help="the boat config (gazebo section) whose topics cross the link")
     p.add_argument("--pc-domain", type=int, required=True)
     p.add_argument("--pi-domain", type=int, required=True)
