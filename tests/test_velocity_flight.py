@@ -62,8 +62,9 @@ def test_velocity_mode_goes_neutral_when_the_operator_stops_and_the_boat_slows()
 
 def test_heading_cascade_around_the_yaw_rate_loop_flies_the_survey_like_the_pid_on_a_foreign_hull():
     """control.heading.structure cascade (a heading P loop asking the velocity controller for a turn rate) is a
-    working alternative to the heading PID: on FOKA's survey, on a plant drawn within x/÷1.5 of the file, the
-    cross-track error is within 10 % of the PID's (measured: 1.696 vs 1.695 m)."""
+    working alternative to the heading PID: on FOKA's survey (its first 150 s: three legs, two turns), on a plant
+    drawn within x/÷1.5 of the file, the cross-track error is within 10 % of the PID's (measured on the whole
+    survey: 1.696 vs 1.695 m)."""
     import dataclasses
     vessel = load_vessel("foka")
     mission = load_mission(CONFIG_DIR / "missions" / "demo.yaml")
@@ -71,8 +72,8 @@ def test_heading_cascade_around_the_yaw_rate_loop_flies_the_survey_like_the_pid_
     for structure in ("pid", "cascade"):
         h = dataclasses.replace(vessel.control.heading, structure=structure)
         v = dataclasses.replace(vessel, control=dataclasses.replace(vessel.control, heading=h))
-        rep = run_sim(v, mission, SimOptions(seed=1, devices="typed",
+        rep = run_sim(v, mission, SimOptions(seed=1, devices="typed", duration_s=150.0,
                                              plant_spec=PlantSpec.resolve(v, 1, mismatch={"random": 0.5}))).report
-        assert rep["mission_complete"], structure
+        assert rep["waypoints_reached"] >= 3 and not rep["failsafe_events"], (structure, rep["waypoints_reached"])
         xte[structure] = rep["xte_rms_m"]
     assert xte["cascade"] < 1.1 * xte["pid"], xte
