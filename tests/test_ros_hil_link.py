@@ -43,9 +43,12 @@ def test_realtime_latency_over_a_slow_link_equals_an_independent_stamped_measure
         probe.send_signal(signal.SIGINT)
         probe.communicate(timeout=10)
     seen = json.loads(out.read_text())
-    witness = [(seen["thrust"][k] - seen["imu"][k]) / 1e9 for k in seen["thrust"] if k in seen["imu"]]
-    assert report["latency_samples"] >= 200 and len(witness) >= 0.95 * report["latency_samples"], \
-        (report["latency_samples"], len(witness))
+    both = sorted((int(k), (seen["thrust"][k] - seen["imu"][k]) / 1e9) for k in seen["thrust"] if k in seen["imu"])
+    assert report["latency_samples"] >= 200 and len(both) >= 0.95 * report["latency_samples"], \
+        (report["latency_samples"], len(both))
+    # the same window as the report's: its last latency_samples stamps (the witness also saw the start-up, when
+    # messages queued during discovery arrive 150-250 ms late: it failed a CI run at p99, 209 vs 74 ms)
+    witness = [lat for _k, lat in both[-report["latency_samples"]:]]
     assert report["latency_p50_ms"] >= 60.0, report          # two crossings of 30 ms, not clipped to a step
     # the witness's reader and the stand-in's are two processes: on a saturated 2-core machine one of them can
     # wake a scheduler slice later (p99 2.9 ms apart at load 7, p50 2.7 ms apart at load 6 with the whole suite
