@@ -69,5 +69,5 @@ def test_velocity_commands_are_refused_outside_velocity_and_when_malformed(desk)
         assert not answer.ok and "refused" in answer.text, bad
     d.autopilot.mode = d.autopilot.modes["VELOCITY"]
     assert d.text("velocity 1.0 -10", "carol").ok
-    _, surge, rate = d.autopilot.velocity._cmd
+    surge, rate = d.autopilot.velocity._cmd.values
     assert surge == 1.0 and rate == pytest.approx(math.radians(-10))

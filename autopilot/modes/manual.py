@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 from autopilot.modes.base import NEUTRAL, Mode, ModeOutput
+from autopilot.modes.operator_command import OperatorCommand
 from autopilot.types import Wrench
 
 
@@ -21,27 +21,23 @@ class ManualMode(Mode):
         self.min_surge_n = min_surge_n
         self.max_yaw_nm = max_yaw_nm
         self.timeout_s = timeout_s
-        self._cmd: Optional[tuple[float, float, float]] = None   # (t_s, throttle, steering)
-        self._stale = True
+        self._cmd = OperatorCommand(timeout_s, "operator")    # (throttle, steering)
 
     def command(self, t_s: float, throttle: float, steering: float) -> None:
         """Store an operator command. ValueError for a non-finite value; values beyond +-1 are clamped."""
         if not (math.isfinite(t_s) and math.isfinite(throttle) and math.isfinite(steering)):
             raise ValueError(f"manual command must be finite numbers, got throttle={throttle!r}, "
                              f"steering={steering!r} at t={t_s!r}")
-        self._cmd = (t_s, max(-1.0, min(1.0, throttle)), max(-1.0, min(1.0, steering)))
+        self._cmd.store(t_s, max(-1.0, min(1.0, throttle)), max(-1.0, min(1.0, steering)))
 
     def enter(self, t_s, nav) -> None:
-        self._stale = True
+        self._cmd.restart()
 
     def update(self, t_s, nav) -> ModeOutput:
-        cmd = self._cmd
-        if cmd is None or t_s - cmd[0] > self.timeout_s:
-            if not self._stale:
-                self._stale = True
-                self.notice = f"no operator command for {self.timeout_s:g} s: thrusters neutral"
+        cmd = self._cmd.current(t_s)
+        if cmd is None:
+            self.notice = self._cmd.take_notice() or self.notice
             return NEUTRAL
-        self._stale = False
-        _, throttle, steering = cmd
+        throttle, steering = cmd
         surge = throttle * (self.max_surge_n if throttle >= 0.0 else -self.min_surge_n)
         return ModeOutput(wrench=Wrench(surge, steering * self.max_yaw_nm))

@@ -10,9 +10,9 @@ The mode needs a valid estimate (the controller feeds back the estimated surge s
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 from autopilot.modes.base import NEUTRAL, Mode, ModeOutput
+from autopilot.modes.operator_command import OperatorCommand
 from autopilot.types import VelocitySetpoint
 
 
@@ -27,8 +27,7 @@ class VelocityMode(Mode):
         self.max_speed_mps = max_speed_mps
         self.max_yaw_rate_rps = max_yaw_rate_rps
         self.timeout_s = timeout_s
-        self._cmd: Optional[tuple[float, float, float]] = None    # (t_s, surge_mps, yaw_rate_rps)
-        self._stale = True
+        self._cmd = OperatorCommand(timeout_s, "velocity")    # (surge_mps, yaw_rate_rps)
 
     def command(self, t_s: float, surge_mps: float, yaw_rate_rps: float) -> None:
         """Store a commanded surge speed [m/s] and yaw rate [rad/s, + starboard]; clamped to the mode's limits.
@@ -37,7 +36,7 @@ class VelocityMode(Mode):
             raise ValueError(f"velocity command must be finite numbers, got surge={surge_mps!r} m/s, "
                              f"yaw rate={yaw_rate_rps!r} rad/s")
         v, r = self.max_speed_mps, self.max_yaw_rate_rps
-        self._cmd = (t_s, max(-v, min(v, surge_mps)), max(-r, min(r, yaw_rate_rps)))
+        self._cmd.store(t_s, max(-v, min(v, surge_mps)), max(-r, min(r, yaw_rate_rps)))
 
     def sticks(self, t_s: float, throttle: float, steering: float) -> None:
         """Throttle and steering in [-1, 1] (clamped) as a speed and a turn rate."""
@@ -48,15 +47,11 @@ class VelocityMode(Mode):
                      max(-1.0, min(1.0, steering)) * self.max_yaw_rate_rps)
 
     def enter(self, t_s, nav) -> None:
-        self._cmd = None                  # a command given before entering does not carry over
-        self._stale = True
+        self._cmd.clear()                 # a command given before entering does not carry over
 
     def update(self, t_s, nav) -> ModeOutput:
-        cmd = self._cmd
-        if cmd is None or t_s - cmd[0] > self.timeout_s:
-            if not self._stale:
-                self._stale = True
-                self.notice = f"no velocity command for {self.timeout_s:g} s: thrusters neutral"
+        cmd = self._cmd.current(t_s)
+        if cmd is None:
+            self.notice = self._cmd.take_notice() or self.notice
             return NEUTRAL
-        self._stale = False
-        return ModeOutput(velocity=VelocitySetpoint(cmd[1], cmd[2]))
+        return ModeOutput(velocity=VelocitySetpoint(*cmd))
