@@ -45,13 +45,8 @@ def main() -> None:
 
     import tempfile
 
-    import rclpy
-
     from autopilot.boat_config import load_boat_config
-    from autopilot.config import load_mission, load_vessel
-    from autopilot.ros.autopilot_node import CycleStats
-    from autopilot.ros.runner import BoatProcess
-    from tests.mavlink_gcs import M, Gcs
+    from autopilot.ros.runner import own_context
 
     gcs_port, open_port = _free_port(), _free_port()
     tmp = Path(tempfile.mkdtemp())
@@ -60,8 +55,16 @@ def main() -> None:
                         f"ros: {{namespace: /bench_mavlink, nodes: [autopilot]}}\nlogging: {{enabled: false}}\n"
                         f"mavlink: {{links: ['udpout:127.0.0.1:{gcs_port}', 'udpin:127.0.0.1:{open_port}']}}\n")
     cfg = load_boat_config(cfg_file)
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx)
+    with own_context() as ctx:
+        _fly_and_flood(args, cfg, ctx, gcs_port, open_port)
+
+
+def _fly_and_flood(args, cfg, ctx, gcs_port: int, open_port: int) -> None:
+    from autopilot.config import load_mission, load_vessel
+    from autopilot.ros.autopilot_node import CycleStats
+    from autopilot.ros.runner import BoatProcess
+    from tests.mavlink_gcs import M, Gcs
+
     proc = BoatProcess(cfg, load_vessel("foka"), load_mission(REPO / "config/missions/demo.yaml"), context=ctx)
     proc.serve_mavlink()
     stop = threading.Event()
@@ -151,7 +154,6 @@ def main() -> None:
     spinner.join(timeout=5)
     gcs.close()
     proc.stop()
-    rclpy.shutdown(context=ctx)
 
 
 if __name__ == "__main__":

@@ -9,14 +9,14 @@ import ros_env  # noqa: F401  (fails without rclpy)
 REPO = Path(__file__).resolve().parents[1]
 ROS_MODULES = {"rclpy", "std_msgs", "std_srvs", "sensor_msgs", "geometry_msgs", "nav_msgs", "diagnostic_msgs",
                "rosgraph_msgs", "builtin_interfaces", "tf2_ros", "tf2_msgs", "launch", "launch_ros"}
-PACKAGES = ("autopilot", "drivers", "estimation", "hil")
+PACKAGES = ("autopilot", "drivers", "estimation", "hil", "benchmarks")
 
 
 def allowed(rel: Path) -> bool:
     parts = rel.parts
     if parts[:2] == ("autopilot", "ros"):
         return True
-    return parts[0] == "hil" and ("gazebo" in rel.name or "ros" in rel.stem.split("_"))
+    return parts[0] in ("hil", "benchmarks") and ("gazebo" in rel.name or "ros" in rel.stem.split("_"))
 
 
 def ros_imports(path: Path) -> list:
@@ -41,7 +41,8 @@ def test_no_ros_import_outside_the_ros_adapters():
             rel = path.relative_to(REPO)
             if not allowed(rel):
                 offenders += ros_imports(path)
-    assert not offenders, "ROS imported outside autopilot/ros and hil/*gazebo*:\n" + "\n".join(offenders)
+    assert not offenders, ("ROS imported outside autopilot/ros and the ROS-named hil and benchmark files:\n"
+                           + "\n".join(offenders))
 
 
 def test_the_scan_would_catch_an_offender(tmp_path):

@@ -15,7 +15,8 @@ import signal
 import socket
 import sys
 import threading
-from typing import Optional
+from contextlib import contextmanager
+from typing import Iterator, Optional
 
 import rclpy
 from rclpy.context import Context
@@ -155,6 +156,19 @@ class BoatProcess:
             self.executor.remove_node(n)
             n.destroy_node()
         self.executor.shutdown()
+
+
+@contextmanager
+def own_context() -> Iterator[Context]:
+    """An rclpy context of the caller's own (a bench or tool beside other ROS users in one process), shut down
+    on leaving; no signal handlers are installed for it."""
+    ctx = Context()
+    rclpy.init(context=ctx)
+    try:
+        yield ctx
+    finally:
+        if ctx.ok():
+            rclpy.shutdown(context=ctx)
 
 
 def start_mavlink(cfg, node: AutopilotNode, upload_dir=None):
