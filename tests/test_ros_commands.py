@@ -24,6 +24,40 @@ def _config(tmp_path: Path, ns: str, extra: str = "") -> Path:
     return cfg
 
 
+class BoatWithOperator:
+    """A composed boat process (demo mission, FOKA, sim backend) and an operator's node (`name`) on its executor,
+    in a context of their own; `spin`, `publish_for` drive both from the test's thread."""
+
+    def __init__(self, cfg, operator_name: str):
+        self.ctx = rclpy.Context()
+        rclpy.init(context=self.ctx)
+        self.proc = BoatProcess(cfg, load_vessel("foka"), load_mission(REPO / "config/missions/demo.yaml"),
+                                context=self.ctx)
+        self.node = self.proc.autopilot
+        self.operator = rclpy.create_node(operator_name, context=self.ctx)
+        self.proc.executor.add_node(self.operator)
+
+    def spin(self, seconds: float, until=lambda: False) -> bool:
+        """Spin for up to `seconds` [s] or until `until()` holds; return whether it holds."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and not until():
+            self.proc.executor.spin_once(timeout_sec=0.01)
+        return until()
+
+    def publish_for(self, pub, msg, seconds: float) -> None:
+        """Publish `msg` every 0.1 s for `seconds`, as a teleop or joy node streams."""
+        end = time.monotonic() + seconds
+        while True:
+            pub.publish(msg)
+            self.spin(0.1)
+            if time.monotonic() >= end:
+                return
+
+    def close(self) -> None:
+        self.proc.stop()
+        rclpy.shutdown(context=self.ctx)
+
+
 def _cli(*argv, timeout=60):
     return subprocess.run([sys.executable, "-m", "autopilot.cli", *argv], cwd=REPO, capture_output=True,
                           text=True, timeout=timeout, env=dict(os.environ))
@@ -64,68 +98,36 @@ def test_no_autopilot_running_is_a_clear_error(tmp_path):
 
 
 def test_gamepad_drives_manual_only_while_the_enable_button_is_held(tmp_path):
-    cfg = load_boat_config(_config(tmp_path, "/joy", "commands: {joystick_nodes: [gamepad]}\n"))
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx)
-    proc = BoatProcess(cfg, load_vessel("foka"), load_mission(REPO / "config/missions/demo.yaml"), context=ctx)
+    boat = BoatWithOperator(load_boat_config(_config(tmp_path, "/joy", "commands: {joystick_nodes: [gamepad]}\n")),
+                            "gamepad")
     try:
-        node = proc.autopilot
-        pad = rclpy.create_node("gamepad", context=ctx)
-        pub = pad.create_publisher(Joy, "/joy/joy", sensor_qos(10))
-        proc.executor.add_node(pad)
-
-        def spin(seconds, until=lambda: False):
-            end = time.monotonic() + seconds
-            while time.monotonic() < end and not until():
-                proc.executor.spin_once(timeout_sec=0.01)
-            return until()
-
-        assert spin(10, lambda: bool(node.arm()[0]))
+        node = boat.node
+        pub = boat.operator.create_publisher(Joy, "/joy/joy", sensor_qos(10))
+        assert boat.spin(10, lambda: bool(node.arm()[0]))
         assert node.set_mode("MANUAL", "test")[0]
-
-        def drive(button):
-            pub.publish(Joy(axes=[0.0, 0.8, 0.0, 0.0], buttons=[0, 0, 0, 0, button]))
-            spin(0.1)
-
-        for _ in range(10):
-            drive(1)
+        boat.publish_for(pub, Joy(axes=[0.0, 0.8, 0.0, 0.0], buttons=[0, 0, 0, 0, 1]), 1.0)
         assert node.last_result.mode == "MANUAL"
         assert sum(node.last_result.thrust.thrust_n) > 5.0          # throttle forward
-        for _ in range(20):
-            drive(0)                                               # released: MANUAL times out to neutral
-        assert sum(abs(f) for f in node.last_result.thrust.thrust_n) == 0.0
+        boat.publish_for(pub, Joy(axes=[0.0, 0.8, 0.0, 0.0], buttons=[0, 0, 0, 0, 0]), 2.0)
+        assert sum(abs(f) for f in node.last_result.thrust.thrust_n) == 0.0     # released: times out to neutral
     finally:
-        proc.stop()
-        rclpy.shutdown(context=ctx)
+        boat.close()
 
 
 def test_cmd_vel_drives_velocity_mode_and_is_refused_in_other_modes(tmp_path):
     """A teleop node's geometry_msgs/Twist (REP-103: angular.z counter-clockwise) over real DDS: refused in HOLD,
     in VELOCITY a negative angular.z turns the boat to starboard."""
     from geometry_msgs.msg import Twist
-    cfg = load_boat_config(_config(tmp_path, "/vel", "commands: {joystick_nodes: [teleop]}\n"))
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx)
-    proc = BoatProcess(cfg, load_vessel("foka"), load_mission(REPO / "config/missions/demo.yaml"), context=ctx)
+    boat = BoatWithOperator(load_boat_config(_config(tmp_path, "/vel", "commands: {joystick_nodes: [teleop]}\n")),
+                            "teleop")
     try:
-        node = proc.autopilot
-        teleop = rclpy.create_node("teleop", context=ctx)
-        pub = teleop.create_publisher(Twist, "/vel/cmd_vel", 10)        # default (reliable) QoS, as teleop uses
-        proc.executor.add_node(teleop)
-
-        def spin(seconds, until=lambda: False):
-            end = time.monotonic() + seconds
-            while time.monotonic() < end and not until():
-                proc.executor.spin_once(timeout_sec=0.01)
-            return until()
+        node, spin = boat.node, boat.spin
+        pub = boat.operator.create_publisher(Twist, "/vel/cmd_vel", 10)   # default (reliable) QoS, as teleop uses
 
         def send(x, z, seconds):
-            end = time.monotonic() + seconds
-            while time.monotonic() < end:
-                msg = Twist()
-                msg.linear.x, msg.angular.z = x, z
-                pub.publish(msg)
-                spin(0.1)
+            msg = Twist()
+            msg.linear.x, msg.angular.z = x, z
+            boat.publish_for(pub, msg, seconds)
 
         said = []
         node.desk.add_listener(lambda text, err: said.append(text))
@@ -141,7 +143,6 @@ def test_cmd_vel_drives_velocity_mode_and_is_refused_in_other_modes(tmp_path):
         w = node.last_result.wrench
         assert node.last_result.mode == "VELOCITY" and w.surge_n > 0.0 and w.yaw_nm > 0.0
         refusals = [t for t in said if "velocity command refused" in t]
-        assert len(refusals) == 1 and "HOLD" in refusals[0] and "teleop" in refusals[0]      # said once, not per message
+        assert len(refusals) == 1 and "HOLD" in refusals[0] and "teleop" in refusals[0]   # once, not per message
     finally:
-        proc.stop()
-        rclpy.shutdown(context=ctx)
+        boat.close()

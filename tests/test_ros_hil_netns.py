@@ -85,6 +85,23 @@ on_complete: hold
     return path
 
 
+def serve_to_pi(pc_ns, pi_ns, pc_env, pi_env, cfg, tmp_path, repo_root, wait_s):
+    """`autopilot run` in the Pi namespace, then `autopilot hil serve` in the PC namespace until it ends; the Pi is
+    stopped with SIGINT after. Returns (the PC's exit code, what the PC and the Pi printed, the serve report or
+    None when the PC wrote none)."""
+    pi = in_namespace(pi_ns, pi_env, ["run", "--config", str(cfg)], repo_root)
+    try:
+        pc = in_namespace(pc_ns, pc_env, ["hil", "serve", "--config", str(cfg), "--wait", str(wait_s), "--gps-noise",
+                                          "white", "--report", str(tmp_path / "report.json")], repo_root)
+        out, _ = pc.communicate(timeout=180 + 2 * wait_s)
+    finally:
+        pi.send_signal(2)
+        pi_out, _ = pi.communicate(timeout=20)
+    report_file = tmp_path / "report.json"
+    report = json.loads(report_file.read_text()) if report_file.exists() else None
+    return pc.returncode, out + "\n--- pi ---\n" + pi_out[-2000:], report
+
+
 def test_hil_serve_flies_the_autopilot_on_another_machine_found_by_unicast(routed_namespaces, repo_root, tmp_path):
     pc_ns, pi_ns = routed_namespaces
     r = subprocess.run([sys.executable, "-m", "autopilot.cli", "hil", "discovery", "--pc-ip", PC_IP, "--pi-ip",
@@ -100,21 +117,15 @@ def test_hil_serve_flies_the_autopilot_on_another_machine_found_by_unicast(route
                           repo_root, module=False)
     listener = in_namespace(pc_ns, tmp_path / "multicast_only.env", [os.path.join(HERE, "chatter.py"), "listen",
                                                                                "12"], repo_root, module=False)
-    pi = in_namespace(pi_ns, tmp_path / "disc/pi.env", ["run", "--config", str(cfg)], repo_root)
     try:
-        pc = in_namespace(pc_ns, tmp_path / "disc/pc.env", ["hil", "serve", "--config", str(cfg), "--wait", "30",
-                                                            "--gps-noise", "white", "--report",
-                                                            str(tmp_path / "report.json")], repo_root)
-        out, _ = pc.communicate(timeout=180)
+        rc, out, report = serve_to_pi(pc_ns, pi_ns, tmp_path / "disc/pc.env", tmp_path / "disc/pi.env", cfg,
+                                      tmp_path, repo_root, wait_s=30)
     finally:
-        pi.send_signal(2)
-        pi_out, _ = pi.communicate(timeout=20)
         heard, _ = listener.communicate(timeout=30)
         talker.send_signal(2)
         said, _ = talker.communicate(timeout=20)
     assert talker.returncode == 0 and heard.strip().endswith("NOTHING"), (said, heard)
-    assert pc.returncode == 0, out + "\n--- pi ---\n" + pi_out[-2000:]
-    report = json.loads((tmp_path / "report.json").read_text())
+    assert rc == 0, out
     assert report["mission_complete"] and report["waypoints_reached"] == 2, report
     assert report["failsafes"] == [] and report["outages"] == [], report
     assert report["latency_samples"] > 300 and report["latency_p50_ms"] > 0, report
@@ -136,19 +147,13 @@ def test_the_demo_leg_flies_across_namespaces_over_a_poor_link(routed_namespaces
     relay = in_namespace(router, tmp_path / "relay.env",
                          ["-m", "hil.ros_link_relay", "--config", str(cfg), "--pc-domain", "17", "--pi-domain", "19",
                           "--delay-ms", "20", "--jitter-ms", "10", "--loss", "0.01"], repo_root, module=False)
-    pi = in_namespace(pi_ns, tmp_path / "pi.env", ["run", "--config", str(cfg)], repo_root)
     try:
-        pc = in_namespace(pc_ns, tmp_path / "pc.env", ["hil", "serve", "--config", str(cfg), "--wait", "40",
-                                                       "--gps-noise", "white", "--report",
-                                                       str(tmp_path / "report.json")], repo_root)
-        out, _ = pc.communicate(timeout=240)
+        rc, out, report = serve_to_pi(pc_ns, pi_ns, tmp_path / "pc.env", tmp_path / "pi.env", cfg, tmp_path,
+                                      repo_root, wait_s=40)
     finally:
-        pi.send_signal(2)
-        pi_out, _ = pi.communicate(timeout=20)
         relay.send_signal(2)
         relay_out, _ = relay.communicate(timeout=20)
-    assert pc.returncode == 0, out + "\n--- pi ---\n" + pi_out[-2000:] + "\n--- relay ---\n" + relay_out[-1500:]
-    report = json.loads((tmp_path / "report.json").read_text())
+    assert rc == 0, out + "\n--- relay ---\n" + relay_out[-1500:]
     print({k: report.get(k) for k in ("mission_complete", "xte_rms_m", "latency_p50_ms", "latency_p99_ms",
                                       "latency_max_ms", "loss", "failsafes")})
     assert report["mission_complete"] and report["failsafes"] == [], report
