@@ -222,6 +222,7 @@ def fly_bench(cfg, vessel, mission, env, context, opts: BenchOptions, wait_s: fl
         "steps": standin.k, "steps_unanswered": standin.missed_steps,
         "commands": {"arm": arm.summary(), "mode AUTO": auto.summary()},
         "failsafes": [e for e in obs.events if e.startswith("[failsafe]")],
+        "clock_events": [e for e in obs.events if e.startswith("[clock]")],     # the autopilot's time source
     }
     report.update(metrics.summary())
     report["link_warnings"] = link_warnings(report)
