@@ -44,7 +44,8 @@ from autopilot.config import ConfigError
 from autopilot.ros import frames
 from autopilot.ros.messages import TimeBase
 from autopilot.ros.qos import bridge_qos
-from hil.link_figures import NS, PublishedStamps, StampedLatency, clock_offset_ms, loss_per_topic
+from hil.link_figures import (NS, PublishedStamps, StampedLatency, clock_offset_ms, lockstep_breakdown_ms,
+                               loss_per_topic)
 
 OUTAGE_AFTER_S = 0.3      # wall seconds without a message from the autopilot: the link is down (15 cycles at 50 Hz)
 PAUSE_PROBE_S = 0.5       # while paused by an outage, one step this often, so the autopilot can answer
@@ -182,6 +183,10 @@ class GazeboStandin:
         self.executor.add_node(self.node)
         self.latencies_s = self.stamped.latencies_s
         self.missed_steps = 0
+        # lockstep's cost per step [s]: our step (plant, sensors, publishing) and the wait for every thruster's
+        # answer (the link both ways, the autopilot's DDS reception, cycle and reply)
+        self.lockstep_step_s: list = []
+        self.lockstep_wait_s: list = []
         self.gps_truth_errors_m: list = []
         self.published = {"gnss": 0, "imu": 0, "mag": 0}
 
@@ -229,6 +234,8 @@ class GazeboStandin:
         out["loss"] = loss_per_topic(self.published_stamps, rep, received)
         out["clock_offset_ms"] = clock_offset_ms((rep or {}).get("down_min_ns"), self._up_min_ns)
         out["outages"] = list(self.outages)
+        if self.lockstep_wait_s:
+            out["lockstep_ms"] = lockstep_breakdown_ms(self.lockstep_step_s, self.lockstep_wait_s, self.step_s)
         return out
 
     def _on_angle(self, i: int, msg: Float64) -> None:
@@ -369,6 +376,7 @@ class GazeboStandin:
             if paused:
                 self.spin_for(PAUSE_PROBE_S)
             since = list(self._thrust_seen)
+            t_step = time.perf_counter()
             t_pub = self.step()
             t = self.k * self.step_s
             if paused:
@@ -381,7 +389,10 @@ class GazeboStandin:
                         break
                     self.executor.spin_once(timeout_sec=lag)
             else:
+                t_wait = time.perf_counter()
                 self.wait_for_thrust(since, t_pub, lockstep_timeout_s)
+                self.lockstep_step_s.append(t_wait - t_step)
+                self.lockstep_wait_s.append(time.perf_counter() - t_wait)
             if on_step is not None and on_step(t, self.truth):
                 break
         if self._outage is not None:         # the run ended in an outage

@@ -17,6 +17,9 @@ shortest delay down, the smallest autopilot->simulator is -offset + the shortest
 is the offset, exact when the shortest delays are equal (NTP's assumption). Latency needs no offset (both of its
 times are taken on the simulator's machine); the offset says whether the two machines' clocks agree, which
 signed commands (max_age_s) and log comparisons need.
+
+Lockstep cost (`lockstep_breakdown_ms`): per step, the simulator's own work and its wait for the answer; the
+wait is a round trip, so a link bounds lockstep's speed whatever the CPU.
 """
 from __future__ import annotations
 
@@ -149,3 +152,19 @@ def clock_offset_ms(down_min_ns: Optional[int], up_min_ns: Optional[int]) -> Opt
     if down_min_ns is None or up_min_ns is None:
         return None
     return round((down_min_ns - up_min_ns) / 2e6, 3)
+
+
+def lockstep_breakdown_ms(step_s: list, wait_s: list, sim_step_s: float) -> dict:
+    """Where a lockstep step's wall time goes [ms] (p50, p99 of `step_s`, our step, and `wait_s`, the wait for the
+    autopilot's answer) and the real-time factor they allow: each step costs one round trip, so a link of
+    D ms each way bounds lockstep at sim_step / (2 D + the rest) whatever the CPU."""
+    import numpy as np
+
+    step, wait = np.asarray(step_s), np.asarray(wait_s)
+    per_step = float(np.mean(step + wait))
+    return {"steps": int(len(wait)), "step_p50": round(1e3 * float(np.percentile(step, 50)), 2),
+            "step_p99": round(1e3 * float(np.percentile(step, 99)), 2),
+            "wait_p50": round(1e3 * float(np.percentile(wait, 50)), 2),
+            "wait_p99": round(1e3 * float(np.percentile(wait, 99)), 2),
+            "wait_max": round(1e3 * float(wait.max()), 1), "per_step_mean": round(1e3 * per_step, 2),
+            "realtime_factor": round(sim_step_s / per_step, 2) if per_step > 0 else None}
