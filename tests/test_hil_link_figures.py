@@ -43,3 +43,12 @@ def test_lockstep_breakdown_splits_a_step_into_our_step_and_the_wait_for_the_ans
     b = lockstep_breakdown_ms([0.001] * 99 + [0.011], [0.040] * 100, 0.02)
     assert b["steps"] == 100 and b["step_p50"] == 1.0 and b["wait_p50"] == 40.0 and b["wait_max"] == 40.0
     assert b["per_step_mean"] == 41.1 and b["realtime_factor"] == round(20 / 41.1, 2)
+
+
+def test_a_stamp_several_sensors_carry_counts_from_its_last_publication():
+    # the magnetometer's sample goes out 3 ms before the IMU's of the same stamp (the simulator publishing): that
+    # is not the link's time
+    lat = StampedLatency()
+    lat.published(100 * MS, 1000 * MS)
+    lat.published(100 * MS, 1003 * MS)
+    assert lat.thrust_received(100 * MS, 1050 * MS) == 0.047
