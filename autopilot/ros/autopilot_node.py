@@ -321,7 +321,9 @@ class AutopilotNode(Node):
         with self.lock:
             prev_t, prev_wall = self._clock_t, self._clock_wall
             if prev_t is not None and t < prev_t - 1e-9:
-                return                   # an old /clock overtaken by a newer one (a link that reorders)
+                # an old /clock overtaken by a newer one (a link that reorders); a simulator reset sending time back
+                # is, until its time passes ours again, a silent time source for the clock watch
+                return
             self._clock_t, self._clock_wall = t, now
             if self._clock_lost or (prev_t is not None and t - prev_t > self.clock_jump_s):
                 self._clock_lost = False
