@@ -160,6 +160,15 @@ class GazeboConfig:
     mag: GazeboMagConfig = param(default_factory=GazeboMagConfig)
     thrusters: Tuple[GazeboThrusterConfig, ...] = param()
     clock_topic: str = param("/clock")
+    clock_timeout_s: float = param(0.5, unit="s", min=0.05, max=60.0,
+                                   doc="wall time without /clock after which the time source is lost: thrusters "
+                                       "neutral and an event until it returns (a HIL link outage, a stopped "
+                                       "simulator)")
+    clock_jump_s: float = param(1.0, unit="s", min=0.0, max=600.0,
+                                doc="simulated time advancing more than this while /clock was lost means the "
+                                    "simulation ran on without the autopilot: the IMU-loss action "
+                                    "(failsafe.imu.action, HOLD); a shorter advance (a paused simulation) is only "
+                                    "reported")
     bridge_config: str = param("", doc="the ros_gz_bridge YAML this mapping matches (for humans and tests)")
     thrust_stamp_topic: str = param("hil/thrust_stamped",
                                     doc="sensor_msgs/JointState per cycle: the thrust [N] with the stamp of the "

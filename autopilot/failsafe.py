@@ -17,7 +17,10 @@ autopilot/safety_config.FailsafeConfig (the vessel's `failsafe:` section).
   recovered     the condition cleared; the mode is NOT changed back (the operator decides)
 
 Kinds: gps-loss, gps-glitch, ekf-unhealthy (the filter restarted), imu-loss, mag-loss, geofence, link-loss, low-battery, overrun,
-esc-disconnect.
+esc-disconnect, clock-jump (simulated time jumped over a gap the autopilot did not see: `clock_jump`).
+
+A clock jump is not a sensor fault: the sensors' ages (IMU, magnetometer, GNSS) count from the end of the jump,
+so the gap is reported once, as clock-jump, and a sensor that stays silent after it is lost as usual.
 
 A sensor that has never delivered (GNSS before the first fix, after the filter restarted) is not "lost": the
 pre-arm checks, and the navigation checks a navigating mode waits for, cover that case.
@@ -70,6 +73,7 @@ class FailsafeManager:
         self.last_heartbeat_s: Optional[float] = None
         self._overruns: deque = deque()
         self._pending: list = []
+        self._ages_from_s = -math.inf        # sensor ages count from here (the end of a clock jump)
         self.reset(0.0)
 
     # ------------------------------------------------------------------ inputs between cycles
@@ -92,6 +96,19 @@ class FailsafeManager:
             self.active["overrun"] = c.action
             self._pending.append(Trigger("overrun", "pending-" + c.action,
                                          f"{len(self._overruns)} missed deadlines within {c.window_s:g} s"))
+
+    def clock_jump(self, t_from_s: float, t_to_s: float, limit_s: float) -> None:
+        """Simulated time went from t_from_s to t_to_s [s] with no cycle between (the simulator ran on while its
+        clock did not reach us). A gap over limit_s [s] is what a boat would have run without its sensors for that
+        long: the IMU-loss action (failsafe.imu.action) while the thrusters are driven; a shorter one is taken as
+        the simulation having held (the caller reports it). Either way the sensors' ages restart at t_to_s."""
+        gap = t_to_s - t_from_s
+        self._ages_from_s = max(self._ages_from_s, t_to_s)
+        if gap > limit_s:
+            self._pending.append(Trigger("clock-jump", "pending-" + self.cfg.imu.action,
+                                         f"simulated time jumped {gap:.2f} s (from {t_from_s:.2f} s to "
+                                         f"{t_to_s:.2f} s) while its clock was lost: the boat ran that long "
+                                         f"without the autopilot"))
 
     # ------------------------------------------------------------------ state
     def reset(self, t_s: float) -> None:
@@ -187,6 +204,10 @@ class FailsafeManager:
         return out
 
     # ------------------------------------------------------------------ monitors
+    def _age(self, t_s: float, since_s: float) -> float:
+        """A sensor's age [s] counted from the end of the latest clock jump at most (inf stays inf: never seen)."""
+        return since_s if since_s == math.inf else min(since_s, t_s - self._ages_from_s)
+
     def _filter(self, h, mode, out) -> None:
         resets = getattr(h, "filter_resets", 0)
         if self._resets_seen is None or resets < self._resets_seen:
@@ -199,8 +220,9 @@ class FailsafeManager:
 
     def _sensors(self, t_s, h, mode, out) -> None:
         c = self.cfg.imu
-        for kind, since, limit, what in (("imu-loss", h.since_imu_s, c.imu_timeout_s, "gyro data"),
-                                         ("mag-loss", h.since_mag_s, c.mag_timeout_s, "accepted magnetometer heading")):
+        for kind, since, limit, what in (("imu-loss", self._age(t_s, h.since_imu_s), c.imu_timeout_s, "gyro data"),
+                                         ("mag-loss", self._age(t_s, h.since_mag_s), c.mag_timeout_s,
+                                          "accepted magnetometer heading")):
             lost = limit < since < math.inf          # never seen yet is not a loss (the pre-arm checks cover it)
             if lost and kind not in self.active:
                 self.active[kind] = c.action
@@ -228,7 +250,8 @@ class FailsafeManager:
         if h.gps_accepted != self._acc_seen:       # counters as of the latest accepted fix: what came after
             self._acc_seen = h.gps_accepted         # tells a loss (invalid fixes) from a glitch (rejected ones)
             self._rej_base, self._inv_base = h.gps_rejected, h.gps_invalid
-        lost = g.loss_timeout_s < h.since_gps_s < math.inf      # never accepted yet is not a loss
+        since_gps = self._age(t_s, h.since_gps_s)
+        lost = g.loss_timeout_s < since_gps < math.inf      # never accepted yet is not a loss
         if not lost:
             if self._gnss_stage is not None:
                 out.append(Trigger(self._gnss_kind, "recovered",
@@ -242,11 +265,11 @@ class FailsafeManager:
             self._gnss_kind = "gps-glitch" if rejected > invalid else "gps-loss"
             why = ("fixes rejected by the EKF's innovation gate" if rejected > invalid else
                    "the receiver reports no position" if invalid else "no fixes arriving")
-            self._gnss_t0 = t_s - h.since_gps_s
+            self._gnss_t0 = t_s - since_gps
             self._gnss_stage = _DR
             self.active[self._gnss_kind] = "dead-reckon"
             act = "dead-reckon" if mode in NAVIGATING else "none"
-            out.append(Trigger(self._gnss_kind, act, f"no accepted GNSS position for {h.since_gps_s:.1f} s ({why}); "
+            out.append(Trigger(self._gnss_kind, act, f"no accepted GNSS position for {since_gps:.1f} s ({why}); "
                                                     f"dead-reckoning for up to {g.dead_reckon_s:g} s"))
         kind, since = self._gnss_kind, t_s - self._gnss_t0
         if self._gnss_stage == _DR and since >= g.dead_reckon_s:

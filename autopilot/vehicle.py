@@ -95,7 +95,7 @@ class CycleResult:
 @dataclass(frozen=True)
 class Event:
     time_s: float
-    kind: str          # "mode", "arm", "disarm", "mission", "warning", "failsafe", "calibration"
+    kind: str          # "mode", "arm", "disarm", "mission", "warning", "failsafe", "calibration", "clock"
     message: str
     failsafe: str = ""     # kind "failsafe": what happened (gps-loss, imu-loss, geofence, ...)
     action: str = ""       # kind "failsafe": what the vehicle did (see autopilot/failsafe.py)
@@ -149,6 +149,7 @@ class Autopilot:
         self._estimator_steps = 0                # estimator.step calls so far (CycleResult.estimator_step)
         self.last_result: Optional[CycleResult] = None   # the latest cycle's outcome (telemetry reads it)
         self._thrust_delivered = True            # the actuator delivers what is commanded (see _check)
+        self._gap_thrust_unknown = False         # a clock jump: nobody knows what the thrusters did across it
         self._pending_mode: Optional[tuple[str, str]] = None
         self._enter_pending = False              # a navigating mode waits for the navigation checks
         self._waiting_reported = ""
@@ -386,11 +387,34 @@ class Autopilot:
     def report_overrun(self, t_s: float, late_s: float) -> None:
         self.failsafe.report_overrun(t_s, late_s)
 
+    # ------------------------------------------------------------------ the runner's clock
+    def clock_lost(self, t_s: float, silent_wall_s: float) -> None:
+        """The runner's time source stopped at t_s [s] (a simulator's clock silent for silent_wall_s of wall time):
+        no cycle can run until it returns. The runner has set the thrusters to neutral; this says so."""
+        self._emit(t_s, "clock", f"time source lost: no simulated clock for {silent_wall_s:.2f} s (wall) after "
+                                 f"t={t_s:.2f} s; thrusters neutral until it returns")
+
+    def clock_jump(self, t_from_s: float, t_to_s: float, limit_s: float, silent_wall_s: float) -> None:
+        """The runner's clock is back and went from t_from_s to t_to_s [s] with no cycle between (silent for
+        silent_wall_s of wall time). The next step's estimator prediction across the gap takes the thrust as
+        unknown (the simulator applied whatever it held, not what this side last commanded or set on losing the
+        clock); while armed, a gap over limit_s [s] takes the IMU-loss action (failsafe.FailsafeManager.clock_jump)
+        and the gap is not also reported as lost sensors."""
+        gap = t_to_s - t_from_s
+        self._gap_thrust_unknown = True
+        self._emit(t_to_s, "clock", f"time source back after {silent_wall_s:.2f} s (wall): simulated time advanced "
+                                    f"{gap:.2f} s, accepted; the estimate is predicted across it with the thrust "
+                                    f"unknown")
+        if self.armed:
+            self.failsafe.clock_jump(t_from_s, t_to_s, limit_s)
+            self._next_check = -math.inf          # act on it in this cycle
+
     # ------------------------------------------------------------------ the cycle
     def step(self, t_s: float, batch: SensorBatch) -> CycleResult:
         watch = self.mag_watch
         # thrust the ESCs are not delivering (still arming, output lost) must not drive the estimator's model
-        thrust_in = self._last_thrust if self._thrust_delivered else None
+        thrust_in = self._last_thrust if self._thrust_delivered and not self._gap_thrust_unknown else None
+        self._gap_thrust_unknown = False
         est_batch = batch
         if self.installed_mag_calibration is not None and batch.mag:
             est_batch = _corrected(batch, self.installed_mag_calibration)

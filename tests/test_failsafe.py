@@ -247,3 +247,23 @@ def test_failsafe_section_of_the_vessel_config_overrides_defaults_and_validates(
         with pytest.raises(ConfigError) as e:
             load_vessel(str(bad))
         assert e.value.key == key, str(e.value)
+
+
+def test_a_clock_jump_is_one_failsafe_and_the_sensors_ages_count_from_its_end():
+    # the simulator ran from t=10 to t=13 without us: samples stop at 10, the clock comes back at 13
+    fm = FailsafeManager(CFG)
+    run(fm, 0.0, 10.0, "AUTO", lambda t: health(t, accepted=int(t)))
+    fm.clock_jump(10.0, 13.0, limit_s=1.0)
+    gap = lambda t: health(t, since_gps=t - 10.0, since_imu=t - 10.0, since_mag=t - 10.0, accepted=10)  # noqa: E731
+    (first,) = run(fm, 13.0, 13.1, "AUTO", gap)
+    assert (first[1].kind, first[1].action) == ("clock-jump", "hold") and "3.00 s" in first[1].detail
+    # nothing arrives after the jump either: then they are lost, timed from the jump's end (13 s), not from 10 s
+    later = run(fm, 13.1, 16.5, "HOLD", gap)
+    assert [(t, tr.kind) for t, tr in later] == [(13.4, "imu-loss"), (16.1, "gps-loss")], later
+
+
+def test_a_short_clock_jump_takes_no_action():
+    fm = FailsafeManager(CFG)
+    run(fm, 0.0, 10.0, "AUTO", lambda t: health(t, accepted=int(t)))
+    fm.clock_jump(10.0, 10.4, limit_s=1.0)
+    assert run(fm, 10.4, 12.0, "AUTO", lambda t: health(t, accepted=int(t))) == []

@@ -1,6 +1,7 @@
 """Link figures without DDS: latency credited to the stamp a thrust carries (not to the step it arrives in),
 loss counted by stamp from the first message the far side received, the clock offset from both directions."""
-from hil.link_figures import NS, PublishedStamps, StampCounts, StampedLatency, clock_offset_ms, loss_per_topic
+from hil.link_figures import (NS, PublishedStamps, StampCounts, StampedLatency, clock_offset_ms,
+                               lockstep_breakdown_ms, loss_per_topic)
 
 MS = 1_000_000
 
@@ -35,3 +36,19 @@ def test_clock_offset_is_half_the_difference_of_the_shortest_one_way_differences
     # the far clock 7 ms ahead, 3 ms shortest delay each way: down = 7 + 3, up = -7 + 3
     assert clock_offset_ms(10 * MS, -4 * MS) == 7.0
     assert clock_offset_ms(None, 1 * NS) is None
+
+
+def test_lockstep_breakdown_splits_a_step_into_our_step_and_the_wait_for_the_answer():
+    # 1 ms of our own work and a 40 ms round trip per 20 ms step: half real time at best, whatever the CPU
+    b = lockstep_breakdown_ms([0.001] * 99 + [0.011], [0.040] * 100, 0.02)
+    assert b["steps"] == 100 and b["step_p50"] == 1.0 and b["wait_p50"] == 40.0 and b["wait_max"] == 40.0
+    assert b["per_step_mean"] == 41.1 and b["realtime_factor"] == round(20 / 41.1, 2)
+
+
+def test_a_stamp_several_sensors_carry_counts_from_its_last_publication():
+    # the magnetometer's sample goes out 3 ms before the IMU's of the same stamp (the simulator publishing): that
+    # is not the link's time
+    lat = StampedLatency()
+    lat.published(100 * MS, 1000 * MS)
+    lat.published(100 * MS, 1003 * MS)
+    assert lat.thrust_received(100 * MS, 1050 * MS) == 0.047

@@ -12,6 +12,12 @@ Cycle timing:
 - sim time: cycles sit on a grid of the loop period in simulated time and run as soon as /clock reaches the
   next grid point (a simulator publishes a step's sensor data, then its clock), so a cycle consumes the step's
   samples and its thrust goes out without waiting for a wall-clock timer.
+- the simulated clock as a time source (`gazebo.clock_timeout_s`, `clock_jump_s`): a watch thread notices /clock
+  silent for clock_timeout_s of wall time (a HIL link outage, a stopped simulator): no cycle can run, so the
+  thrusters are set to neutral at once and a `[clock] time source lost` event says so. When /clock returns, the
+  jump in simulated time is accepted explicitly (Autopilot.clock_jump: an event with its size, the estimator
+  predicts across it with the thrust unknown, and a jump over clock_jump_s, the world having run on without the
+  autopilot, takes the IMU-loss action as one clock-jump failsafe instead of lost-sensor failsafes).
 
 Published (names from the boat config, relative to the namespace):
 - thrusters/{name}/thrust std_msgs/Float64 [N] and thrusters/{name}/pulse_us std_msgs/UInt16 [us], reliable, at
@@ -235,9 +241,18 @@ class AutopilotNode(Node):
             else:
                 self._tf.send_static(self._static_transforms())
 
+        self._clock_t: Optional[float] = None           # core time of the latest /clock
+        self._clock_wall: Optional[float] = None        # time.monotonic() when it came
+        self._clock_lost = False
+        self._clock_watch: Optional[threading.Thread] = None
         if use_sim_time:
+            from autopilot.boat_config import GazeboConfig
             from rosgraph_msgs.msg import Clock
             clock_topic = cfg.gazebo.clock_topic if cfg.gazebo is not None else "/clock"
+            defaults = GazeboConfig.__dataclass_fields__
+            self.clock_timeout_s = (cfg.gazebo.clock_timeout_s if cfg.gazebo is not None
+                                    else defaults["clock_timeout_s"].default)
+            self.clock_jump_s = cfg.gazebo.clock_jump_s if cfg.gazebo is not None else defaults["clock_jump_s"].default
             # created after the backend's sensor subscriptions, so a wait that finds both handles the samples first
             quiet_subscription(self, Clock, clock_topic, self._on_clock, command_qos(10))
         self.publish_path()
@@ -245,6 +260,9 @@ class AutopilotNode(Node):
         if not use_sim_time:
             self._loop_thread = threading.Thread(target=self._control_loop, name="control-loop", daemon=True)
             self._loop_thread.start()
+        else:
+            self._clock_watch = threading.Thread(target=self._watch_clock, name="clock-watch", daemon=True)
+            self._clock_watch.start()
 
     # ------------------------------------------------------------------ time and the cycle
     def now_s(self) -> float:
@@ -272,11 +290,46 @@ class AutopilotNode(Node):
                         break
                     self.get_logger().error(f"control loop: {e!r}")
 
+    def _watch_clock(self) -> None:
+        """Sim time: /clock silent for clock_timeout_s of wall time is a lost time source (see the module doc)."""
+        while not self._loop_stop.wait(self.clock_timeout_s / 5.0):
+            if self._clock_wall is None or self._clock_lost:
+                continue
+            silent = time.monotonic() - self._clock_wall
+            if silent <= self.clock_timeout_s:
+                continue
+            with self.lock:
+                if self._stopped or self._clock_lost or time.monotonic() - self._clock_wall <= self.clock_timeout_s:
+                    continue
+                self._clock_lost = True
+                try:
+                    self._neutral_outputs()
+                    lost = getattr(self.autopilot, "clock_lost", None)
+                    if lost is not None:
+                        lost(self._clock_t, silent)
+                except Exception as e:      # the context went down under us
+                    if not self.context.ok():
+                        return
+                    self.get_logger().error(f"clock watch: {e!r}")
+
     def _on_clock(self, msg) -> None:
         note = getattr(self.backend, "clock_received", None)
         if note is not None:             # a HIL backend counts /clock messages for the link's loss figures
             note(msg.clock.sec * 1_000_000_000 + msg.clock.nanosec)
         t = self.tb.from_stamp(msg.clock)
+        now = time.monotonic()
+        with self.lock:
+            prev_t, prev_wall = self._clock_t, self._clock_wall
+            if prev_t is not None and t < prev_t - 1e-9:
+                # an old /clock overtaken by a newer one (a link that reorders); a simulator reset sending time back
+                # is, until its time passes ours again, a silent time source for the clock watch
+                return
+            self._clock_t, self._clock_wall = t, now
+            if self._clock_lost or (prev_t is not None and t - prev_t > self.clock_jump_s):
+                self._clock_lost = False
+                jump = getattr(self.autopilot, "clock_jump", None)
+                if jump is not None:
+                    jump(prev_t, t, self.clock_jump_s, now - prev_wall)
         if self._next_due is None:
             self._next_due = math.ceil(t / self.period_s - 1e-6) * self.period_s
         if t + 1e-9 < self._next_due:
@@ -556,9 +609,9 @@ class AutopilotNode(Node):
     def stop(self, reason: str = "autopilot node stopping") -> None:
         """No more cycles, thrusters to neutral (backend and topics). Safe to call twice."""
         self._loop_stop.set()
-        loop = self._loop_thread
-        if loop is not None and loop is not threading.current_thread():
-            loop.join(timeout=2.0)
+        for loop in (self._loop_thread, self._clock_watch):
+            if loop is not None and loop is not threading.current_thread():
+                loop.join(timeout=2.0)
         with self.lock:
             self._stop_locked(reason)
 

@@ -21,6 +21,7 @@ from typing import Optional
 # periods (100 ms at 50 Hz: the heading loop then acts on a boat that has turned a tenth of a second on)
 LINK_WARN_PERIODS = 5
 LINK_WARN_LOSS = 0.02           # or when more than this fraction of any topic's messages is lost
+HELD_END_S = 10.0               # without a set duration, a run ends this long (sim) after a failsafe's HOLD
 
 
 class BenchError(RuntimeError):
@@ -32,7 +33,8 @@ class BenchOptions:
     seed: int = 1
     gps_noise: str = "realistic"
     gps_rate_hz: Optional[float] = None
-    duration: Optional[float] = None          # simulated seconds; None: until complete + 5 s (or a generous cap)
+    duration: Optional[float] = None          # simulated seconds; None: until complete + 5 s, or HELD_END_S after
+    #                                           a failsafe's HOLD (or a generous cap)
     realtime: bool = False
     lockstep_timeout_s: float = 1.0
     command_timeout_s: float = 1.0            # wall seconds before an unanswered command is resent
@@ -187,11 +189,16 @@ def fly_bench(cfg, vessel, mission, env, context, opts: BenchOptions, wait_s: fl
             progress["odom_seen"] = len(obs.odom)
             if st.get("mission_complete") and progress["completed_at"] is None:
                 progress["completed_at"] = t
+            # a failsafe left the boat in HOLD: it stays there until an operator acts, which the bench does not
+            held = st.get("mode") == "HOLD" and any(e.startswith("[failsafe]") and e.endswith("action: hold")
+                                                    for e in obs.events)
+            progress["held_at"] = (progress.get("held_at") or t) if held else None
             if len(truth_at) > 600:
                 for k in sorted(truth_at)[:-500]:
                     del truth_at[k]
-            return opts.duration is None and progress["completed_at"] is not None and \
-                t >= progress["completed_at"] + 5.0
+            return opts.duration is None and (
+                (progress["completed_at"] is not None and t >= progress["completed_at"] + 5.0)
+                or (progress["held_at"] is not None and t >= progress["held_at"] + HELD_END_S))
 
         wall0 = time.perf_counter()
         standin.run(t_end, realtime=opts.realtime, lockstep_timeout_s=opts.lockstep_timeout_s, on_step=on_step,
@@ -222,6 +229,7 @@ def fly_bench(cfg, vessel, mission, env, context, opts: BenchOptions, wait_s: fl
         "steps": standin.k, "steps_unanswered": standin.missed_steps,
         "commands": {"arm": arm.summary(), "mode AUTO": auto.summary()},
         "failsafes": [e for e in obs.events if e.startswith("[failsafe]")],
+        "clock_events": [e for e in obs.events if e.startswith("[clock]")],     # the autopilot's time source
     }
     report.update(metrics.summary())
     report["link_warnings"] = link_warnings(report)
