@@ -148,9 +148,6 @@ def _build_filter(header: dict, run, tuning_file, vessel_file, notes: list):
     if unknown:
         notes.append(f"the run's tuning has fields this autopilot lacks ({', '.join(unknown)}): ignored, the "
                      f"replay may differ")
-    if "unvalidated_drag_error_std" not in recorded and "init_drag_error_std" in recorded:
-        # recorded before the drag prior followed validated_against: every file then started at this one
-        recorded = dict(recorded, unvalidated_drag_error_std=recorded["init_drag_error_std"])
     missing = sorted(known - set(recorded))
     if missing:
         notes.append(f"the run's tuning lacks {', '.join(missing)}: today's defaults used")

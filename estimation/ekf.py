@@ -112,9 +112,7 @@ class EkfTuning:
     init_speed_std_mps: float = 0.5
     init_yaw_rate_std_rps: float = 0.1
     init_current_std_mps: float = 0.3
-    init_drag_error_std: float = 0.01     # k_d: the drag is (1 + k_d) times the file's; a validated file is believed
-    unvalidated_drag_error_std: float = 0.5  # ... a file never validated against data (empty validated_against:
-    #                                       a geometric estimate) is not: k_d is learned from the first fixes
+    init_drag_error_std: float = 0.01     # k_d: the drag is (1 + k_d) times the file's; the file is believed
     relearn_drag_error_std: float = 0.5   # ... until the innovations show it is wrong: then this wide
     relearn_current_std_mps: float = 0.2
     model_error_evidence_z: float = 2.5   # standard errors of one-signed bow innovations that start learning
@@ -152,19 +150,6 @@ def _residual_wrap_first(z, hx):
     return y
 
 
-def initial_drag_error_std(vessel: VesselConfig, tuning: EkfTuning) -> float:
-    """Prior standard deviation of the surge-drag error k_d (dimensionless; drag = (1 + k_d) x the file's).
-
-    Narrow (init_drag_error_std) when the vessel file was validated against data, wide
-    (unvalidated_drag_error_std) when `validated_against` is empty: a drag guessed from the geometry is
-    routinely off by x/÷2, and waiting for the innovations to prove it wrong (model_error_evidence_z) takes
-    about two minutes, while the turns flown in the meantime carry the wrong surge speed sideways into the
-    position (FOKA demo, x_u x2.5: cross-track on true position 1.4-2.0x the matched run's; learned from the
-    start, 0.9-1.0x; bench_robustness_breakdown.py).
-    """
-    return tuning.init_drag_error_std if vessel.validated_against else tuning.unvalidated_drag_error_std
-
-
 class NavigationEKF:
     """Navigation filter for one vessel in one local frame. See the module docstring for the method.
 
@@ -191,7 +176,7 @@ class NavigationEKF:
         p0[IX_R] = tn.init_yaw_rate_std_rps ** 2
         p0[IX_BIAS] = max(sens.imu.gyro_bias_rps, 1e-4) ** 2
         p0[IX_CN] = p0[IX_CE] = tn.init_current_std_mps ** 2
-        p0[IX_KD] = initial_drag_error_std(vessel, tn) ** 2
+        p0[IX_KD] = tn.init_drag_error_std ** 2
         p0[IX_BR] = tn.init_yaw_bias_std_rps2 ** 2
         self.kf.P = np.diag(p0)
         self._x0 = self.kf.x.copy()
