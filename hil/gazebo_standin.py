@@ -111,7 +111,9 @@ class GazeboStandin:
     def __init__(self, vessel, gazebo: GazeboConfig, frame, start_ned_heading, env=None, seed: int = 1,
                  gps_noise: str = "realistic", gps_rate_hz: Optional[float] = None, namespace: str = "",
                  bridge_entries: Optional[list] = None, step_s: Optional[float] = None, context=None,
-                 node_name: str = "gazebo_standin"):
+                 node_name: str = "gazebo_standin", plant_spec=None):
+        """`plant_spec` (hil.plant_spec.PlantSpec): the true boat, when it is not `vessel` as filed (another
+        vessel file, mismatch factors, extras); the sensors stay `vessel`'s, as in the in-process simulator."""
         from hil.environment import EnvironmentConfig
         from hil.plant import Plant
         from hil.sensor_models import TypedSensorSuite
@@ -119,7 +121,12 @@ class GazeboStandin:
         self.vessel = vessel
         self.gazebo = gazebo
         n0, e0, psi0 = start_ned_heading
-        self.plant = Plant(vessel, env or EnvironmentConfig(), seed, n0, e0, psi0)
+        if plant_spec is None:
+            self.plant = Plant(vessel, env or EnvironmentConfig(), seed, n0, e0, psi0)
+        else:
+            self.plant = Plant(plant_spec.vessel, env or EnvironmentConfig(), seed, n0, e0, psi0,
+                               extras=plant_spec.extras, thrust_scale=plant_spec.thrust_scale())
+        self.plant_spec = plant_spec
         self.sensors = TypedSensorSuite(vessel, frame, seed, gps_noise=gps_noise, gps_rate_hz=gps_rate_hz)
         self.step_s = step_s or 1.0 / vessel.control.loop_rate_hz
         self.tb = TimeBase(0)
