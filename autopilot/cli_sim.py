@@ -112,6 +112,10 @@ def register(subparsers) -> None:
     p.add_argument("--mode", choices=("AUTO", "LOITER", "HOLD", "MANUAL"), default=None,
                    help="mode asked for at the start; the run arms once its pre-arm checks pass (default AUTO; "
                         "HOLD with --mavlink; MANUAL with --transport ros: a gamepad's joy_node drives)")
+    p.add_argument("--gnss-velocity", action="store_true",
+                   help="--transport ros: the stand-in's GNSS also gives its velocity (speed and course, as the "
+                        "boat's receiver does) on a topic beside the fix; Gazebo's bridged NavSatFix has none. "
+                        "Identification from a ROS run needs it")
     p.add_argument("--gamepad", metavar="CSV", default=None,
                    help="--transport ros: play this gamepad sequence (t_s,throttle,steering) as the joy package's "
                         "joy_node would publish it, enable button held; implies --mode MANUAL and ends the run "
@@ -243,6 +247,10 @@ def run(args) -> int:
         return _run_over_ros(vessel, mission, env, args)
     if args.link or args.link_outage:
         print("error: --link needs --transport ros", file=sys.stderr)
+        return 2
+    if args.gnss_velocity:
+        print("error: --gnss-velocity is for --transport ros (the in-process GNSS always gives its velocity)",
+              file=sys.stderr)
         return 2
     if args.gamepad or args.mode == "MANUAL":
         print("error: --gamepad and --mode MANUAL need --transport ros (sticks come as sensor_msgs/Joy from a joy "
@@ -492,7 +500,12 @@ def _run_over_ros(vessel, mission, env, args) -> int:
         print(f"error: --transport ros needs rclpy ({e}). On a laptop: pip install '.[ros]'; on a boat: "
               f"source /opt/ros/$ROS_DISTRO/setup.bash", file=sys.stderr)
         return 2
-    report = run_ros_sim(vessel, mission, env, args)
+    from autopilot.ros.hil_bench import BenchError
+    try:
+        report = run_ros_sim(vessel, mission, env, args)
+    except (BenchError, RuntimeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     print(format_summary(report, env))
     if "latency_p99_ms" in report:
         print(f"  sensor-in to thrust-out latency over DDS: p50 {report.get('latency_p50_ms', float('nan')):.2f} ms, "

@@ -31,11 +31,12 @@ from autopilot.config import CONFIG_DIR
 
 
 def boat_config_for(vessel, mission_path: str, workdir: Path, log_dir: Optional[str] = None,
-                    log_rate_hz: float = 10.0) -> Path:
+                    log_rate_hz: float = 10.0, gnss_velocity: bool = False) -> Path:
     """The vessel's gazebo boat config (config/gazebo/NAME_boat.yaml) pointed at `mission_path`, or, for a vessel
     without one, a generic Gazebo-Thruster-system mapping (/model/NAME/joint/THRUSTER_thruster_joint/cmd_thrust).
     With `log_dir` the autopilot process writes its run log there (as `autopilot run` does on a boat: a rosbag2
-    run directory); without, it logs nothing."""
+    run directory); without, it logs nothing. With `gnss_velocity` the GNSS velocity comes too, on a topic beside
+    the fix (gazebo.gnss.velocity_topic, NAMESPACE/gnss/vel unless the config names one)."""
     shipped = CONFIG_DIR / "gazebo" / f"{vessel.name}_boat.yaml"
     if shipped.exists() and Path(vessel.source_file).resolve().parent == (CONFIG_DIR / "vessels").resolve():
         data = yaml.safe_load(shipped.read_text(encoding="utf-8"))
@@ -52,6 +53,9 @@ def boat_config_for(vessel, mission_path: str, workdir: Path, log_dir: Optional[
                                               **({"angle_topic": f"/model/{vessel.name}/joint/{t.name}_engine_joint/"
                                                                  f"cmd_pos"} if t.azimuth is not None else {}))
                                          for t in vessel.thrusters]}}
+    gnss = data["gazebo"]["gnss"]
+    if gnss_velocity and not gnss.get("velocity_topic"):
+        gnss["velocity_topic"] = gnss["topic"].rsplit("/", 1)[0] + "/vel" if "/" in gnss["topic"] else "gnss/vel"
     data["vessel"] = str(Path(vessel.source_file).resolve())
     data["mission"] = str(Path(mission_path).resolve())
     data["backend"] = "gazebo"
@@ -108,7 +112,9 @@ def _stop_gamepad(proc: subprocess.Popen) -> str:
         return proc.communicate()[0]
 
 
-PAD_TAIL_S = 4.0     # sim seconds flown after the joy stand-in is done: MANUAL's timeout to neutral shows in the log
+AUTOPILOT_WAIT_S = 60.0   # wall seconds for the autopilot process to come up (imports + discovery); 30 s was
+                          # exceeded once on a 2-core machine at load average 12
+PAD_TAIL_S = 2.5     # sim seconds flown after the joy stand-in is done: MANUAL's timeout to neutral shows in the log
 
 
 def _after_pad(pad: subprocess.Popen):
@@ -126,7 +132,7 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
     """Fly `mission` with the autopilot in its own process against the stand-in; return the sim report.
 
     `args` carries the sim options of `autopilot sim`: seed, gps_noise, gps_rate_hz, duration, realtime, mode,
-    plant_spec, gamepad (missing attributes take their defaults; with gamepad the run ends once the stand-in
+    plant_spec, gnss_velocity, gamepad (missing attributes take their defaults; with gamepad the run ends once the stand-in
     has played its sequence, or at duration), and optionally `lockstep_timeout_s`, `command_timeout_s` (wall seconds
     before an unanswered command is resent), `on_outage` ("pause" or "run", see GazeboStandin.run) and `link` (a
     hil.ros_link_relay.LinkSpec: the autopilot then runs in a ROS domain of its own and everything crosses through
@@ -144,7 +150,8 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
     with tempfile.TemporaryDirectory(prefix="autopilot-ros-sim-") as tmp:
         log_dir = getattr(args, "log", None)
         cfg_path = boat_config_for(vessel, mission.source_file, Path(tmp), log_dir=log_dir,
-                                   log_rate_hz=float(getattr(args, "log_rate_hz", 10.0) or 10.0))
+                                   log_rate_hz=float(getattr(args, "log_rate_hz", 10.0) or 10.0),
+                                   gnss_velocity=bool(getattr(args, "gnss_velocity", False)))
         from autopilot.runlog.rundir import list_runs
         runs_before = set(list_runs(Path(log_dir))) if log_dir else set()
         cfg = load_boat_config(cfg_path)
@@ -167,7 +174,7 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
                                    env=child_env, text=True)
         report = None
         try:
-            report = fly_bench(cfg, vessel, mission, env, context, opts, wait_s=30.0,
+            report = fly_bench(cfg, vessel, mission, env, context, opts, wait_s=AUTOPILOT_WAIT_S,
                                stop=_after_pad(pad) if pad is not None else None)
         finally:
             pad_out = _stop_gamepad(pad) if pad is not None else ""
