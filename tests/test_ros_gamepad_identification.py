@@ -71,3 +71,16 @@ def test_a_joy_node_drives_manual_and_the_log_has_what_a_fit_needs(
         assert "refused" in said.err and "drive more of:" in said.err, said.err
     else:
         assert rc == 0 and "on the fitting data: give a second run to validate" in said.out, said
+
+
+def test_gamepad_and_manual_options_are_refused_with_the_reason(tmp_path, repo_root, capsys):
+    demo = str(repo_root / "config/missions/demo.yaml")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("t_s,throttle,steering\n0,0.5,0\n0.1,1.5,0\n")
+    for argv, message in ((["--gamepad", str(bad)], "need --transport ros"),
+                          (["--transport", "ros", "--gamepad", str(bad)], "bad.csv: line 3"),
+                          (["--transport", "ros", "--gamepad", str(tmp_path / "none.csv")], "none.csv: cannot read"),
+                          (["--transport", "ros", "--mode", "MANUAL"], "needs --duration"),
+                          (["--gnss-velocity"], "--gnss-velocity is for --transport ros")):
+        assert main(["sim", demo, *argv]) == 2
+        assert message in capsys.readouterr().err, argv

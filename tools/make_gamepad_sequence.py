@@ -9,10 +9,11 @@ or a short reverse), steering mostly small (|s| < 0.4) with some full turns, bot
 ident_gamepad_fit.csv (seed 21) and ident_gamepad_validate.csv (seed 22), issue 12: what an operator flies to
 identify the hull from MANUAL, about 2 minutes each. Surge steps up to three levels (0.25-0.4, 0.55-0.7,
 0.9-1.0 held 8-10 s each) and a coast down; then, in an order drawn from the seed: steady turns both ways
-(steering 0.7-1.0 held 8-10 s at throttle 0.55-0.8: the hull slides sideways), weaving (steering swept as a sine of amplitude 0.5-0.8 and
-period 4-7 s, three cycles, at throttle 0.4-0.7), a square weave (steering flipped between +-0.5-0.8 every
-2.5-4 s, six times, at throttle 0.7) and spins on the spot (full steering each way for 5 s, throttle 0); a coast
-at the end. Every move is a 0.3-0.8 s ramp and both sticks carry the same tremor as above.
+(steering 0.7-1.0 held 8-10 s at throttle 0.55-0.8: the hull slides sideways), weaving (steering swept as a
+sine of amplitude 0.5-0.8 and period 4-7 s, three cycles, at throttle 0.4-0.7), a square weave (steering
+flipped between +-0.5-0.8 every 2.5-4 s, six times, at throttle 0.7) and spins on the spot (full steering each
+way for 5 s, throttle 0); a coast at the end. Every move is a 0.3-0.8 s ramp and both sticks carry the same
+tremor as above.
 Run: python tools/make_gamepad_sequence.py
 """
 from __future__ import annotations

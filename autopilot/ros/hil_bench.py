@@ -164,7 +164,8 @@ def fly_bench(cfg, vessel, mission, env, context, opts: BenchOptions, wait_s: fl
         progress = {"completed_at": None, "odom_seen": 0}
         arm = RetriedCommand("arm", lambda st: bool(st.get("armed")), "arm", timeout_s=opts.command_timeout_s)
         if opts.mode == "AUTO":
-            auto = RetriedCommand("mode AUTO", lambda st: st.get("mode") == "AUTO" or bool(st.get("mission_complete")),
+            auto = RetriedCommand("mode AUTO",
+                                  lambda st: st.get("mode") == "AUTO" or bool(st.get("mission_complete")),
                                   "mode auto", timeout_s=opts.command_timeout_s)
         else:
             auto = RetriedCommand(f"mode {opts.mode}", lambda st: st.get("mode") == opts.mode,

@@ -132,8 +132,8 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
     """Fly `mission` with the autopilot in its own process against the stand-in; return the sim report.
 
     `args` carries the sim options of `autopilot sim`: seed, gps_noise, gps_rate_hz, duration, realtime, mode,
-    plant_spec, gnss_velocity, gamepad (missing attributes take their defaults; with gamepad the run ends once the stand-in
-    has played its sequence, or at duration), and optionally `lockstep_timeout_s`, `command_timeout_s` (wall seconds
+    plant_spec, gnss_velocity, gamepad (missing attributes take their defaults; with gamepad the run ends once the
+    stand-in has played its sequence, or at duration), and optionally `lockstep_timeout_s`, `command_timeout_s` (wall seconds
     before an unanswered command is resent), `on_outage` ("pause" or "run", see GazeboStandin.run) and `link` (a
     hil.ros_link_relay.LinkSpec: the autopilot then runs in a ROS domain of its own and everything crosses through
     an emulated link).
