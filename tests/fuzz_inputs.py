@@ -7,7 +7,8 @@ Kinds: vessel, mission, qgc; trajectory (missions with a `trajectory:` section o
 circle, spiral, points, csv, path; the csv kind's reference file is written beside, intact) and trajcsv (the
 csv kind's reference file mutated, its mission intact).
 `run_case(kind, text, tmp_dir)` writes it and loads it the way `check` and `sim` do; it returns "ok",
-"refused" (a ConfigError, the contract) or "crash: ..." (anything else: the bug this exists to find).
+"refused" (a ConfigError, the contract; for trajcsv a ValueError naming the reference file, which check reports
+under the mission's trajectory key) or "crash: ..." (anything else: the bug this exists to find).
 Used by tests/test_fuzz_inputs.py (a few hundred cases in CI) and benchmarks/bench_fuzz_inputs.py (more).
 """
 from __future__ import annotations
@@ -108,6 +109,14 @@ def run_case(kind: str, text: str, tmp_dir: Path) -> str:
         if kind == "vessel":
             load_vessel(str(path))
             check_config(path)
+        elif kind == "trajcsv":         # the mission is always the same: only the reference file differs, and
+            from autopilot.config import load_mission      # check reads it through make_reference (0.6 s saved)
+            from autopilot.trajectory import make_reference
+            mission = load_mission(path)
+            try:
+                make_reference(mission.trajectory, mission.source_file)
+            except ValueError as e:     # check reports this as a problem of the mission's trajectory key
+                return "refused" if str(e).startswith(str(reference)) else f"crash: unnamed file: {e}"[:300]
         else:
             read_mission_file(path)
             check_config(REPO / "config/vessels/foka.yaml", path)
