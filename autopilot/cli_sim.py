@@ -109,9 +109,17 @@ def register(subparsers) -> None:
                    help="--link: nothing crosses for DURATION_S, START_S after the simulation starts (repeatable)")
     p.add_argument("--on-outage", choices=("pause", "run"), default="pause",
                    help="--transport ros: a link outage pauses the plant and /clock (default) or lets them run on")
-    p.add_argument("--mode", choices=("AUTO", "LOITER", "HOLD"), default=None,
+    p.add_argument("--mode", choices=("AUTO", "LOITER", "HOLD", "MANUAL"), default=None,
                    help="mode asked for at the start; the run arms once its pre-arm checks pass (default AUTO; "
-                        "HOLD with --mavlink)")
+                        "HOLD with --mavlink; MANUAL with --transport ros: a gamepad's joy_node drives)")
+    p.add_argument("--gnss-velocity", action="store_true",
+                   help="--transport ros: the stand-in's GNSS also gives its velocity (speed and course, as the "
+                        "boat's receiver does) on a topic beside the fix; Gazebo's bridged NavSatFix has none. "
+                        "Identification from a ROS run needs it")
+    p.add_argument("--gamepad", metavar="CSV", default=None,
+                   help="--transport ros: play this gamepad sequence (t_s,throttle,steering) as the joy package's "
+                        "joy_node would publish it, enable button held; implies --mode MANUAL and ends the run "
+                        "once it is played (tests/data/gamepad/*.csv)")
     p.add_argument("--no-mag-calibration", action="store_true",
                    help="the simulated magnetometer comes uncalibrated: its distortion (the vessel file's, else "
                         "30 uT hard iron and 10 %% soft iron) reaches the autopilot, which has no calibration "
@@ -227,6 +235,7 @@ def run(args) -> int:
         from autopilot.cli_sim_mavlink import fly_with_mavlink
         return fly_with_mavlink(vessel, mission, opts, args, env)
     if args.transport == "ros":
+        args.plant_spec = plant_spec
         if args.fault:
             print("error: --fault needs the in-process simulator (--transport inproc)", file=sys.stderr)
             return 2
@@ -238,6 +247,14 @@ def run(args) -> int:
         return _run_over_ros(vessel, mission, env, args)
     if args.link or args.link_outage:
         print("error: --link needs --transport ros", file=sys.stderr)
+        return 2
+    if args.gnss_velocity:
+        print("error: --gnss-velocity is for --transport ros (the in-process GNSS always gives its velocity)",
+              file=sys.stderr)
+        return 2
+    if args.gamepad or args.mode == "MANUAL":
+        print("error: --gamepad and --mode MANUAL need --transport ros (sticks come as sensor_msgs/Joy from a joy "
+              "node)", file=sys.stderr)
         return 2
     sim_log = SimRunLog(vessel, mission, args.log, args.log_rate_hz) if args.log else None
     if sim_log is not None:
@@ -460,18 +477,42 @@ def _run_over_ros(vessel, mission, env, args) -> int:
         print("error: --plot is not available with --transport ros yet; the report (--report FILE.json) and the "
               "run log (--log DIR, then `autopilot plot`) are", file=sys.stderr)
         return 2
+    if getattr(args, "gamepad", None):
+        from hil.gamepad_sequence import read_sequence
+        if args.mode not in (None, "MANUAL"):
+            print(f"error: --gamepad drives MANUAL; leave out --mode {args.mode}", file=sys.stderr)
+            return 2
+        try:
+            seq = read_sequence(args.gamepad)
+        except ValueError as e:
+            print(f"error: --gamepad: {e}", file=sys.stderr)
+            return 2
+        args.mode = "MANUAL"
+        if args.duration is None:          # a cap: the run ends when the sequence has been played
+            args.duration = float(seq[-1, 0]) + 60.0
+    elif args.mode == "MANUAL" and args.duration is None:
+        print("error: --mode MANUAL over ROS needs --duration S (nothing ends a MANUAL run by itself)",
+              file=sys.stderr)
+        return 2
     try:
         from autopilot.ros.sim_transport import run_ros_sim
     except ImportError as e:
         print(f"error: --transport ros needs rclpy ({e}). On a laptop: pip install '.[ros]'; on a boat: "
               f"source /opt/ros/$ROS_DISTRO/setup.bash", file=sys.stderr)
         return 2
-    report = run_ros_sim(vessel, mission, env, args)
+    from autopilot.ros.hil_bench import BenchError
+    try:
+        report = run_ros_sim(vessel, mission, env, args)
+    except (BenchError, RuntimeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     print(format_summary(report, env))
     if "latency_p99_ms" in report:
         print(f"  sensor-in to thrust-out latency over DDS: p50 {report.get('latency_p50_ms', float('nan')):.2f} ms, "
               f"p99 {report['latency_p99_ms']:.2f} ms, max {report.get('latency_max_ms', float('nan')):.2f} ms; "
               f"loss {json.dumps(report.get('loss', {}))}")
+    if "gamepad" in report:
+        print(f"  gamepad: {report['gamepad']['said']}")
     for w in report.get("link_warnings", []):
         print(f"  warning: {w}")
     if args.report:

@@ -508,6 +508,14 @@ class TrajectoryConfig:
                 raise ValueError("path_points: kind path needs at least two [north_m, east_m] points")
         if self.kind == "csv" and not self.csv_file:
             raise ValueError("csv_file: kind csv needs the file of t_s,north_m,east_m rows")
+        if "\0" in self.csv_file:
+            raise ValueError("csv_file: contains a NUL character; give a file name")
+        from autopilot.trajectory import MAX_OFFSET_M
+        for key, rows, first in (("points", self.points, 1), ("path_points", self.path_points, 0)):
+            for i, row in enumerate(rows):
+                if any(abs(x) > MAX_OFFSET_M for x in row[first:first + 2]):
+                    raise ValueError(f"{key}[{i}]: more than {MAX_OFFSET_M / 1000:g} km from the first waypoint "
+                                     f"north or east")
 
 
 @dataclass(frozen=True, kw_only=True)

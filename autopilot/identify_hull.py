@@ -22,8 +22,8 @@ from typing import Dict, List, Sequence
 
 import numpy as np
 
-from estimation.hull_identification import (NAMES, HullFit, IdentificationError, RunData, fit_hull, fit_quality,
-                                            free_run, hull_keys, smoothed, zeta_of_hull)
+from estimation.hull_identification import (EXCITED_BY, NAMES, HullFit, IdentificationError, RunData, fit_hull,
+                                            fit_quality, free_run, hull_keys, smoothed, zeta_of_hull)
 
 HULL_KEYS = ("x_udot", "y_vdot", "n_rdot", "x_u", "x_uu", "y_v", "y_vv", "n_r", "n_rr")
 STEP_FOR_GAINS_RAD = math.radians(20.0)     # a heading step the yaw loop must make without saturating
@@ -85,7 +85,9 @@ def identify(fit_runs: Sequence, validate_runs: Sequence, vessel, window_s: floa
     except IdentificationError as e:
         weak = [n for n in NAMES if f"{n} (" in str(e) and n not in fix]
         hint = f" (--fix {','.join(weak)} keeps the vessel file's values for them)" if weak else ""
-        raise IdentificationError(f"{e}{hint}") from None
+        fly = list(dict.fromkeys(EXCITED_BY[n] for n in weak))
+        more = f"; to identify them, drive more of: {'; '.join(fly)}" if fly else ""
+        raise IdentificationError(f"{e}{hint}{more}") from None
     keys = hull_keys(fit, vessel.hull.mass_kg, vessel.hull.iz_kgm2)
     on_fit_data = not validate_runs
     validation = {r.name: validate(fit.zeta, r) for r in (validate_runs or fit_runs)}

@@ -28,6 +28,11 @@ import numpy as np
 
 DIFF_S = 0.05
 SLOW_REF_MPS = 0.05          # below this reference speed the tangent is taken from the boat's heading
+# A reference stays within this distance of the mission's first waypoint (north and east) [m]: the mission frame
+# is a flat local one, and a path is sampled every 0.1 m (20 km is 2e5 samples; 1e7 km would never finish).
+MAX_OFFSET_M = 20000.0
+MAX_PATH_M = 50000.0         # a path's length along its points (5e5 samples)
+MAX_CSV_BYTES = 16 << 20     # a reference file: 10 Hz for 10 h is about 10 MB
 
 
 class Reference:
@@ -78,6 +83,7 @@ def timed_points(rows: Sequence[Sequence[float]], name: str = "points") -> Refer
         raise ValueError(f"{name}: need at least two rows of t_s, north_m, east_m")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name}: every value must be a finite number")
+    _within_reach(arr[:, 1:], name)
     if np.any(np.diff(arr[:, 0]) <= 0.0):
         raise ValueError(f"{name}: the times must increase")
     t = arr[:, 0] - arr[0, 0]
@@ -85,24 +91,40 @@ def timed_points(rows: Sequence[Sequence[float]], name: str = "points") -> Refer
                      float(t[-1]), name)
 
 
+def _within_reach(ne: np.ndarray, name: str) -> None:
+    """ValueError unless every (north, east) [m] is within MAX_OFFSET_M of the first waypoint."""
+    far = np.abs(ne) > MAX_OFFSET_M
+    if np.any(far):
+        i = int(np.argmax(far.any(axis=1)))
+        raise ValueError(f"{name}: point {i + 1} ({ne[i, 0]:.6g}, {ne[i, 1]:.6g}) m is more than "
+                         f"{MAX_OFFSET_M / 1000:g} km from the first waypoint north or east")
+
+
 def read_csv_reference(path: Path) -> Reference:
-    """A CSV of t_s,north_m,east_m rows (a header line is allowed); ValueError naming the file and the line."""
+    """A CSV of t_s,north_m,east_m rows (a header line is allowed); ValueError naming the file and the line.
+    Only a regular UTF-8 file of at most MAX_CSV_BYTES is read (a FIFO or a device is refused, never opened
+    for a blocking read)."""
+    from autopilot.safe_read import read_user_text
+    try:
+        text = read_user_text(path, MAX_CSV_BYTES)
+    except ValueError as e:          # ConfigError (it names the file), or a path the OS cannot take (a NUL)
+        reason = getattr(e, "reason", None) or str(e)
+        raise ValueError(f"{path}: cannot read ({reason})") from None
     rows = []
     try:
-        with open(path, newline="") as f:
-            for n, rec in enumerate(csv.reader(f), start=1):
-                if not rec or rec[0].strip().startswith("#"):
-                    continue
-                try:
-                    rows.append([float(x) for x in rec[:3]])
-                except ValueError:
-                    if rows:
-                        raise ValueError(f"{path}: line {n}: expected three numbers t_s,north_m,east_m") from None
-                    continue                    # a header
-                if len(rec) < 3:
-                    raise ValueError(f"{path}: line {n}: expected three numbers t_s,north_m,east_m")
-    except OSError as e:
-        raise ValueError(f"{path}: cannot read ({e.strerror or e})") from None
+        for n, rec in enumerate(csv.reader(text.splitlines()), start=1):
+            if not rec or rec[0].strip().startswith("#"):
+                continue
+            try:
+                rows.append([float(x) for x in rec[:3]])
+            except ValueError:
+                if rows:
+                    raise ValueError(f"{path}: line {n}: expected three numbers t_s,north_m,east_m") from None
+                continue                    # a header
+            if len(rec) < 3:
+                raise ValueError(f"{path}: line {n}: expected three numbers t_s,north_m,east_m")
+    except csv.Error as e:              # a NUL byte, an unterminated quote
+        raise ValueError(f"{path}: line {n}: not CSV ({e})") from None
     return timed_points(rows, str(path))
 
 
@@ -239,9 +261,13 @@ class PathReference:
             raise ValueError(f"{name}: need at least two [north_m, east_m] points")
         if not np.all(np.isfinite(pts)):
             raise ValueError(f"{name}: every value must be a finite number")
+        _within_reach(pts - pts[0], name)
         chord = np.hypot(*np.diff(pts, axis=0).T)
         if np.any(chord < 1e-6):
             raise ValueError(f"{name}: two consecutive points are the same")
+        if float(np.sum(chord)) > MAX_PATH_M:
+            raise ValueError(f"{name}: {np.sum(chord) / 1000:.6g} km from point to point; a path is at most "
+                             f"{MAX_PATH_M / 1000:g} km")
         if not speed_mps > 0.0:
             raise ValueError(f"{name}: speed must be > 0, got {speed_mps!r}")
         self.name, self.speed_mps = name, float(speed_mps)
@@ -272,11 +298,11 @@ class PathReference:
     def _speed_profile(self) -> np.ndarray:
         """The speed at each sample: the cornering limit, and backwards from each bend a braking ramp."""
         lim = np.minimum(self.speed_mps, np.sqrt(self.max_lateral_mps2 / np.maximum(np.abs(self.kappa), 1e-9)))
-        out = lim.copy()
-        for i in range(len(out) - 2, -1, -1):         # v^2 = v_next^2 + 2 a ds, going back from each bend
-            ds = self.s[i + 1] - self.s[i]
-            out[i] = min(out[i], math.sqrt(out[i + 1] ** 2 + 2.0 * self.decel_mps2 * ds))
-        return out
+        # v_i^2 = min(lim_i^2, v_{i+1}^2 + 2 a ds_i) going back from each bend, i.e.
+        # v_i^2 = min over j >= i of (lim_j^2 + 2 a (s_j - s_i)): a reversed running minimum
+        two_a_s = 2.0 * self.decel_mps2 * self.s
+        reach = np.minimum.accumulate((lim ** 2 + two_a_s)[::-1])[::-1]
+        return np.sqrt(np.maximum(reach - two_a_s, 0.0))
 
     def project(self, north_m: float, east_m: float, s_hint: Optional[float] = None,
                 back_m: float = 2.0, ahead_m: float = 20.0) -> int:

@@ -15,14 +15,29 @@ damping are x2 and surge and yaw damping ÷2 of the true boat's; it flies the id
 the demo survey is flown on the true boat with three files: the true one (matched), the wrong one (before) and
 the identified one (after). Prints xte_rms, the position estimate error and failsafes per seed.
 
-    python benchmarks/bench_identification.py [--presets foka,iacquabot,wamv] [--part 1|2|both] [--seeds 1,2]
+Part gamepad, identification from MANUAL with a gamepad, end to end as a user runs it: `autopilot sim
+--transport ros --gamepad SEQUENCE` (the autopilot in its own process over real DDS, a joy_node stand-in process
+publishing sensor_msgs/Joy with the enable button held; hil/ros_joy_standin.py) drives each preset in MANUAL on a
+plant that differs from its vessel file (GAMEPAD_MISMATCH), twice: tests/data/gamepad/ident_gamepad_fit.csv
+(seed 1) and ident_gamepad_validate.csv (seed 2), logged at 50 Hz by the autopilot process; `autopilot identify
+hull FIT VALIDATE` (smoother velocities: a ROS log has no truth) fits and validates. Prints each parameter's error
+against the plant's and the file's, whether the plant's value is inside the 95 % CI, the validation R^2 (flown
+free over the whole run as identify prints it, and restarted from the measured state every 10 s), and the
+checks of GAMEPAD_TOLERANCE_PCT / GAMEPAD_R2_FLOOR (--gnss-velocity: the simulated GNSS gives speed and course).
+A refusal is printed and, as it suggests, the named parameters are kept from the file and the fit is run again.
+ROS_DOMAIN_ID from the environment (default 40 + pid % 50).
+
+    python benchmarks/bench_identification.py [--presets foka,iacquabot,wamv] [--part 1|2|both|gamepad] [--seeds 1,2]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -50,6 +65,19 @@ TABLE_3 = {"z1": (124.5923, 123.9456, 125.2389), "z2": (120.0275, 118.7015, 121.
            "z9": (18.5319, 15.3741, 21.6898)}
 TABLE_4_R2 = {"u": 0.99548, "v": 0.99541, "r": 0.99887, "x": 0.99847, "y": 0.99774, "psi": 0.99976}
 MISSION = CONFIG_DIR / "missions" / "identify.yaml"
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+GAMEPAD = [os.path.join(REPO, "tests", "data", "gamepad", n) for n in ("ident_gamepad_fit.csv",
+                                                                         "ident_gamepad_validate.csv")]
+# the true boat of the gamepad part: a geometric estimate's typical errors (surge damping, yaw inertia and
+# damping, sway damping off by 30-40 %)
+GAMEPAD_MISMATCH = {"x_u": 0.6, "x_uu": 1.4, "iz": 1.3, "n_r": 0.7, "y_v": 1.3}
+# |error| against the plant's value with smoother velocities (GNSS at 1 Hz + accelerometer, what a boat has):
+# part 1's smoother errors on the identification mission reach 22 % on well-excited terms (z6 on FOKA -20 %,
+# on the IAcquaBot z4/z5 16 %, z6 -22 %), hence 25 %; the linear surge damping z4 (small next to z5 over the
+# speeds an operator drives, so the two trade off) and the quadratic sway damping z7 (the sway speed of hand-flown
+# turns is small) get 50 %
+GAMEPAD_TOLERANCE_PCT = {"z1": 25, "z2": 25, "z3": 25, "z4": 50, "z5": 25, "z6": 25, "z7": 50, "z8": 25, "z9": 25}
+GAMEPAD_R2_FLOOR = {"u": 0.98, "r": 0.98}     # validation flown from the measured state every WINDOW_S
 
 
 def _fly(vessel, tmp, plant_spec=None) -> str:
@@ -148,15 +176,110 @@ def part2(preset: str, window_s: float, seeds) -> str:
     return "\n".join(out)
 
 
+def _cli(*argv, timeout=900):
+    return subprocess.run([sys.executable, "-m", "autopilot.cli", *argv], capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO)
+
+
+WINDOW_S = 10.0
+
+
+def _windowed_validation(zeta, run_dir, vessel) -> dict:
+    """identify's validation with the model restarted from the measured state every WINDOW_S (as it does per
+    segment of an identification mission): a MANUAL run has no segments, and flown free for two minutes a hull
+    that is directionally unstable at speed (the Munk moment) drifts off on any small error."""
+    import dataclasses
+
+    from autopilot.identify_hull import validate
+    run = load_ident_run(run_dir, vessel, "smoother")
+    t = run.data.t_s
+    starts = tuple((float(a), 1) for a in np.arange(t[0], t[-1] - 1.0, WINDOW_S))
+    ends = tuple(float(a) + WINDOW_S for a, _ in starts)
+    return validate(zeta, dataclasses.replace(run, segment_starts_s=starts, segment_ends_s=ends))
+
+
+def part_gamepad(preset: str, keep: str = "") -> str:
+    vessel = load_vessel(preset)
+    spec = PlantSpec.resolve(vessel, 1, mismatch=GAMEPAD_MISMATCH)
+    plant, filed = zeta_of_hull(spec.vessel.hull), zeta_of_hull(vessel.hull)
+    mismatch = ",".join(f"{k}={v:g}" for k, v in GAMEPAD_MISMATCH.items())
+    out = [f"\n{preset}: MANUAL from a joy_node stand-in over DDS (autopilot sim --transport ros --gamepad), plant "
+           f"--mismatch {mismatch}"]
+    with tempfile.TemporaryDirectory() as tmp:
+        if keep:
+            os.makedirs(keep, exist_ok=True)
+            tmp = keep
+        runs = []
+        for seed, seq in enumerate(GAMEPAD, start=1):
+            report = os.path.join(tmp, f"r{seed}.json")
+            t0 = time.perf_counter()
+            done = _cli("sim", str(CONFIG_DIR / "missions" / "demo.yaml"), "--vessel", preset, "--transport", "ros",
+                        "--gamepad", seq, "--gnss-velocity", "--mismatch", mismatch, "--seed", str(seed),
+                        "--log", tmp, "--log-rate-hz", "50", "--report", report)
+            if done.returncode != 0:
+                return "\n".join(out + [f"  sim failed (exit {done.returncode}): {done.stderr[-1500:]}"])
+            r = json.load(open(report))
+            runs.append(r["log_dir"])
+            out.append(f"  run {seed} ({os.path.basename(seq)}): {r['sim_time_s']:.0f} s simulated in "
+                       f"{time.perf_counter() - t0:.0f} s wall; {r['gamepad']['said']}; failsafes "
+                       f"{len(r['failsafes'])}; latency p99 {r.get('latency_p99_ms', float('nan')):.1f} ms")
+        ident = os.path.join(tmp, "ident.json")
+        fixed: list = []
+        for _ in range(3):          # a refusal names parameters to keep from the file: do what it says, once more
+            done = _cli("identify", "hull", runs[0], runs[1], "--vessel", vessel.source_file, "--report", ident,
+                        *(["--fix", ",".join(fixed)] if fixed else []))
+            if done.returncode == 0:
+                break
+            out.append(f"  identify (exit {done.returncode}): {done.stderr.strip()[-1500:]}")
+            weak = [n for n in NAMES if f"{n} (" in done.stderr.split(" (--fix")[0] and n not in fixed]
+            if done.returncode != 1 or not weak:
+                return "\n".join(out)
+            fixed += weak
+        else:
+            return "\n".join(out)
+        if fixed:
+            out.append(f"  identify --fix {','.join(fixed)}: accepted")
+        rep = json.load(open(ident))
+        windowed = _windowed_validation(np.array([rep["parameters"][n]["value"] for n in NAMES]), runs[1],
+                                        vessel)
+    z = np.array([rep["parameters"][n]["value"] for n in NAMES])
+    ci = [rep["parameters"][n]["ci95"] for n in NAMES]
+    err = 100 * (z - plant) / plant
+    inside = [lo <= t <= hi for (lo, hi), t in zip(ci, plant)]
+    out.append("  plant:       " + " ".join(f"{n} {v:.4g}" for n, v in zip(NAMES, plant)))
+    out.append("  file err %:  " + " ".join(f"{n} {100 * (f - t) / t:+6.1f}" for n, f, t in zip(NAMES, filed, plant)))
+    shown = [f"{n} fixed" if n in fixed else f"{n} {e:+6.1f}{'' if i else '!'}" for n, e, i in zip(NAMES, err, inside)]
+    out.append("  fit err %:   " + " ".join(shown)
+               + f"   (! = plant outside the 95 % CI; {sum(i for n, i in zip(NAMES, inside) if n not in fixed)}/"
+                 f"{9 - len(fixed)} inside)")
+    val = next(iter(rep["validation"].values()))
+    out.append("  validation R^2 (run 2, flown free from its start, as identify prints it): "
+               + ", ".join(f"{k} {v['r2']:.4f}" for k, v in val.items()))
+    out.append(f"  validation R^2 (run 2 flown from its measured state every {WINDOW_S:g} s): "
+               + ", ".join(f"{k} {v['r2']:.4f}" for k, v in windowed.items()))
+    bad = [f"{n} {e:+.1f} % (> {GAMEPAD_TOLERANCE_PCT[n]} %)" for n, e in zip(NAMES, err)
+           if abs(e) > GAMEPAD_TOLERANCE_PCT[n] and n not in fixed]
+    bad += [f"R^2 {k} ({WINDOW_S:g} s windows) {windowed[k]['r2']:.4f} < {f}" for k, f in GAMEPAD_R2_FLOOR.items()
+            if windowed[k]["r2"] < f]
+    out.append("  checks: " + ("all within tolerance" if not bad else "FAILED: " + "; ".join(bad)))
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--presets", default="foka,iacquabot,wamv")
-    ap.add_argument("--part", choices=("1", "2", "both"), default="both")
+    ap.add_argument("--part", choices=("1", "2", "both", "gamepad"), default="both")
     ap.add_argument("--seeds", default="1,2", help="demo seeds of part 2")
     ap.add_argument("--window", type=float, default=1.0, help="smoothing window [s]")
+    ap.add_argument("--keep", default="", metavar="DIR", help="part gamepad: keep the run logs and reports in DIR")
     a = ap.parse_args()
     presets = a.presets.split(",")
     seeds = [int(s) for s in a.seeds.split(",")]
+    if a.part == "gamepad":              # ROS runs, one at a time (each is three processes)
+        os.environ.setdefault("ROS_DOMAIN_ID", str(40 + os.getpid() % 50))
+        for p in presets:
+            print(part_gamepad(p, a.keep), flush=True)
+        return
     jobs = []
     with ProcessPoolExecutor(min(len(presets), os.cpu_count() or 1)) as pool:
         if a.part in ("1", "both"):

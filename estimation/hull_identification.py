@@ -35,6 +35,12 @@ NAMES = ("z1", "z2", "z3", "z4", "z5", "z6", "z7", "z8", "z9")
 MEANING = {"imbalance": "starboard thrust over port, relative",
            "z1": "m - X_udot (surge mass)", "z2": "m - Y_vdot (sway mass)", "z3": "Iz - N_rdot (yaw inertia)",
            "z4": "-X_u", "z5": "-X_uu", "z6": "-Y_v", "z7": "-Y_vv", "z8": "-N_r", "z9": "-N_rr"}
+# what an operator (or the identification mission) flies to excite each parameter
+SURGE, SWAY, YAW = ("surge steps at several throttle levels and a coast down",
+                    "turns both ways at speed, sharp enough that the hull slides sideways",
+                    "turns both ways, weaving and spins at full steering")
+EXCITED_BY = {"z1": SURGE, "z4": SURGE, "z5": SURGE, "z2": SWAY, "z6": SWAY, "z7": SWAY,
+              "z3": YAW, "z8": YAW, "z9": YAW}
 MAX_CONDITION = 1.0e4
 
 

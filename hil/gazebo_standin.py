@@ -8,6 +8,9 @@ ROS side of a ros_gz_bridge config:
   the frame is read off the bridge config's gz_topic_name (`/world/W/model/M/link/L/sensor/S/...` -> `M/L/S`);
 - the same (absent) covariances: NavSatFix type UNKNOWN and zeros, Imu and MagneticField covariances all zero,
   NavSatStatus STATUS_FIX with service unset; the Imu carries Gazebo's orientation (FLU in ENU, noiseless);
+- with gazebo.gnss.velocity_topic set, the GNSS velocity as geometry_msgs/TwistWithCovarianceStamped (ENU, the
+  fix's speed over ground and course, just before each fix), as a receiver's driver gives it beside the fix
+  (Gazebo's NavSat sensor models the velocity but ros_gz_bridge's NavSatFix drops it);
 - the same QoS as the bridge (reliable, volatile, depth 10), and it consumes std_msgs/Float64 thrust in newtons
   and, for azimuth pods, std_msgs/Float64 joint positions in radians (each thruster's angle_topic).
 
@@ -35,6 +38,7 @@ from typing import Optional
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from geometry_msgs.msg import TwistWithCovarianceStamped
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState, MagneticField, NavSatFix, NavSatStatus
 from std_msgs.msg import Float64, String
@@ -113,7 +117,9 @@ class GazeboStandin:
     def __init__(self, vessel, gazebo: GazeboConfig, frame, start_ned_heading, env=None, seed: int = 1,
                  gps_noise: str = "realistic", gps_rate_hz: Optional[float] = None, namespace: str = "",
                  bridge_entries: Optional[list] = None, step_s: Optional[float] = None, context=None,
-                 node_name: str = "gazebo_standin"):
+                 node_name: str = "gazebo_standin", plant_spec=None):
+        """`plant_spec` (hil.plant_spec.PlantSpec): the true boat, when it is not `vessel` as filed (another
+        vessel file, mismatch factors, extras); the sensors stay `vessel`'s, as in the in-process simulator."""
         from hil.environment import EnvironmentConfig
         from hil.plant import Plant
         from hil.sensor_models import TypedSensorSuite
@@ -121,7 +127,12 @@ class GazeboStandin:
         self.vessel = vessel
         self.gazebo = gazebo
         n0, e0, psi0 = start_ned_heading
-        self.plant = Plant(vessel, env or EnvironmentConfig(), seed, n0, e0, psi0)
+        if plant_spec is None:
+            self.plant = Plant(vessel, env or EnvironmentConfig(), seed, n0, e0, psi0)
+        else:
+            self.plant = Plant(plant_spec.vessel, env or EnvironmentConfig(), seed, n0, e0, psi0,
+                               extras=plant_spec.extras, thrust_scale=plant_spec.thrust_scale())
+        self.plant_spec = plant_spec
         self.sensors = TypedSensorSuite(vessel, frame, seed, gps_noise=gps_noise, gps_rate_hz=gps_rate_hz)
         self.step_s = step_s or 1.0 / vessel.control.loop_rate_hz
         self.tb = TimeBase(0)
@@ -144,6 +155,10 @@ class GazeboStandin:
                           "imu": frame_for(self.topics["imu"], "imu")}
         self.clock_pub = self.node.create_publisher(Clock, gazebo.clock_topic, q)
         self.fix_pub = self.node.create_publisher(NavSatFix, self.topics["gnss"], q)
+        self.vel_pub = None
+        if gazebo.gnss.velocity_topic:
+            self.topics["gnss_vel"] = resolve_topic(namespace, gazebo.gnss.velocity_topic)
+            self.vel_pub = self.node.create_publisher(TwistWithCovarianceStamped, self.topics["gnss_vel"], q)
         self.imu_pub = self.node.create_publisher(Imu, self.topics["imu"], q)
         self.mag_pub = None
         if gazebo.mag.topic:
@@ -265,7 +280,8 @@ class GazeboStandin:
         return False
 
     def peers_matched(self) -> bool:
-        pubs = [self.clock_pub, self.fix_pub, self.imu_pub] + ([self.mag_pub] if self.mag_pub else [])
+        pubs = [self.clock_pub, self.fix_pub, self.imu_pub] + ([self.mag_pub] if self.mag_pub else []) + \
+            ([self.vel_pub] if self.vel_pub else [])
         return all(p.get_subscription_count() > 0 for p in pubs) and \
             all(self.node.count_publishers(t) > 0 for t in self.thrust_topics)
 
@@ -275,6 +291,13 @@ class GazeboStandin:
         return after is not None and t >= after
 
     def _publish_fix(self, fix) -> None:
+        if self.vel_pub is not None and fix.sog_mps is not None and fix.cog_rad is not None:
+            vel = TwistWithCovarianceStamped()
+            vel.header.stamp = self.tb.to_stamp(fix.time_s)
+            vel.header.frame_id = self.frame_ids["gnss"]
+            vel.twist.twist.linear.x = fix.sog_mps * math.sin(fix.cog_rad)        # east
+            vel.twist.twist.linear.y = fix.sog_mps * math.cos(fix.cog_rad)        # north
+            self.vel_pub.publish(vel)
         msg = NavSatFix()
         msg.header.stamp = self.tb.to_stamp(fix.time_s)
         msg.header.frame_id = self.frame_ids["gnss"]

@@ -39,6 +39,8 @@ class BenchOptions:
     lockstep_timeout_s: float = 1.0
     command_timeout_s: float = 1.0            # wall seconds before an unanswered command is resent
     on_outage: str = "pause"                  # see GazeboStandin.run
+    mode: str = "AUTO"                        # asked for once armed; MANUAL: the sticks (a joy node) drive
+    plant_spec: object = None                 # hil.plant_spec.PlantSpec: the true boat (None: the vessel file)
 
 
 def bench_options(args) -> BenchOptions:
@@ -50,7 +52,9 @@ def bench_options(args) -> BenchOptions:
                         realtime=bool(getattr(args, "realtime", False)),
                         lockstep_timeout_s=float(getattr(args, "lockstep_timeout_s", 1.0) or 1.0),
                         command_timeout_s=float(getattr(args, "command_timeout_s", 1.0) or 1.0),
-                        on_outage=getattr(args, "on_outage", None) or "pause")
+                        on_outage=getattr(args, "on_outage", None) or "pause",
+                        mode=(getattr(args, "mode", None) or "AUTO").upper(),
+                        plant_spec=getattr(args, "plant_spec", None))
 
 
 class _Observer:
@@ -125,9 +129,10 @@ def fly_bench_in_own_context(cfg, vessel, mission, env, opts: BenchOptions, wait
         rclpy.shutdown(context=context)
 
 
-def fly_bench(cfg, vessel, mission, env, context, opts: BenchOptions, wait_s: float = 30.0) -> dict:
+def fly_bench(cfg, vessel, mission, env, context, opts: BenchOptions, wait_s: float = 30.0, stop=None) -> dict:
     """Run the stand-in for `cfg` (a boat config with a gazebo section) against an autopilot speaking it, on
-    `context` (an initialised rclpy Context); return the report. BenchError when no autopilot appears in wait_s."""
+    `context` (an initialised rclpy Context); return the report. BenchError when no autopilot appears in wait_s.
+    `stop(t)` True ends the run early (checked every step with the sim time t [s])."""
     import rclpy
 
     from autopilot.angles import wrap_pi
@@ -143,7 +148,8 @@ def fly_bench(cfg, vessel, mission, env, context, opts: BenchOptions, wait_s: fl
     guidance = MissionGuidance(mission, vessel, frame)
     wps = guidance.waypoints_ned
     standin = standin_for_boat_config(cfg, vessel, mission, context=context, env=env, seed=opts.seed,
-                                      gps_noise=opts.gps_noise, gps_rate_hz=opts.gps_rate_hz)
+                                      gps_noise=opts.gps_noise, gps_rate_hz=opts.gps_rate_hz,
+                                      plant_spec=opts.plant_spec)
     try:
         obs_node = rclpy.create_node("autopilot_sim_observer", context=context)
         standin.add_node(obs_node)
@@ -159,8 +165,13 @@ def fly_bench(cfg, vessel, mission, env, context, opts: BenchOptions, wait_s: fl
         truth_at: dict = {}
         progress = {"completed_at": None, "odom_seen": 0}
         arm = RetriedCommand("arm", lambda st: bool(st.get("armed")), "arm", timeout_s=opts.command_timeout_s)
-        auto = RetriedCommand("mode AUTO", lambda st: st.get("mode") == "AUTO" or bool(st.get("mission_complete")),
-                              "mode auto", timeout_s=opts.command_timeout_s)
+        if opts.mode == "AUTO":
+            auto = RetriedCommand("mode AUTO",
+                                  lambda st: st.get("mode") == "AUTO" or bool(st.get("mission_complete")),
+                                  "mode auto", timeout_s=opts.command_timeout_s)
+        else:
+            auto = RetriedCommand(f"mode {opts.mode}", lambda st: st.get("mode") == opts.mode,
+                                  f"mode {opts.mode.lower()}", timeout_s=opts.command_timeout_s)
         invalid_nav = NavState(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, valid=False)
 
         def leg_for(index: int) -> Leg:
@@ -196,6 +207,8 @@ def fly_bench(cfg, vessel, mission, env, context, opts: BenchOptions, wait_s: fl
             if len(truth_at) > 600:
                 for k in sorted(truth_at)[:-500]:
                     del truth_at[k]
+            if stop is not None and stop(t):
+                return True
             return opts.duration is None and (
                 (progress["completed_at"] is not None and t >= progress["completed_at"] + 5.0)
                 or (progress["held_at"] is not None and t >= progress["held_at"] + HELD_END_S))
@@ -227,9 +240,11 @@ def fly_bench(cfg, vessel, mission, env, context, opts: BenchOptions, wait_s: fl
         "gps_rate_hz": opts.gps_rate_hz or vessel.sensors.gnss.rate_hz,
         **figures,
         "steps": standin.k, "steps_unanswered": standin.missed_steps,
-        "commands": {"arm": arm.summary(), "mode AUTO": auto.summary()},
+        "commands": {"arm": arm.summary(), f"mode {opts.mode}": auto.summary()},
+        "mode_asked": opts.mode, "mode_at_end": st.get("mode"),
         "failsafes": [e for e in obs.events if e.startswith("[failsafe]")],
         "clock_events": [e for e in obs.events if e.startswith("[clock]")],     # the autopilot's time source
+        "operator_streams": [e for e in obs.events if e.startswith("operator ") and " stream (from " in e],
     }
     report.update(metrics.summary())
     report["link_warnings"] = link_warnings(report)

@@ -11,6 +11,10 @@ operator's commands, and the report of the in-process sim computed from truth, p
 - log_dir: with `--log DIR`, the run directory the autopilot process wrote (its own run log, a rosbag2 bag of
   the topics it publishes; the plant's truth stays in the stand-in, so it has no sim/truth topic).
 With `link`, the autopilot runs in a ROS domain of its own behind hil/ros_link_relay.py (an emulated Wi-Fi link).
+With `mode` MANUAL the bench arms and asks for MANUAL instead of AUTO; with `gamepad` (a sequence CSV) a third
+process, hil/ros_joy_standin.py, publishes sensor_msgs/Joy as the `joy` package's joy_node would with an operator
+playing the sequence (enable button held), and the report's `gamepad` says what it played.
+With `plant_spec` (--plant-vessel/--mismatch) the stand-in flies that boat instead of the vessel file.
 """
 from __future__ import annotations
 
@@ -27,11 +31,12 @@ from autopilot.config import CONFIG_DIR
 
 
 def boat_config_for(vessel, mission_path: str, workdir: Path, log_dir: Optional[str] = None,
-                    log_rate_hz: float = 10.0) -> Path:
+                    log_rate_hz: float = 10.0, gnss_velocity: bool = False) -> Path:
     """The vessel's gazebo boat config (config/gazebo/NAME_boat.yaml) pointed at `mission_path`, or, for a vessel
     without one, a generic Gazebo-Thruster-system mapping (/model/NAME/joint/THRUSTER_thruster_joint/cmd_thrust).
     With `log_dir` the autopilot process writes its run log there (as `autopilot run` does on a boat: a rosbag2
-    run directory); without, it logs nothing."""
+    run directory); without, it logs nothing. With `gnss_velocity` the GNSS velocity comes too, on a topic beside
+    the fix (gazebo.gnss.velocity_topic, NAMESPACE/gnss/vel unless the config names one)."""
     shipped = CONFIG_DIR / "gazebo" / f"{vessel.name}_boat.yaml"
     if shipped.exists() and Path(vessel.source_file).resolve().parent == (CONFIG_DIR / "vessels").resolve():
         data = yaml.safe_load(shipped.read_text(encoding="utf-8"))
@@ -48,6 +53,9 @@ def boat_config_for(vessel, mission_path: str, workdir: Path, log_dir: Optional[
                                               **({"angle_topic": f"/model/{vessel.name}/joint/{t.name}_engine_joint/"
                                                                  f"cmd_pos"} if t.azimuth is not None else {}))
                                          for t in vessel.thrusters]}}
+    gnss = data["gazebo"]["gnss"]
+    if gnss_velocity and not gnss.get("velocity_topic"):
+        gnss["velocity_topic"] = gnss["topic"].rsplit("/", 1)[0] + "/vel" if "/" in gnss["topic"] else "gnss/vel"
     data["vessel"] = str(Path(vessel.source_file).resolve())
     data["mission"] = str(Path(mission_path).resolve())
     data["backend"] = "gazebo"
@@ -93,11 +101,39 @@ def _stop_relay(proc: subprocess.Popen) -> str:
         return proc.communicate()[0]
 
 
+def _stop_gamepad(proc: subprocess.Popen) -> str:
+    """The joy stand-in's output: it exits by itself once its sequence is played; if the run ended first, SIGINT."""
+    if proc.poll() is None:
+        proc.send_signal(2)
+    try:
+        return proc.communicate(timeout=10)[0]
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.communicate()[0]
+
+
+AUTOPILOT_WAIT_S = 60.0   # wall seconds for the autopilot process to come up (imports + discovery); 30 s was
+                          # exceeded once on a 2-core machine at load average 12
+PAD_TAIL_S = 2.5     # sim seconds flown after the joy stand-in is done: MANUAL's timeout to neutral shows in the log
+
+
+def _after_pad(pad: subprocess.Popen):
+    """stop(t) for fly_bench: True PAD_TAIL_S after the stand-in process has exited."""
+    done_at = []
+
+    def stop(t: float) -> bool:
+        if not done_at and pad.poll() is not None:
+            done_at.append(t)
+        return bool(done_at) and t >= done_at[0] + PAD_TAIL_S
+    return stop
+
+
 def run_ros_sim(vessel, mission, env, args) -> dict:
     """Fly `mission` with the autopilot in its own process against the stand-in; return the sim report.
 
-    `args` carries the sim options of `autopilot sim`: seed, gps_noise, gps_rate_hz, duration, realtime (missing
-    attributes take their defaults), and optionally `lockstep_timeout_s`, `command_timeout_s` (wall seconds
+    `args` carries the sim options of `autopilot sim`: seed, gps_noise, gps_rate_hz, duration, realtime, mode,
+    plant_spec, gnss_velocity, gamepad (missing attributes take their defaults; with gamepad the run ends once the
+    stand-in has played its sequence, or at duration), and optionally `lockstep_timeout_s`, `command_timeout_s` (wall seconds
     before an unanswered command is resent), `on_outage` ("pause" or "run", see GazeboStandin.run) and `link` (a
     hil.ros_link_relay.LinkSpec: the autopilot then runs in a ROS domain of its own and everything crosses through
     an emulated link).
@@ -114,7 +150,8 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
     with tempfile.TemporaryDirectory(prefix="autopilot-ros-sim-") as tmp:
         log_dir = getattr(args, "log", None)
         cfg_path = boat_config_for(vessel, mission.source_file, Path(tmp), log_dir=log_dir,
-                                   log_rate_hz=float(getattr(args, "log_rate_hz", 10.0) or 10.0))
+                                   log_rate_hz=float(getattr(args, "log_rate_hz", 10.0) or 10.0),
+                                   gnss_velocity=bool(getattr(args, "gnss_velocity", False)))
         from autopilot.runlog.rundir import list_runs
         runs_before = set(list_runs(Path(log_dir))) if log_dir else set()
         cfg = load_boat_config(cfg_path)
@@ -129,10 +166,18 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
         child = subprocess.Popen([sys.executable, "-m", "autopilot.cli", "run", "--config", str(cfg_path)],
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=child_env,
                                  text=True)
+        gamepad = getattr(args, "gamepad", None)
+        pad = None
+        if gamepad:                     # on the autopilot's domain, where a joy_node beside it would be
+            pad = subprocess.Popen([sys.executable, "-m", "hil.ros_joy_standin", str(gamepad), "--config",
+                                    str(cfg_path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   env=child_env, text=True)
         report = None
         try:
-            report = fly_bench(cfg, vessel, mission, env, context, opts, wait_s=30.0)
+            report = fly_bench(cfg, vessel, mission, env, context, opts, wait_s=AUTOPILOT_WAIT_S,
+                               stop=_after_pad(pad) if pad is not None else None)
         finally:
+            pad_out = _stop_gamepad(pad) if pad is not None else ""
             child.send_signal(2)
             try:
                 out, _ = child.communicate(timeout=10)
@@ -145,6 +190,10 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
                 print(f"the autopilot process (exit {child.returncode}) said:\n{out[-3000:]}", file=sys.stderr)
         if child.returncode not in (0, -2) and report.get("mission_complete_time_s") is None:
             raise RuntimeError(f"the autopilot process failed (exit {child.returncode}):\n{out[-3000:]}")
+    if pad is not None:
+        said = [line for line in pad_out.splitlines() if line.startswith("joy stand-in:")]
+        report["gamepad"] = {"sequence": str(gamepad), "exit": pad.returncode,
+                             "said": said[-1] if said else pad_out[-500:]}
     if link is not None:
         report["link"] = {"delay_ms": link.delay_ms, "jitter_ms": link.jitter_ms, "loss": link.loss,
                           "outages": [list(o) for o in link.outages]}

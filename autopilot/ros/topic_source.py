@@ -3,6 +3,9 @@
 Used by the gazebo backend (ros_gz_bridge topics) and by an autopilot node whose GNSS and IMU nodes run in other
 processes (our own topics). Sensor-data QoS (best effort), which also matches reliable publishers. Samples are
 queued as they arrive (FLU -> FRD, stamps -> core seconds) and handed over in time order by `poll()`.
+A fix takes the velocity of its own epoch: DDS does not order messages across topics, so a velocity stamped like
+the fix may arrive after it (the fix is then completed if not yet polled); a velocity newer than the previous fix
+is taken as this epoch's (drivers that stamp the two differently); an older one is never attached.
 """
 from __future__ import annotations
 
@@ -35,6 +38,8 @@ class TopicSensorSource:
         self._field_ned = mag_field_ned_t
         self._batch = SensorBatch()
         self._last_vel: Optional[TwistWithCovarianceStamped] = None
+        self._last_fix_ns: Optional[int] = None          # stamp of the previous fix
+        self._waiting_fix: Optional[tuple] = None         # (stamp ns, NavSatFix) queued without its velocity
         self._pending_wall_s: Optional[float] = None
         self.last_input_wall_s: Optional[float] = None
         self.counts = {"gnss": 0, "imu": 0, "mag": 0}
@@ -54,15 +59,33 @@ class TopicSensorSource:
             st = msg.header.stamp
             self._on_stamp(kind, st.sec * 1_000_000_000 + st.nanosec)
 
+    @staticmethod
+    def _ns(msg) -> int:
+        return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+
     def _on_fix(self, msg: NavSatFix) -> None:
         self._note("gnss", msg)
-        self._batch.gps.append(messages.navsatfix_to_gps_fix(msg, self.tb, self._gps_std_m, self._sats,
-                                                             self._last_vel))
+        stamp, vel = self._ns(msg), self._last_vel
+        if vel is not None and self._ns(vel) != stamp and (self._last_fix_ns is None
+                                                          or self._ns(vel) <= self._last_fix_ns):
+            vel = None                                   # a previous epoch's: its own may still come
+        self._waiting_fix = (stamp, msg) if vel is None else None
+        self._last_fix_ns = stamp
+        self._batch.gps.append(messages.navsatfix_to_gps_fix(msg, self.tb, self._gps_std_m, self._sats, vel))
         self.counts["gnss"] += 1
         self._pending_wall_s = self._perf()
 
     def _on_vel(self, msg: TwistWithCovarianceStamped) -> None:
         self._last_vel = msg
+        waiting = self._waiting_fix
+        if waiting is None or waiting[0] != self._ns(msg):
+            return
+        self._waiting_fix = None
+        t = self.tb.from_stamp(waiting[1].header.stamp)
+        for i, fix in enumerate(self._batch.gps):        # not yet polled: complete it with its velocity
+            if fix.time_s == t and fix.sog_mps is None:
+                self._batch.gps[i] = messages.navsatfix_to_gps_fix(waiting[1], self.tb, self._gps_std_m,
+                                                                   self._sats, msg)
 
     def _on_imu(self, msg: Imu) -> None:
         self._note("imu", msg)
