@@ -4,7 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --ros
 set +e
-.venv/bin/python -m pytest -q "$@"
+# one worker per core (TEST_WORKERS=1: serial); a test file stays on one worker, so its module fixtures (a flown
+# mission, a logged run) are made once
+.venv/bin/python -m pytest -q -n "${TEST_WORKERS:-$(nproc)}" --dist loadfile "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then
