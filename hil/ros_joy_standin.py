@@ -102,7 +102,10 @@ class JoyStandin:
             st = json.loads(msg.data)
         except ValueError:
             return
-        if self.ready_at_s is None and self.now_s is not None and st.get("armed") and st.get("mode") == "MANUAL":
+        # the sim may run faster than real time: the sticks wait until the autopilot's Joy subscription has matched
+        # (discovery), or a short sequence could be played before anyone hears it
+        if self.ready_at_s is None and self.now_s is not None and st.get("armed") and st.get("mode") == "MANUAL" \
+                and self.pub.get_subscription_count() > 0:
             self.ready_at_s = self.now_s
 
     def _sticks(self, t: float) -> tuple:

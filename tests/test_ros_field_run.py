@@ -48,7 +48,7 @@ def test_run_notifies_ready_pings_watchdog_and_logs_until_sigterm(tmp_path):
     messages = []
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and sum("WATCHDOG=1" in m for m in messages) < 5:
+        while time.monotonic() < deadline and sum("WATCHDOG=1" in m for m in messages) < 10:
             try:
                 messages.append(sock.recv(4096).decode())
             except socket.timeout:

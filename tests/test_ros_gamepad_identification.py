@@ -6,6 +6,9 @@ identify refuses and says what to drive, or fits and asks for a second run to va
 and its figures are benchmarks/bench_identification.py --part gamepad."""
 import csv
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import tests.ros_env  # noqa: F401  (isolated DDS domain; fails without rclpy)
@@ -29,11 +32,13 @@ def test_a_joy_node_drives_manual_and_the_log_has_what_a_fit_needs(
         tmp_path, repo_root, capsys):
     seq = _write_sequence(tmp_path / "drive.csv")
     report = tmp_path / "r.json"
-    rc = main(["sim", str(repo_root / "config/missions/demo.yaml"), "--vessel", "foka", "--transport", "ros",
-               "--gamepad", str(seq), "--gnss-velocity", "--mismatch", "x_u=0.6,iz=1.3,n_r=0.7",
-               "--log", str(tmp_path / "runs"), "--log-rate-hz", "50", "--report", str(report)])
-    out = capsys.readouterr().out
-    assert rc == 0, out
+    # as a user runs it: the CLI in its own process
+    sim = subprocess.run([sys.executable, "-m", "autopilot.cli", "sim", str(repo_root / "config/missions/demo.yaml"),
+                          "--vessel", "foka", "--transport", "ros", "--gamepad", str(seq), "--gnss-velocity",
+                          "--mismatch", "x_u=0.6,iz=1.3,n_r=0.7", "--log", str(tmp_path / "runs"),
+                          "--log-rate-hz", "50", "--report", str(report)], capture_output=True, text=True,
+                         timeout=300, cwd=repo_root, env=dict(os.environ, PYTHONPATH=str(repo_root)))
+    assert sim.returncode == 0, sim.stdout + sim.stderr
     r = json.loads(report.read_text())
     assert r["mode_asked"] == "MANUAL" and r["mode_at_end"] == "MANUAL" and r["failsafes"] == []
     assert r["gamepad"]["exit"] == 0 and "sequence of 90 rows played" in r["gamepad"]["said"]

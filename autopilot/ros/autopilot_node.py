@@ -73,6 +73,9 @@ def _locked(method):
     return wrapper
 
 
+# what the graph names a publisher whose endpoint DDS has discovered before its node's name (rmw's placeholder)
+UNKNOWN_NODE_NAME = "_NODE_NAME_UNKNOWN_"
+
 class CycleStats:
     """Cost and latency of recent cycles (wall clock), for diagnostics and benchmarks."""
 
@@ -163,6 +166,7 @@ class AutopilotNode(Node):
         self.backend = None
         self._stopped = False
         self._loop_thread: Optional[threading.Thread] = None
+        self._clock_watch: Optional[threading.Thread] = None
         self._loop_stop = threading.Event()
         # Parameters come from the YAML files; they are declared read-only so `ros2 param` shows where they came
         # from, never as a second copy to edit.
@@ -244,7 +248,6 @@ class AutopilotNode(Node):
         self._clock_t: Optional[float] = None           # core time of the latest /clock
         self._clock_wall: Optional[float] = None        # time.monotonic() when it came
         self._clock_lost = False
-        self._clock_watch: Optional[threading.Thread] = None
         if use_sim_time:
             from autopilot.boat_config import GazeboConfig
             from rosgraph_msgs.msg import Clock
@@ -542,6 +545,8 @@ class AutopilotNode(Node):
         gid = bytes(gid)
         if gid not in self._sender_names:
             for e in self.get_publishers_info_by_topic(self.topic(topic)):
+                if e.node_name == UNKNOWN_NODE_NAME:
+                    continue        # its endpoint is discovered but not yet its node: ask again next message
                 ns = e.node_namespace.rstrip("/")
                 self._sender_names[bytes(e.endpoint_gid)[:len(gid)]] = f"{ns}/{e.node_name}"
         return self._sender_names.get(gid)
