@@ -67,11 +67,13 @@ def test_from_the_boats_own_sensors_the_model_still_explains_the_held_back_run(r
 def test_a_run_that_never_turns_is_refused_with_the_yaw_terms_named(runs, tmp_path, capsys):
     vessel, _ = runs
     straight = fly_identification(vessel, tmp_path, seed=3, yaw_scale=0.0)
-    rc = main(["identify", "hull", str(straight), "--vessel", str(FOKA_FILE), "--velocities", "truth"])
-    err = capsys.readouterr().err
-    assert rc == 1
-    assert "refused" in err and "does not excite" in err and "z3" in err and "z8" in err
-    assert "Traceback" not in err
+    for method in ("ls", "oe"):
+        rc = main(["identify", "hull", str(straight), "--vessel", str(FOKA_FILE), "--velocities", "truth",
+                   "--method", method])
+        err = capsys.readouterr().err
+        assert rc == 1, method
+        assert "refused" in err and "does not excite" in err and "z3" in err and "z8" in err, method
+        assert "Traceback" not in err
 
 
 def test_bad_input_is_a_clear_error(runs, tmp_path, capsys):
