@@ -145,36 +145,48 @@ def _demo(vessel, plant_vessel, seed: int) -> dict:
             "fs": len(r["failsafe_events"])}
 
 
-def part2(preset: str, window_s: float, seeds) -> str:
+def part2(preset: str, window_s: float, seeds, methods=("ls", "oe")) -> str:
     true = load_vessel(preset)
     wrong = apply_mismatch(true, WRONG_BY_2)
     out = [f"\n{preset}: file off by x/÷2 ({', '.join(f'{k} x{v:g}' for k, v in WRONG_BY_2.items())})"]
-    with tempfile.TemporaryDirectory() as tmp:
-        spec = PlantSpec.resolve(wrong, 1, plant_vessel=true)
-        try:
-            rep, val_name, fixed = _identify(_fly(wrong, tmp, plant_spec=spec), wrong, "smoother", window_s)
-        except IdentificationError as e:
-            return "\n".join(out + [f"  identification refused: {e}"])
-    if fixed:
-        out.append(f"  kept from the (wrong) file, not excited: {', '.join(fixed)}")
-    found = identified_vessel(wrong, rep)
-    tz, wz, fz = zeta_of_hull(true.hull), zeta_of_hull(wrong.hull), zeta_of_hull(found.hull)
+    tz, wz = zeta_of_hull(true.hull), zeta_of_hull(wrong.hull)
     out.append("  z error vs the true boat, file: " + " ".join(f"{n} {100 * (w - t) / t:+.0f}%"
                                                             for n, w, t in zip(NAMES, wz, tz)))
-    out.append("  z error vs the true boat, identified: " + " ".join(f"{n} {100 * (f - t) / t:+.0f}%"
-                                                                  for n, f, t in zip(NAMES, fz, tz)))
-    out.append("  validation R^2: " + ", ".join(f"{k} {v['r2']:.3f}" for k, v in rep.validation[val_name].items()))
+    files = [("matched", true), ("before", wrong)]
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = PlantSpec.resolve(wrong, 1, plant_vessel=true)
+        run_dir = _fly(wrong, tmp, plant_spec=spec)
+        for method in methods:
+            try:
+                rep, val_name, fixed = _identify(run_dir, wrong, "smoother", window_s, method=method)
+            except IdentificationError as e:
+                out.append(f"  {method}: identification refused: {e}")
+                continue
+            if fixed:
+                out.append(f"  {method}: kept from the (wrong) file, not excited: {', '.join(fixed)}")
+            found = identified_vessel(wrong, rep)
+            fz = zeta_of_hull(found.hull)
+            out.append(f"  z error vs the true boat, identified ({method}): "
+                       + " ".join(f"{n} {100 * (f - t) / t:+.0f}%" for n, f, t in zip(NAMES, fz, tz)))
+            out.append(f"  validation R^2 ({method}): "
+                       + ", ".join(f"{k} {v['r2']:.3f}" for k, v in rep.validation[val_name].items()))
+            files.append((f"after {method}", found))
     out.append(f"  demo survey in the demo weather on the true boat ({len(seeds)} seeds):")
     out.append(f"    {'file':10s} {'xte_rms m':>10s} {'pos_err m':>10s} {'complete':>9s} {'failsafes':>9s}")
     rows = {}
-    for label, v in (("matched", true), ("before", wrong), ("after", found)):
+    for label, v in files:
         res = [_demo(v, true, s) for s in seeds]
         rows[label] = res
         out.append(f"    {label:10s} {np.mean([r['xte'] for r in res]):10.2f} {np.mean([r['pos'] for r in res]):10.2f} "
                    f"{sum(r['done'] for r in res):>5d}/{len(res)} {sum(r['fs'] for r in res):9d}")
-    m, a = rows["matched"], rows["after"]
-    out.append(f"    after vs matched: xte {100 * (np.mean([r['xte'] for r in a]) / np.mean([r['xte'] for r in m]) - 1):+.0f} %, "
-               f"position error {100 * (np.mean([r['pos'] for r in a]) / np.mean([r['pos'] for r in m]) - 1):+.0f} %")
+    m = rows["matched"]
+    for label in rows:
+        if label.startswith("after"):
+            a = rows[label]
+            out.append(f"    {label} vs matched: xte "
+                       f"{100 * (np.mean([r['xte'] for r in a]) / np.mean([r['xte'] for r in m]) - 1):+.0f} %, "
+                       f"position error "
+                       f"{100 * (np.mean([r['pos'] for r in a]) / np.mean([r['pos'] for r in m]) - 1):+.0f} %")
     return "\n".join(out)
 
 
@@ -184,7 +196,7 @@ def main() -> None:
     ap.add_argument("--part", choices=("1", "2", "both"), default="both")
     ap.add_argument("--seeds", default="1,2", help="demo seeds of part 2")
     ap.add_argument("--window", type=float, default=1.0, help="smoothing window [s]")
-    ap.add_argument("--methods", default="ls,oe", help="part 1: fitting methods side by side (ls, oe)")
+    ap.add_argument("--methods", default="ls,oe", help="fitting methods side by side (ls, oe)")
     ap.add_argument("--sources", default="truth,smoother,estimate", help="part 1: velocity sources")
     ap.add_argument("--runs-dir", default=None, help="part 1: keep the flown runs here (DIR/<preset>/...) and "
                                                       "reuse them when present")
@@ -198,7 +210,7 @@ def main() -> None:
             jobs += [pool.submit(part1, p, a.window, tuple(a.methods.split(",")), tuple(a.sources.split(",")),
                                  a.runs_dir) for p in presets]
         if a.part in ("2", "both"):
-            jobs += [pool.submit(part2, p, a.window, seeds) for p in presets]
+            jobs += [pool.submit(part2, p, a.window, seeds, tuple(a.methods.split(","))) for p in presets]
         for j in jobs:
             print(j.result(), flush=True)
 
