@@ -4,6 +4,8 @@ gains, write a vessel file that says where its numbers came from.
 Fit: each fitting run is smoothed on its own (estimation.hull_identification.smoothed: zero-phase
 Savitzky-Golay, derivatives from the filter), the runs are stacked, and the nine parameters are fitted by
 weighted least squares with their 95 % intervals; a run that does not excite a parameter is refused.
+With method "oe" (the default) that fit is the start of an output-error refinement over the fitting runs'
+open-loop segments (estimation.hull_output_error), which noisy velocities do not bias.
 Validation (000 Table 4): the identified model run free on each validation run's inputs from its first state;
 RMSE, MAE and R^2 of u, v, r and of the track x (north), y (east), psi.
 Nomoto (002 §4.3, a fixed yaw moment in place of a rudder angle): T r_dot + r = K N fitted by linear least
@@ -73,7 +75,8 @@ class HullReport:
                 "validation": self.validation,
                 "validation_10s": self.validation_short, "validated_on_fit_data": self.validated_on_fit_data,
                 "gains": self.gains, "runs_fit": self.runs_fit, "runs_validate": self.runs_validate,
-                "velocities": self.velocities, "method": self.method, "window_s": self.window_s, "thrust_scales": list(self.thrust_scales),
+                "velocities": self.velocities, "method": self.method, "window_s": self.window_s,
+                "thrust_scales": list(self.thrust_scales),
                 "date": self.date}
 
 

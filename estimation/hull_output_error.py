@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
 import numpy as np
 from scipy import sparse, stats
@@ -101,7 +101,6 @@ def cut_pieces(segments: Sequence[OutputSegment], piece_s: float) -> _Pieces:
     if max(hs) - min(hs) > 1e-3 * max(hs):
         raise ValueError("segments sampled at different rates")
     length = max(len(s[1]["u"]) for s in spans)
-    p = len(spans)
     pad = lambda key: np.array([np.pad(s[1][key], (0, length - len(s[1][key]))) for s in spans])  # noqa: E731
     mask = np.array([np.arange(length) < len(s[1]["u"]) for s in spans])
     return _Pieces(float(np.mean(hs)), pad("x"), pad("y"), pad("n"),
