@@ -7,8 +7,13 @@ fit reads are listed in autopilot/identify_runs.py. With two or more runs the la
 (or name validation runs with --validate); with one, the model is validated on the data it was fitted to and
 the report says so.
 
+--method ls fits by equation-error least squares on the smoothed signals; --method oe (the default) refines
+that by output error, the model simulated from the thrust against the measured u, v, r and heading over 8 s
+pieces of the open-loop segments (estimation/hull_output_error.py), not biased by noisy velocities.
+
 Prints each parameter with its standard error, 95 % interval and the vessel file's value, the validation R^2 /
-RMSE / MAE of u, v, r, x, y, psi, Nomoto K and T, and the derived gains. --out writes a copy of the vessel file
+RMSE / MAE of u, v, r, x, y, psi (each open-loop segment flown whole, and in 10 s pieces), Nomoto K and T,
+and the derived gains. --out writes a copy of the vessel file
 with the identified values (CIs in comments, the runs and date in its header, validated_against set); --report
 the same as JSON; --plot model against measurement on the validation runs. A run that cannot identify the
 model is refused with the reason (the boat never turned: the yaw terms are not excited), exit 1; bad input
@@ -34,6 +39,11 @@ def add_parser(sub) -> None:
     p.add_argument("--velocities", choices=("smoother", "estimate", "truth"), default="smoother",
                    help="smoother (default): GNSS + accelerometer, independent of the vessel file; estimate: "
                         "the EKF's (leans on the file's hull model); truth: a simulation log's true velocities")
+    p.add_argument("--method", choices=("ls", "oe"), default=None,
+                   help="ls: equation-error least squares on the smoothed signals (fast; biased by noisy "
+                        "velocities); oe: that fit refined by output error, the model simulated from the thrust "
+                        "against the measured u, v, r, heading (consistent under measurement noise; slower). "
+                        "Default: DEFAULT_METHOD in autopilot/identify_hull.py")
     p.add_argument("--window", type=float, default=1.0, metavar="S", help="smoothing window [s] (default 1.0; "
                    "1.5-2 for a heavy, slow hull with noisy velocities)")
     p.add_argument("--fix", default="", metavar="z7,z9", help="parameters to keep at the vessel file's values "
@@ -46,7 +56,7 @@ def add_parser(sub) -> None:
 
 def run_hull(args) -> int:
     from autopilot.config import ConfigError, load_vessel
-    from autopilot.identify_hull import identify, write_vessel
+    from autopilot.identify_hull import DEFAULT_METHOD, identify, write_vessel
     from autopilot.identify_runs import load_ident_run, split_last_set
     from autopilot.safe_read import read_user_text
 
@@ -79,7 +89,8 @@ def run_hull(args) -> int:
         if len(fit_runs) == 1 and not val_runs and split_last_set(fit_runs[0]) is not None:
             fit_part, val_part = split_last_set(fit_runs[0])     # an identification mission's sets
             fit_runs, val_runs = [fit_part], [val_part]
-        report = identify(fit_runs, val_runs, vessel, window_s=args.window, fix=fix)
+        report = identify(fit_runs, val_runs, vessel, window_s=args.window, fix=fix,
+                          method=args.method or DEFAULT_METHOD)
     except IdentificationError as e:
         print(f"identify: refused: {e}", file=sys.stderr)
         return 1
@@ -101,8 +112,9 @@ def run_hull(args) -> int:
 
 def format_report(r) -> str:
     f = r.fit
-    lines = [f"hull identified from {', '.join(r.runs_fit)} (velocities: {r.velocities}, window {r.window_s:g} s, "
-             f"{f.samples} samples, condition {f.condition:.0f})",
+    how = {"ls": "least squares", "oe": "output error"}.get(r.method, r.method)
+    lines = [f"hull identified from {', '.join(r.runs_fit)} by {how} (velocities: {r.velocities}, window "
+             f"{r.window_s:g} s, {f.samples} samples, condition {f.condition:.0f})",
              f"  {'':4s} {'value':>10s} {'std':>9s}   {'95 % CI':^23s}  {'vessel file':>11s}  meaning"]
     before = r.file_zeta
     from estimation.hull_identification import MEANING
@@ -118,6 +130,8 @@ def format_report(r) -> str:
     lines.append(f"validation, model run free on the inputs{note}:")
     for run, sig in r.validation.items():
         lines.append(f"  {run}: " + "  ".join(f"{k} R2 {q['r2']:.4f} RMSE {q['rmse']:.3g}" for k, q in sig.items()))
+    for run, sig in r.validation_short.items():
+        lines.append(f"  {run}, flown in 10 s pieces: " + "  ".join(f"{k} R2 {q['r2']:.4f}" for k, q in sig.items()))
     lines.append(f"Nomoto: K {r.nomoto['K']:.4g} rad/s per N m, T {r.nomoto['T']:.3g} s")
     from autopilot.identify_hull import imbalance_text
     lines.append(imbalance_text(f.imbalance))

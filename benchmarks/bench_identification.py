@@ -27,7 +27,12 @@ checks of GAMEPAD_TOLERANCE_PCT / GAMEPAD_R2_FLOOR (--gnss-velocity: the simulat
 A refusal is printed and, as it suggests, the named parameters are kept from the file and the fit is run again.
 ROS_DOMAIN_ID from the environment (default 40 + pid % 50).
 
-    python benchmarks/bench_identification.py [--presets foka,iacquabot,wamv] [--part 1|2|both|gamepad] [--seeds 1,2]
+Part 1 fits with each method (--methods ls,oe: equation-error least squares, and that refined by output error)
+and prints the validation twice: each open-loop segment flown whole from its first state (paper 000's measure),
+and flown in 10 s pieces (a directionally unstable hull diverges over a whole segment).
+
+    python benchmarks/bench_identification.py [--presets foka,iacquabot,wamv] [--part 1|2|both|gamepad]
+        [--seeds 1,2] [--methods ls,oe] [--sources truth,smoother] [--runs-dir DIR] [--keep DIR]
 """
 from __future__ import annotations
 
@@ -85,14 +90,15 @@ def _fly(vessel, tmp, plant_spec=None) -> str:
     return run_dir
 
 
-def _identify(run_dir, vessel, source, window_s, require=NAMES):
+def _identify(run_dir, vessel, source, window_s, require=NAMES, method="ls"):
     """Fit set 1, validate on set 2; a refusal naming unexcited parameters is retried with them kept from the
     file (what the refusal tells a user to do). Returns (report, validation run name, fixed names)."""
     fit_run, val_run = split_last_set(load_ident_run(run_dir, vessel, source))
     fix = []
     for _ in range(3):
         try:
-            return identify([fit_run], [val_run], vessel, window_s=window_s, require=require, fix=fix), \
+            return identify([fit_run], [val_run], vessel, window_s=window_s, require=require, fix=fix,
+                            method=method), \
                 val_run.name, fix
         except IdentificationError as e:
             weak = [n for n in NAMES if f"{n} (" in str(e).split(" (--fix")[0] and n not in fix]
@@ -102,37 +108,60 @@ def _identify(run_dir, vessel, source, window_s, require=NAMES):
     raise IdentificationError("still refused after keeping " + ", ".join(fix))
 
 
-def part1(preset: str, window_s: float) -> str:
+def part1(preset: str, window_s: float, methods=("ls", "oe"), sources=("truth", "smoother", "estimate"),
+          runs_dir=None) -> str:
     vessel = load_vessel(preset)
     truth = zeta_of_hull(vessel.hull)
     out = [f"\n{preset}: own plant, identification mission, fit on set 1, validate on set 2 (real drivers, "
            f"realistic 1 Hz GNSS)"]
     with tempfile.TemporaryDirectory() as tmp:
-        run_dir = _fly(vessel, tmp)
-        for source in ("truth", "smoother", "estimate"):
-            try:
-                rep, val_name, fixed = _identify(run_dir, vessel, source, window_s)
-            except IdentificationError as e:
-                out.append(f"  {source:9s} refused: {e}")
-                continue
-            z, ci = rep.fit.zeta, rep.fit.ci95
-            err = 100 * (z - truth) / truth
-            inside = [lo <= t <= hi for (lo, hi), t in zip(ci, truth)]
-            out.append(f"  {source:9s} err %: " + " ".join(
-                f"{n} {'fixed' if n in fixed else f'{e:+6.1f}'}{'' if i or n in fixed else '!'}"
-                for n, e, i in zip(NAMES, err, inside))
-                + f"   (! = truth outside the 95 % CI; {sum(inside) - len(fixed)}/{9 - len(fixed)} inside)")
-            q = rep.validation[val_name]
-            out.append(f"  {'':9s} validation R^2: " + ", ".join(f"{k} {v['r2']:.4f}" for k, v in q.items())
-                       + "; RMSE: " + ", ".join(f"{k} {v['rmse']:.3g}" for k, v in q.items()))
-            if preset == "iacquabot" and source == "truth":
-                within = [n for i, n in enumerate(NAMES) if n not in fixed and TABLE_3[n][1] <= z[i] <= TABLE_3[n][2]]
-                out.append(f"  {'':9s} paper 000: {len(within)}/{9 - len(fixed)} within Table 3's 95 % CIs ("
-                           + ", ".join(f"{n} {z[i]:.4g} vs [{TABLE_3[n][1]:g}, {TABLE_3[n][2]:g}]"
-                                       for i, n in enumerate(NAMES) if n not in within and n not in fixed)
-                           + " outside); R^2 at least Table 4's: "
-                           + ", ".join(f"{k} {'yes' if q[k]['r2'] >= TABLE_4_R2[k] else 'NO'}" for k in TABLE_4_R2))
+        run_dir = _stored_run(runs_dir, preset) if runs_dir else None
+        if run_dir is None:
+            base = os.path.join(runs_dir, preset) if runs_dir else tmp
+            os.makedirs(base, exist_ok=True)
+            run_dir = _fly(vessel, base)
+        for source in sources:
+            for method in methods:
+                label = f"{source}/{method}"
+                t0 = time.monotonic()
+                try:
+                    rep, val_name, fixed = _identify(run_dir, vessel, source, window_s, method=method)
+                except IdentificationError as e:
+                    out.append(f"  {label:12s} refused: {e}")
+                    continue
+                wall = time.monotonic() - t0
+                z, ci = rep.fit.zeta, rep.fit.ci95
+                err = 100 * (z - truth) / truth
+                inside = [lo <= t <= hi for (lo, hi), t in zip(ci, truth)]
+                out.append(f"  {label:12s} err %: " + " ".join(
+                    f"{n} {'fixed' if n in fixed else f'{e:+6.1f}'}{'' if i or n in fixed else '!'}"
+                    for n, e, i in zip(NAMES, err, inside))
+                    + f"   (! = truth outside the 95 % CI; {sum(inside) - len(fixed)}/{9 - len(fixed)} inside; "
+                      f"{wall:.0f} s)")
+                q = rep.validation[val_name]
+                out.append(f"  {'':12s} validation R^2, segments open loop: "
+                           + ", ".join(f"{k} {v['r2']:.4f}" for k, v in q.items()))
+                qs = rep.validation_short[val_name]
+                out.append(f"  {'':12s} validation R^2, 10 s pieces:        "
+                           + ", ".join(f"{k} {v['r2']:.4f}" for k, v in qs.items()))
+                if preset == "iacquabot" and source == "truth":
+                    within = [n for i, n in enumerate(NAMES)
+                              if n not in fixed and TABLE_3[n][1] <= z[i] <= TABLE_3[n][2]]
+                    out.append(f"  {'':12s} paper 000: {len(within)}/{9 - len(fixed)} within Table 3's 95 % CIs ("
+                               + ", ".join(f"{n} {z[i]:.4g} vs [{TABLE_3[n][1]:g}, {TABLE_3[n][2]:g}]"
+                                           for i, n in enumerate(NAMES) if n not in within and n not in fixed)
+                               + " outside); R^2 at least Table 4's: "
+                               + ", ".join(f"{k} {'yes' if q[k]['r2'] >= TABLE_4_R2[k] else 'NO'}"
+                                           for k in TABLE_4_R2))
     return "\n".join(out)
+
+
+def _stored_run(runs_dir, preset):
+    """A run flown earlier into runs_dir/preset (--runs-dir), or None."""
+    base = os.path.join(runs_dir, preset)
+    found = sorted(d for d in (os.listdir(base) if os.path.isdir(base) else [])
+                   if os.path.isfile(os.path.join(base, d, "state.csv")))
+    return os.path.join(base, found[-1]) if found else None
 
 
 def _demo(vessel, plant_vessel, seed: int) -> dict:
@@ -143,36 +172,48 @@ def _demo(vessel, plant_vessel, seed: int) -> dict:
             "fs": len(r["failsafe_events"])}
 
 
-def part2(preset: str, window_s: float, seeds) -> str:
+def part2(preset: str, window_s: float, seeds, methods=("ls", "oe")) -> str:
     true = load_vessel(preset)
     wrong = apply_mismatch(true, WRONG_BY_2)
     out = [f"\n{preset}: file off by x/÷2 ({', '.join(f'{k} x{v:g}' for k, v in WRONG_BY_2.items())})"]
-    with tempfile.TemporaryDirectory() as tmp:
-        spec = PlantSpec.resolve(wrong, 1, plant_vessel=true)
-        try:
-            rep, val_name, fixed = _identify(_fly(wrong, tmp, plant_spec=spec), wrong, "smoother", window_s)
-        except IdentificationError as e:
-            return "\n".join(out + [f"  identification refused: {e}"])
-    if fixed:
-        out.append(f"  kept from the (wrong) file, not excited: {', '.join(fixed)}")
-    found = identified_vessel(wrong, rep)
-    tz, wz, fz = zeta_of_hull(true.hull), zeta_of_hull(wrong.hull), zeta_of_hull(found.hull)
+    tz, wz = zeta_of_hull(true.hull), zeta_of_hull(wrong.hull)
     out.append("  z error vs the true boat, file: " + " ".join(f"{n} {100 * (w - t) / t:+.0f}%"
                                                             for n, w, t in zip(NAMES, wz, tz)))
-    out.append("  z error vs the true boat, identified: " + " ".join(f"{n} {100 * (f - t) / t:+.0f}%"
-                                                                  for n, f, t in zip(NAMES, fz, tz)))
-    out.append("  validation R^2: " + ", ".join(f"{k} {v['r2']:.3f}" for k, v in rep.validation[val_name].items()))
+    files = [("matched", true), ("before", wrong)]
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = PlantSpec.resolve(wrong, 1, plant_vessel=true)
+        run_dir = _fly(wrong, tmp, plant_spec=spec)
+        for method in methods:
+            try:
+                rep, val_name, fixed = _identify(run_dir, wrong, "smoother", window_s, method=method)
+            except IdentificationError as e:
+                out.append(f"  {method}: identification refused: {e}")
+                continue
+            if fixed:
+                out.append(f"  {method}: kept from the (wrong) file, not excited: {', '.join(fixed)}")
+            found = identified_vessel(wrong, rep)
+            fz = zeta_of_hull(found.hull)
+            out.append(f"  z error vs the true boat, identified ({method}): "
+                       + " ".join(f"{n} {100 * (f - t) / t:+.0f}%" for n, f, t in zip(NAMES, fz, tz)))
+            out.append(f"  validation R^2 ({method}): "
+                       + ", ".join(f"{k} {v['r2']:.3f}" for k, v in rep.validation[val_name].items()))
+            files.append((f"after {method}", found))
     out.append(f"  demo survey in the demo weather on the true boat ({len(seeds)} seeds):")
     out.append(f"    {'file':10s} {'xte_rms m':>10s} {'pos_err m':>10s} {'complete':>9s} {'failsafes':>9s}")
     rows = {}
-    for label, v in (("matched", true), ("before", wrong), ("after", found)):
+    for label, v in files:
         res = [_demo(v, true, s) for s in seeds]
         rows[label] = res
         out.append(f"    {label:10s} {np.mean([r['xte'] for r in res]):10.2f} {np.mean([r['pos'] for r in res]):10.2f} "
                    f"{sum(r['done'] for r in res):>5d}/{len(res)} {sum(r['fs'] for r in res):9d}")
-    m, a = rows["matched"], rows["after"]
-    out.append(f"    after vs matched: xte {100 * (np.mean([r['xte'] for r in a]) / np.mean([r['xte'] for r in m]) - 1):+.0f} %, "
-               f"position error {100 * (np.mean([r['pos'] for r in a]) / np.mean([r['pos'] for r in m]) - 1):+.0f} %")
+    m = rows["matched"]
+    for label in rows:
+        if label.startswith("after"):
+            a = rows[label]
+            out.append(f"    {label} vs matched: xte "
+                       f"{100 * (np.mean([r['xte'] for r in a]) / np.mean([r['xte'] for r in m]) - 1):+.0f} %, "
+                       f"position error "
+                       f"{100 * (np.mean([r['pos'] for r in a]) / np.mean([r['pos'] for r in m]) - 1):+.0f} %")
     return "\n".join(out)
 
 
@@ -272,6 +313,11 @@ def main() -> None:
     ap.add_argument("--seeds", default="1,2", help="demo seeds of part 2")
     ap.add_argument("--window", type=float, default=1.0, help="smoothing window [s]")
     ap.add_argument("--keep", default="", metavar="DIR", help="part gamepad: keep the run logs and reports in DIR")
+    ap.add_argument("--methods", default="ls,oe", help="fitting methods side by side (ls, oe)")
+    ap.add_argument("--sources", default="truth,smoother,estimate", help="part 1: velocity sources")
+    ap.add_argument("--runs-dir", default=None, help="part 1: keep the flown runs here (DIR/<preset>/...) and "
+                                                      "reuse them when present")
+    ap.add_argument("--workers", type=int, default=0, help="processes (default: one per preset, at most the cores)")
     a = ap.parse_args()
     presets = a.presets.split(",")
     seeds = [int(s) for s in a.seeds.split(",")]
@@ -281,11 +327,12 @@ def main() -> None:
             print(part_gamepad(p, a.keep), flush=True)
         return
     jobs = []
-    with ProcessPoolExecutor(min(len(presets), os.cpu_count() or 1)) as pool:
+    with ProcessPoolExecutor(a.workers or min(len(presets), os.cpu_count() or 1)) as pool:
         if a.part in ("1", "both"):
-            jobs += [pool.submit(part1, p, a.window) for p in presets]
+            jobs += [pool.submit(part1, p, a.window, tuple(a.methods.split(",")), tuple(a.sources.split(",")),
+                                 a.runs_dir) for p in presets]
         if a.part in ("2", "both"):
-            jobs += [pool.submit(part2, p, a.window, seeds) for p in presets]
+            jobs += [pool.submit(part2, p, a.window, seeds, tuple(a.methods.split(","))) for p in presets]
         for j in jobs:
             print(j.result(), flush=True)
 

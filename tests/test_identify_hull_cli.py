@@ -52,26 +52,34 @@ def test_identify_writes_a_report_and_a_vessel_file_that_loads_as_identified(run
 
 
 def test_from_the_boats_own_sensors_the_model_still_explains_the_held_back_run(runs, tmp_path, capsys):
-    """The default velocities (GNSS + accelerometer smoother) carry GNSS noise into the drag terms; the model
-    must still reproduce the validation run's yaw rate and heading."""
+    """The default velocities (GNSS + accelerometer smoother) and method (output error): the yaw terms come out
+    close to the boat's and the model reproduces the validation run's yaw rate and heading over 10 s horizons.
+    Not over the whole run flown open loop: FOKA is directionally unstable, and on these runs even the true
+    parameters score heading R^2 -0.40 that way (least squares' scored 0.9999 with z4 +24 %, z7 -65 %)."""
     vessel, (fit_run, val_run) = runs
     rep = tmp_path / "r.json"
     assert main(["identify", "hull", str(fit_run), str(val_run), "--vessel", str(FOKA_FILE),
                  "--report", str(rep)]) == 0
     report = json.loads(rep.read_text())
-    assert report["velocities"] == "smoother"
-    quality = report["validation"][val_run.name]
-    assert quality["r"]["r2"] >= 0.99 and quality["psi"]["r2"] >= 0.99 and quality["u"]["r2"] >= 0.9
+    assert report["velocities"] == "smoother" and report["method"] == "oe"
+    truth = zeta_of_hull(vessel.hull)
+    fitted = np.array([report["parameters"][f"z{i}"]["value"] for i in range(1, 10)])
+    err = np.abs(fitted - truth) / truth
+    assert np.all(err[[0, 2, 7, 8]] < 0.05), np.round(100 * err, 1)     # surge mass, yaw inertia, yaw damping
+    quality = report["validation_10s"][val_run.name]
+    assert quality["r"]["r2"] >= 0.98 and quality["psi"]["r2"] >= 0.99 and quality["u"]["r2"] >= 0.95, quality
 
 
 def test_a_run_that_never_turns_is_refused_with_the_yaw_terms_named(runs, tmp_path, capsys):
     vessel, _ = runs
     straight = fly_identification(vessel, tmp_path, seed=3, yaw_scale=0.0)
-    rc = main(["identify", "hull", str(straight), "--vessel", str(FOKA_FILE), "--velocities", "truth"])
-    err = capsys.readouterr().err
-    assert rc == 1
-    assert "refused" in err and "does not excite" in err and "z3" in err and "z8" in err
-    assert "Traceback" not in err
+    for method in ("ls", "oe"):
+        rc = main(["identify", "hull", str(straight), "--vessel", str(FOKA_FILE), "--velocities", "truth",
+                   "--method", method])
+        err = capsys.readouterr().err
+        assert rc == 1, method
+        assert "refused" in err and "does not excite" in err and "z3" in err and "z8" in err, method
+        assert "Traceback" not in err
 
 
 def test_bad_input_is_a_clear_error(runs, tmp_path, capsys):
