@@ -11,8 +11,10 @@ Here the same model
     psi_dot  = r
 
 (forces [N], moment [N m], u, v [m/s], r [rad/s], psi [rad]; delta the thrust imbalance of fit_hull, when
-fitted) is integrated (RK4, inputs held over each step) from the logged forces, and scipy's least_squares
-minimises the weighted error between simulated and measured u, v, r and psi.
+fitted) is integrated (RK4, inputs held over each step) from the logged forces, and a Levenberg-Marquardt on the
+sparse Jacobian (_levenberg_marquardt, written here because scipy's least_squares took dense SVDs or BLAS-heavy
+LSMR steps, 10-25x slower on this problem) minimises the weighted error between simulated and measured u, v, r
+and psi.
 
 Multiple shooting: each open-loop segment is cut into pieces of `piece_s` seconds, and each piece starts from
 its own initial state (u0, v0, r0, psi0), free in the fit (started at the measured values). Free, because a
