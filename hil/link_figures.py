@@ -83,6 +83,7 @@ class StampedLatency:
         self._published: dict = {}      # stamp_ns -> wall ns of its latest publication, until answered
         self._answered_stamps: set = set()
         self.latencies_s: list = []
+        self.records: list = []         # (stamp_ns, published wall ns, thrust received wall ns) per answered stamp
         self.answered = 0
         self.repeats = 0                # thrust messages whose stamp was already answered (cycles without news)
         self.unknown = 0                # thrust stamps this side never published (a stale or foreign stamp)
@@ -106,8 +107,17 @@ class StampedLatency:
         self._answered_stamps.add(stamp_ns)
         lat = (recv_wall_ns - sent) / NS
         self.latencies_s.append(lat)
+        self.records.append((stamp_ns, sent, recv_wall_ns))
         self.answered += 1
         return lat
+
+    def write_csv(self, path) -> None:
+        """Per answered stamp, in answer order: stamp_ns, published_ns, thrust_received_ns (wall clock, ns) and
+        latency_ms: what the percentiles are taken over, for a witness to pair stamp by stamp."""
+        with open(path, "w") as f:
+            f.write("stamp_ns,published_ns,thrust_received_ns,latency_ms\n")
+            for stamp, sent, recv in self.records:
+                f.write(f"{stamp},{sent},{recv},{(recv - sent) / 1e6:.6f}\n")
 
     def unanswered(self, before_ns: Optional[int] = None) -> int:
         """Published stamps no thrust carried (before `before_ns`: later ones may still be answered)."""

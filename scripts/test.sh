@@ -5,8 +5,8 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh --ros
 set +e
 # one worker per core (TEST_WORKERS=1: serial); a test file stays on one worker, so its module fixtures (a flown
-# mission, a logged run) are made once
-.venv/bin/python -m pytest -q -n "${TEST_WORKERS:-$(nproc)}" --dist loadfile "$@"
+# mission, a logged run) are made once; long real-time files go first (WALL_TIME_S, tests/conftest.py)
+.venv/bin/python -m pytest -q -n "${TEST_WORKERS:-$(nproc)}" --dist loadfile --no-loadscope-reorder "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then

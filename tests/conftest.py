@@ -18,3 +18,31 @@ def reference_data() -> Path:
     for sub in ("gpsd", "t200"):
         assert (REFERENCE_DATA / sub).is_dir(), f"reference data missing: {REFERENCE_DATA / sub}"
     return REFERENCE_DATA
+
+
+@pytest.fixture
+def ctx():
+    """A fresh rclpy Context, initialised for the test and shut down after it (ROS tests only: rclpy is imported
+    here, not at collection, so the rest of the suite never needs it)."""
+    import rclpy
+    c = rclpy.Context()
+    rclpy.init(context=c)
+    yield c
+    rclpy.shutdown(context=c)
+
+
+# Long real-time test files declare `WALL_TIME_S = N` (their measured wall time on the 2-core machine). They are
+# scheduled first, longest first, so under `pytest -n 2 --dist loadfile` (scripts/test.sh) a 7-minute file starts
+# with the run instead of extending its tail. xdist would otherwise order files by their number of tests
+# (--loadscope-reorder, its default), so that is turned off here: the collection order is the schedule.
+def pytest_configure(config):
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(session, config, items):
+    def wall_s(item):
+        module = getattr(item, "module", None)
+        return float(getattr(module, "WALL_TIME_S", 0.0) or 0.0)
+
+    items.sort(key=lambda item: -wall_s(item))      # stable: files stay whole and in their order
