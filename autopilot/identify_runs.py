@@ -6,13 +6,16 @@ A run directory (autopilot run / autopilot sim with --log) logged at 10 Hz or mo
            (time_constant_s of the vessel file) is applied here, then X = sum T_i, N = -sum y_i T_i, Y = 0.
   motion   velocities from one of three sources (`velocities`):
              smoother  (default) the kinematic smoother of estimation/track_smoother.py on gnss_north_m /
-                       gnss_east_m / gnss_speed_mps / gnss_course_deg (each fix at the time it was taken:
-                       its row's time less gps_age_s), accel_x/y_mps2 and heading_deg: independent of the
-                       vessel file;
+                       gnss_east_m / gnss_speed_mps / gnss_course_deg (each fix at the time it was stamped:
+                       its row's time less gps_age_s; the receiver's latency behind that stamp is estimated
+                       from the run), accel_x/y_mps2, and heading_deg held to gyro_z_dps (the gyro integrated,
+                       the logged heading at low frequency; that heading is also the run's psi): independent
+                       of the vessel file's hull (its gnss noise figures set the smoother's);
              estimate  the autopilot's surge_mps / sway_mps (its EKF leans on the vessel file's hull model);
              truth     the simulator's truth_surge_mps / truth_sway_mps / truth_yaw_rate_dps (sim logs only);
            yaw rate from gyro_z_dps (smoother), yaw_rate_dps (estimate) or the truth column.
-  track    north_m / east_m / heading_deg (or the truth columns) for validation of x, y, psi.
+  track    for validation of x, y, psi: the smoother's track and heading (smoother), north_m / east_m /
+           heading_deg (estimate: the EKF's, which lean on the hull model) or the truth columns.
 The rows used are the longest armed stretch of the log. Refusals are IdentificationError naming the run and
 what is missing.
 """
@@ -25,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from autopilot.runlog import read_run
+from drivers.l76k_epoch import CEP_TO_SIGMA
 from estimation.hull_identification import IdentificationError, RunData
 from estimation.track_smoother import smooth_track
 
@@ -103,15 +107,21 @@ def load_ident_run(run_dir, vessel, velocities: str = "smoother") -> IdentRun:
         u, v, r_dps, n_m, e_m, psi_deg = need("surge_mps", "sway_mps", "yaw_rate_dps", "north_m", "east_m",
                                              "heading_deg")
     else:
-        r_dps, ax, ay, psi_deg, n_m, e_m = need("gyro_z_dps", "accel_x_mps2", "accel_y_mps2", "heading_deg",
-                                                "north_m", "east_m")
+        r_dps, ax, ay, psi_deg = need("gyro_z_dps", "accel_x_mps2", "accel_y_mps2", "heading_deg")
         need("gnss_north_m", "gnss_east_m")
         gn, ge, sog, cog = _fixes_at_their_time(cols, rows, t)
+        g = vessel.sensors.gnss
+        sigma = g.cep_m * CEP_TO_SIGMA            # the receiver's total horizontal noise per axis
         try:
-            track = smooth_track(t, np.radians(psi_deg), ax, ay, gn, ge, sog, cog)
+            track = smooth_track(t, np.radians(psi_deg), ax, ay, gn, ge, sog, cog,
+                                 pos_std_m=math.sqrt(max(sigma ** 2 - g.bias_sigma_m ** 2, 0.25 * sigma ** 2)),
+                                 vel_std_mps=max(g.speed_noise_mps, 0.02), pos_bias_std_m=g.bias_sigma_m,
+                                 pos_bias_tau_s=g.bias_tau_s, gyro_z_rps=np.radians(r_dps))
         except ValueError as e:
             raise IdentificationError(f"{name}: {e}") from None
         u, v = track.u_mps, track.v_mps
+        psi_deg = np.degrees(track.heading_rad)
+        n_m, e_m = track.north_m, track.east_m
     psi = np.unwrap(np.radians(psi_deg))
     data = RunData(t - t[0], u, v, np.radians(r_dps), x_n, np.zeros_like(x_n), n_nm)
     starts, ends = [], []

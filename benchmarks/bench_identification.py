@@ -7,7 +7,8 @@ set and validates on the second, segment by segment.
 Part 1, each preset on its own plant, with each velocity source (`truth`: the simulator's; `smoother`: GNSS +
 accelerometer, what a boat has; `estimate`: the EKF's, which leans on the vessel file). Prints every parameter's
 error and whether its 95 % interval holds the truth, and the validation R^2 of u, v, r, x, y, psi (000 Table 4's
-measures); for the IAcquaBot also paper 000's comparison (Table 3's intervals, Table 4's R^2).
+measures); for the IAcquaBot also paper 000's comparison (Table 3's intervals, Table 4's R^2). For the smoother
+it first prints its u, v error against the simulator's truth (bias, RMS, turns to starboard vs port, heading).
 
 Part 2, a file off by x/÷2: the autopilot flies with a vessel file whose added masses, yaw inertia and sway
 damping are x2 and surge and yaw damping ÷2 of the true boat's; it flies the identification mission, identifies
@@ -121,6 +122,8 @@ def part1(preset: str, window_s: float, methods=("ls", "oe"), sources=("truth", 
             os.makedirs(base, exist_ok=True)
             run_dir = _fly(vessel, base)
         for source in sources:
+            if source == "smoother":
+                out.append(_smoother_error(run_dir, vessel))
             for method in methods:
                 label = f"{source}/{method}"
                 t0 = time.monotonic()
@@ -154,6 +157,25 @@ def part1(preset: str, window_s: float, methods=("ls", "oe"), sources=("truth", 
                                + ", ".join(f"{k} {'yes' if q[k]['r2'] >= TABLE_4_R2[k] else 'NO'}"
                                            for k in TABLE_4_R2))
     return "\n".join(out)
+
+
+def _smoother_error(run_dir, vessel) -> str:
+    """The smoother's u, v against the simulator's truth over the open-loop segments: bias and RMS, and the
+    mean in turns to starboard and to port (|r| > 5 deg/s; a heading or timing error shows as a difference)."""
+    from autopilot.identify_hull import segment_spans
+    sm, tr = load_ident_run(run_dir, vessel, "smoother"), load_ident_run(run_dir, vessel, "truth")
+    seg = np.zeros(len(tr.data.t_s), bool)
+    for a, b in segment_spans(tr):
+        seg[a:b] = True
+    r = tr.data.r
+    parts = []
+    for k in ("u", "v"):
+        e = getattr(sm.data, k) - getattr(tr.data, k)
+        parts.append(f"{k} bias {e[seg].mean():+.4f} RMS {np.sqrt(np.mean(e[seg] ** 2)):.4f}, in turns to starboard "
+                     f"{e[seg & (r > 0.087)].mean():+.4f} / port {e[seg & (r < -0.087)].mean():+.4f}")
+    psi = np.degrees(np.angle(np.exp(1j * (sm.psi_rad - tr.psi_rad))))
+    return (f"  {'smoother':12s} u, v - truth [m/s] over the segments: " + "; ".join(parts)
+            + f"; heading RMS {np.sqrt(np.mean(psi[seg] ** 2)):.2f} deg")
 
 
 def _stored_run(runs_dir, preset):
