@@ -167,8 +167,10 @@ def main() -> None:
     ap.add_argument("--missions", default="demo,hexagon,loiter", type=lambda s: s.split(","))
     ap.add_argument("--seeds", default="1,2,3", type=lambda s: [int(x) for x in s.split(",")])
     ap.add_argument("--factors", default="0.4,0.6,1.5,2.5", type=lambda s: [float(x) for x in s.split(",")])
-    ap.add_argument("--keys", default=",".join(RANDOM_KEYS), type=lambda s: s.split(","))
-    ap.add_argument("--random", type=int, default=20, help="random combinations within x/÷2 per seed")
+    ap.add_argument("--keys", default=None, type=lambda s: s.split(","),
+                    help=f"coefficients scaled one at a time (default: {','.join(RANDOM_KEYS)})")
+    ap.add_argument("--random", type=int, default=None,
+                    help="random combinations within x/÷2 per seed (default 20; 0 when --keys names a subset)")
     ap.add_argument("--extras", action="store_true", help="add the realistic extras to every plant")
     ap.add_argument("--devices", choices=("bytes", "typed"), default="bytes")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
@@ -180,6 +182,10 @@ def main() -> None:
                                                          (p.split("=", 1) for p in s.split(",") if p)},
                     metavar="KEY=VALUE,...", help="EkfTuning fields to try instead of the defaults")
     args = ap.parse_args()
+    if args.random is None:
+        args.random = 20 if args.keys is None else 0
+    if args.keys is None:
+        args.keys = list(RANDOM_KEYS)
     from hil.campaign import run_campaign, run_id
     todo = [dict(t, id=run_id(t)) for t in tasks(args)]
     where = f"Ray ({args.ray})" if args.ray else f"{args.workers} workers"

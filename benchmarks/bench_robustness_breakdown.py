@@ -18,12 +18,15 @@ the RMS of y_true (= xte_rms_m), of y_est and of e_lat [m], their correlation, a
 ENTRY_LOOKAHEADS lookahead distances along a leg after a turn: overshoot after the turn), `exit` (the last
 EXIT_LOOKAHEADS lookaheads before the waypoint: the turn-in, where guidance slows down) and `straight`
 (the rest), as the RMS within each part and each part's share of the sum of squares. `--per-leg` adds the
-RMS per leg. Nothing is asserted here.
+RMS per leg. `--velocity-split` adds, per phase, where the estimate's error across the leg comes from (velocity_split:
+the filter state against its smoothed output, and the cross-leg velocity error split into surge, sway,
+heading and current). Nothing is asserted here.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -59,8 +62,10 @@ def fly(task: dict) -> dict:
         vessel = load_vessel(task["preset"])
         mission = _mission(task["mission"])
         spec = PlantSpec.resolve(vessel, task["seed"], mismatch=task["mismatch"])
-        samples = []          # (t, leg index, along, leg length, y_true, y_est, counted)
+        samples = []          # (t, leg index, along, leg length, y_true, y_est, counted, *VELOCITY_SPLIT columns)
         state = {"leg": None, "converged": False, "last": None}
+        toward = math.radians(DEMO_ENV["current_toward_deg"])
+        current_ned = (DEMO_ENV["current_speed_mps"] * math.cos(toward), DEMO_ENV["current_speed_mps"] * math.sin(toward))
 
         def on_result(t, autopilot, batch, res, truth):
             if res.mode != "AUTO" or autopilot.guidance.leg is None or not res.nav.valid:
@@ -76,7 +81,8 @@ def fly(task: dict) -> dict:
                     state["converged"] = True
             state["last"] = y_true
             samples.append((t, index, along, leg.length_m, y_true, y_est,
-                            float(index > 0 and state["converged"])))
+                            float(index > 0 and state["converged"]))
+                           + velocity_split(autopilot.estimator, truth, leg.path_angle_rad, current_ned))
             state["lookahead"] = autopilot.guidance.lookahead_m
 
         opts = SimOptions(seed=task["seed"], env=EnvironmentConfig(**DEMO_ENV), gps_noise="white",
@@ -91,9 +97,46 @@ def fly(task: dict) -> dict:
     return row
 
 
+VELOCITY_SPLIT = ("filt", "offset", "v_surge", "v_sway", "v_head", "v_curr", "psi_err", "r_err", "along", "u_err")
+
+
+def velocity_split(ekf, truth, leg_angle_rad: float, current_ned: tuple) -> tuple:
+    """Where the estimate's cross-leg error comes from at one sample (+ = to starboard of the leg).
+
+    Position [m]: `filt` the filter state's cross-leg error, `offset` the published output's smoothing offset
+    (y_est - y_true = filt + offset). Velocity over ground across the leg [m/s], estimate minus truth, split
+    exactly into `v_surge` (surge speed through the water wrong), `v_sway` (sway wrong), `v_head` (the true
+    water-relative velocity turned by the heading error) and `v_curr` (water current wrong). `psi_err` the
+    heading error [deg], `r_err` the yaw-rate error [deg/s]; `along` the filter state's error ALONG the leg [m]
+    (+ = ahead) and `u_err` its surge speed through the water minus the truth's [m/s]. Empty unless the estimator is the NavigationEKF.
+    """
+    from estimation.ekf_model import IX_CE, IX_CN, IX_E, IX_N, IX_PSI, IX_R, IX_U, IX_V
+    x = getattr(getattr(ekf, "kf", None), "x", None)
+    if x is None:
+        return ()
+    sn, cn = math.sin(leg_angle_rad), math.cos(leg_angle_rad)
+
+    def cross(dn, de):
+        return -dn * sn + de * cn
+    pt, pe = truth.heading_rad, float(x[IX_PSI, 0])
+    ct, st, ce, se = math.cos(pt), math.sin(pt), math.cos(pe), math.sin(pe)
+    vn_t, ve_t = truth.velocity_ned_mps
+    wn, we = vn_t - current_ned[0], ve_t - current_ned[1]          # true velocity through the water, NED
+    u_t, v_t = ct * wn + st * we, -st * wn + ct * we
+    du, dv = float(x[IX_U, 0]) - u_t, float(x[IX_V, 0]) - v_t
+    return (cross(float(x[IX_N, 0]) - truth.north_m, float(x[IX_E, 0]) - truth.east_m),
+            cross(ekf._off_n, ekf._off_e),
+            cross(du * ce, du * se), cross(-dv * se, dv * ce),
+            cross((ce - ct) * u_t - (se - st) * v_t, (se - st) * u_t + (ce - ct) * v_t),
+            cross(float(x[IX_CN, 0]) - current_ned[0], float(x[IX_CE, 0]) - current_ned[1]),
+            math.degrees(math.remainder(pe - pt, math.tau)), math.degrees(float(x[IX_R, 0]) - truth.yaw_rate_rps),
+            (float(x[IX_N, 0]) - truth.north_m) * cn + (float(x[IX_E, 0]) - truth.east_m) * sn, du)
+
+
 def split(row: dict) -> dict:
     """The breakdown figures of one run's samples (see the module docstring)."""
-    s = np.array(row["samples"], dtype=float).reshape(-1, 7)
+    s = np.array(row["samples"], dtype=float)
+    s = s.reshape(-1, s.shape[1] if s.ndim == 2 else 7)
     s = s[s[:, 6] > 0]
     along, length, yt, ye = s[:, 2], s[:, 3], s[:, 4], s[:, 5]
     el = yt - ye
@@ -109,6 +152,9 @@ def split(row: dict) -> dict:
         m = phase == i
         out[name] = (rms(yt[m]), float(np.sum(yt[m] ** 2)) / total, rms(ye[m]), rms(el[m]))
     out["legs"] = {int(k): rms(yt[s[:, 1] == k]) for k in np.unique(s[:, 1])}
+    if s.shape[1] >= 7 + len(VELOCITY_SPLIT):
+        out["velocity"] = {name: {p: rms(s[phase == i, 7 + j]) for i, p in enumerate(PHASES)}
+                           for j, name in enumerate(VELOCITY_SPLIT)}
     return out
 
 
@@ -122,6 +168,8 @@ def main() -> None:
     ap.add_argument("--devices", choices=("bytes", "typed"), default="bytes")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--per-leg", action="store_true", help="also print the RMS of each leg")
+    ap.add_argument("--velocity-split", action="store_true",
+                    help="also print where the estimate's cross-leg error comes from, per phase (velocity_split)")
     ap.add_argument("--ekf", default={}, type=lambda s: {k: json.loads(v) for k, v in
                                                          (p.split("=", 1) for p in s.split(",") if p)},
                     metavar="KEY=VALUE,...", help="EkfTuning fields to try instead of the defaults")
@@ -152,6 +200,10 @@ def main() -> None:
               + " | ".join(f"{b[p][0]:5.2f}/{b[p][1]:4.0%} {b[p][2]:4.2f}/{b[p][3]:4.2f}" for p in PHASES) + flags)
         if args.per_leg:
             print("    per leg: " + ", ".join(f"{k}: {v:.2f}" for k, v in b["legs"].items()))
+        if args.velocity_split and "velocity" in b:
+            v = b["velocity"]
+            print("    RMS entry/straight/exit: " + "  ".join(
+                name + " " + "/".join(f"{v[name][p]:.2f}" for p in PHASES) for name in VELOCITY_SPLIT))
 
 
 if __name__ == "__main__":

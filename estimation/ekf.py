@@ -28,6 +28,10 @@ How a cycle is processed:
   position gate after the innovation grew gradually (model drift, not a receiver jump) is accepted with the
   covariance widened at once, counted in `model_drift_accepts`, instead of being rejected until a
   re-acquisition that the glitch failsafe would see.
+- While the boat turns (|yaw rate| > `turn_yaw_rate_rps`), gyro and heading updates move heading, yaw rate,
+  gyro bias, velocity and the yaw model error but leave position, current and drag error to GNSS: in a turn
+  a wrong model's yaw rate is off one way for seconds, and through the covariance the filter builds between
+  yaw rate and position, 50 Hz gyro updates dragged the position metres across the next leg.
 - Samples with non-finite values are dropped and counted; a thrust of None (or non-finite) means "thrust
   unknown": surge and yaw rate then follow GNSS and the gyro (see ekf_model). Should the filter ever hold
   non-finite numbers it starts again from scratch (counted), so the loop never sees NaN.
@@ -83,6 +87,8 @@ class EkfTuning:
     adaptive_max_scale: float = 100.0
     gps_vel_reaccept_run: int = 2        # this many GNSS velocities in a row outside the gate: the model is wrong
     drift_gate: bool = True              # accept a gradual run of gate failures as model drift
+    turn_yaw_rate_rps: float = 0.2       # while |yaw rate| is above this, gyro and heading updates leave position,
+    #                                      current and drag error to GNSS (see _update)
     # measurement noise floors
     heading_floor_rad: float = math.radians(1.0)    # calibration residual, tilt errors
     gyro_floor_rps: float = 0.002
@@ -514,7 +520,7 @@ class NavigationEKF:
         self._z1[0, 0] = rate_rps
         self._R1[0, 0] = self._gyro_var / n + self.tuning.gyro_floor_rps ** 2
         self._yaw_statistics(rate_rps - self._hx1[0, 0], self._R1[0, 0])
-        self._update(self._z1, H, self._hx1, self._R1, None)
+        self._update(self._z1, H, self._hx1, self._R1, None, yaw=True)
         self._last_imu_s = self.time_s + dt_s
 
     def _on_heading(self, dt_s: float, n: int, heading_rad: float) -> None:
@@ -530,7 +536,7 @@ class NavigationEKF:
         self._hx1[0, 0] = x[IX_PSI, 0] + dt_s * x[IX_R, 0]
         self._z1[0, 0] = heading_rad
         self._R1[0, 0] = R
-        self._update(self._z1, H, self._hx1, self._R1, _residual_wrap_first)
+        self._update(self._z1, H, self._hx1, self._R1, _residual_wrap_first, yaw=True)
 
     def _on_heading_gyro(self, dt_s: float, n: int, payload) -> None:
         """A heading (n samples, dt_s after the filter time) and a mean gyro rate in one 2-D update."""
@@ -558,7 +564,7 @@ class NavigationEKF:
         Rm[1, 1] = self._gyro_var / n_gyro + self.tuning.gyro_floor_rps ** 2
         Rm[0, 1] = Rm[1, 0] = 0.0
         self._yaw_statistics(rate_rps - hx[1, 0], Rm[1, 1])
-        self._update(z, H, hx, Rm, _residual_wrap_first)
+        self._update(z, H, hx, Rm, _residual_wrap_first, yaw=True)
         self._last_imu_s = self.time_s + dt_gyro_s
 
     def _heading_gate(self, dt_s: float, n: int, heading_rad: float) -> Optional[float]:
@@ -776,10 +782,16 @@ class NavigationEKF:
         det = a * d - b * b
         return (d * y0 * y0 - 2.0 * b * y0 * y1 + a * y1 * y1) / det, a, b, d
 
-    def _update(self, z, H, hx, R, residual, position_rows: int = 0) -> None:
+    def _update(self, z, H, hx, R, residual, position_rows: int = 0, yaw: bool = False) -> None:
         kf = self.kf
         x_before_n, x_before_e, x_before_psi = kf.x[IX_N, 0], kf.x[IX_E, 0], kf.x[IX_PSI, 0]
-        if position_rows and self.tuning.surge_bias_from_velocity_only:
+        if yaw and abs(kf.x[IX_R, 0]) > self.tuning.turn_yaw_rate_rps:
+            # A turn is where a wrong model mispredicts most: the gyro disagrees with the model's yaw rate, one
+            # sign for seconds, and each update would move the position through its covariance with the yaw
+            # rate (metres across the next leg on a hull with thrust x2.5). Position, current and drag error
+            # are left to GNSS until the turn is over.
+            self._update_consider(z, H, hx, R, 0, residual, _TURN_YAW_FROZEN)
+        elif position_rows and self.tuning.surge_bias_from_velocity_only:
             self._update_consider(z, H, hx, R, position_rows)
         else:
             kf.update(z, _const(H), _const(hx), R, residual=residual or np.subtract)
@@ -792,16 +804,19 @@ class NavigationEKF:
         self._off_e -= x[IX_E, 0] - x_before_e
         self._off_psi = wrap_pi(self._off_psi - wrap_pi(x[IX_PSI, 0] - x_before_psi))
 
-    def _update_consider(self, z, H, hx, R, position_rows: int) -> None:
+    def _update_consider(self, z, H, hx, R, position_rows: int, residual=None, frozen: tuple = ()) -> None:
         """Kalman update in which the first `position_rows` measurement rows (GNSS position) do not move the
-        surge model-error state: its gain from them is zeroed (a suboptimal gain, so the Joseph form)."""
+        surge model-error state, and no row moves the states in `frozen`: their gains are zeroed (a
+        suboptimal gain, so the Joseph form; their covariance with the others stays right)."""
         kf = self.kf
         P = kf.P
         PHt = P @ H.T
         S = H @ PHt + R
         K = PHt @ np.linalg.inv(S)
         K[IX_KD, :position_rows] = 0.0
-        kf.x = kf.x + K @ (z - hx)
+        for i in frozen:
+            K[i, :] = 0.0
+        kf.x = kf.x + K @ (residual(z, hx) if residual is not None else z - hx)
         I_KH = np.eye(N_STATES) - K @ H
         kf.P = I_KH @ P @ I_KH.T + K @ R @ K.T
 
@@ -861,6 +876,9 @@ class NavigationEKF:
                         pos_std_m=self._pos_std(),
                         heading_std_rad=math.sqrt(max(self.kf.P[IX_PSI, IX_PSI], 0.0)),
                         valid=self._has_position and self._has_heading)
+
+
+_TURN_YAW_FROZEN = (IX_N, IX_E, IX_CN, IX_CE, IX_KD)   # what a gyro or heading leaves to GNSS in a turn
 
 
 def _max_eig_2x2(a: float, b: float, d: float) -> float:
