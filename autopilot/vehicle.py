@@ -394,6 +394,19 @@ class Autopilot:
         self._emit(t_s, "clock", f"time source lost: no simulated clock for {silent_wall_s:.2f} s (wall) after "
                                  f"t={t_s:.2f} s; thrusters neutral until it returns")
 
+    def clock_went_back(self, t_from_s: float, t_to_s: float) -> None:
+        """The runner's clock went back from t_from_s to t_to_s [s] (a simulator reset: the world, the boat's
+        position and time start again). Time cannot run backwards through the estimator and the mission: the
+        runner has set the thrusters to neutral and runs no cycle until the clock passes t_from_s again; this
+        disarms and says so."""
+        was_armed = self.armed
+        self._emit(t_from_s, "clock", f"simulated time went back from {t_from_s:.2f} s to {t_to_s:.2f} s (a simulator "
+                                      f"reset?): this autopilot cannot follow it; thrusters neutral"
+                                      f"{', disarmed' if was_armed else ''}; restart the autopilot to fly in the "
+                                      f"reset world")
+        if was_armed:
+            self.disarm(t_from_s, "simulated time went back")
+
     def clock_jump(self, t_from_s: float, t_to_s: float, limit_s: float, silent_wall_s: float) -> None:
         """The runner's clock is back and went from t_from_s to t_to_s [s] with no cycle between (silent for
         silent_wall_s of wall time). The next step's estimator prediction across the gap takes the thrust as

@@ -2,11 +2,11 @@
 simulator runs on, `--on-outage run`), over real DDS: the stand-in's sensors and /clock are cut for 1.5 s while its
 plant runs on; the autopilot's answer still reaches it. The autopilot must say it lost its time source and put
 the thrusters to neutral (the plant sees 0 N), and on the clock's return accept the 1.5 s jump as one clock-jump
-failsafe (HOLD), with no lost-sensor or GNSS-glitch failsafes for the same gap and a finite estimate. The plant is
-a FOKA 2x draggier than the autopilot's vessel file. The core's side of it: tests/test_clock_jump.py."""
+failsafe (HOLD), with no lost-sensor or GNSS-glitch failsafes for the same gap and a finite estimate. Then the
+simulator resets (its clock goes back): the autopilot says so once, disarms and sets neutral. The plant is a FOKA
+2x draggier than the autopilot's vessel file. The core's side of it: tests/test_clock_jump.py."""
 import math
 
-import pytest
 
 import ros_env  # noqa: F401  (fails without rclpy)
 import rclpy
@@ -32,14 +32,6 @@ class Cuttable:
 
     def get_subscription_count(self):
         return self.pub.get_subscription_count()
-
-
-@pytest.fixture
-def ctx():
-    c = rclpy.Context()
-    rclpy.init(context=c)
-    yield c
-    rclpy.shutdown(context=c)
 
 
 def test_a_stopped_clock_sets_the_thrusters_neutral_and_its_jump_is_one_clock_jump_failsafe(ctx, repo_root):
@@ -87,11 +79,18 @@ def test_a_stopped_clock_sets_the_thrusters_neutral_and_its_jump_is_one_clock_ju
         standin.run(CUT_FROM_S + CUT_S + 1.0, realtime=True, on_step=on_step, on_outage="run")
         standin.spin_for(0.3)
         final = node.state_dict()
+        n_before_reset = len(events)
+        from rosgraph_msgs.msg import Clock
+        for _ in range(3):                  # a simulator reset: time starts again at 1 s
+            standin.clock_pub.publish(Clock(clock=standin.tb.to_stamp(1.0)))
+            standin.spin_for(0.1)
+        standin.spin_for(0.3)
+        after_reset = node.state_dict()
     finally:
         proc.stop()
         standin.destroy()
 
-    lost = [e for e in events if e.startswith("[clock] time source lost")]
+    lost = [e for e in events[:n_before_reset] if e.startswith("[clock] time source lost")]
     assert len(lost) == 1, events
     assert thrust_at_cut_end == [[0.0, 0.0]], thrust_at_cut_end            # the plant got the neutral command
     failsafes = [e for e in events if e.startswith("[failsafe]")]
@@ -102,3 +101,7 @@ def test_a_stopped_clock_sets_the_thrusters_neutral_and_its_jump_is_one_clock_ju
     after = [o for o in odom if o.header.stamp.sec >= CUT_FROM_S + CUT_S]
     assert after and all(math.isfinite(o.pose.pose.position.x) and math.isfinite(o.twist.twist.linear.x)
                          for o in after)
+    # the reset: said once, disarmed, and the plant gets neutral
+    went_back = [e for e in events if e.startswith("[clock] simulated time went back")]
+    assert len(went_back) == 1 and "disarmed" in went_back[0], events[n_before_reset:]
+    assert not after_reset["armed"] and standin.thrust_n == [0.0, 0.0], (after_reset, standin.thrust_n)

@@ -248,6 +248,7 @@ class AutopilotNode(Node):
         self._clock_t: Optional[float] = None           # core time of the latest /clock
         self._clock_wall: Optional[float] = None        # time.monotonic() when it came
         self._clock_lost = False
+        self._clock_went_back = False    # a simulator reset was seen and said (see _on_clock)
         if use_sim_time:
             from autopilot.boat_config import GazeboConfig
             from rosgraph_msgs.msg import Clock
@@ -324,10 +325,21 @@ class AutopilotNode(Node):
         with self.lock:
             prev_t, prev_wall = self._clock_t, self._clock_wall
             if prev_t is not None and t < prev_t - 1e-9:
-                # an old /clock overtaken by a newer one (a link that reorders); a simulator reset sending time back
-                # is, until its time passes ours again, a silent time source for the clock watch
+                # an old /clock overtaken by a newer one (a link that reorders) is dropped; time going back by more
+                # than a jump (a simulator reset) cannot be followed: neutral, disarmed and said once, then a
+                # silent time source until its time passes ours again
+                if prev_t - t > self.clock_jump_s and not self._clock_went_back:
+                    self._clock_went_back = self._clock_lost = True
+                    try:
+                        self._neutral_outputs()
+                        went_back = getattr(self.autopilot, "clock_went_back", None)
+                        if went_back is not None:
+                            went_back(prev_t, t)
+                    except Exception as e:      # a backend fault must not kill the clock callback
+                        self.get_logger().error(f"clock went back: {e!r}")
                 return
             self._clock_t, self._clock_wall = t, now
+            self._clock_went_back = False
             if self._clock_lost or (prev_t is not None and t - prev_t > self.clock_jump_s):
                 self._clock_lost = False
                 jump = getattr(self.autopilot, "clock_jump", None)
