@@ -18,6 +18,8 @@ from pathlib import Path
 
 
 def register(subparsers) -> None:
+    from autopilot.cli_sim import lockstep_steps
+
     p = subparsers.add_parser("hil", help="two-machine HIL bench: the simulator side (serve), discovery files",
                               description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="hil_command", metavar="WHAT")
@@ -32,11 +34,17 @@ def register(subparsers) -> None:
     s.add_argument("--realtime", action="store_true", help="pace /clock to the wall clock (default: lockstep)")
     s.add_argument("--on-outage", choices=("pause", "run"), default="pause",
                    help="a link outage pauses the plant and /clock (default) or lets them run on")
+    s.add_argument("--lockstep-window", type=lockstep_steps, default=1, metavar="STEPS",
+                   help="without --realtime: steps in flight before the plant waits for the Pi's answer (default 1: "
+                        "strict lockstep, one link round trip per step; a link of round trip R needs about "
+                        "R / 20 ms to run near real time)")
     s.add_argument("--duration", type=float, metavar="S", help="simulated seconds (default: until complete)")
     s.add_argument("--wait", type=float, default=300.0, metavar="S", help="how long to wait for the autopilot")
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--gps-noise", choices=("realistic", "white", "none"), default="realistic")
     s.add_argument("--report", metavar="FILE.json", help="write the report here")
+    s.add_argument("--latency-log", metavar="FILE.csv",
+                   help="write every sensor stamp's latency here (stamp, published and thrust-received wall ns)")
     s.set_defaults(func=serve)
     d = sub.add_parser("discovery", help="write unicast discovery config (no multicast) for the PC and the Pi",
                        description="Write pc.env, pi.env (ROS_STATIC_PEERS) and pc_fastdds.xml, pi_fastdds.xml "

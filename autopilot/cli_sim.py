@@ -12,6 +12,17 @@ from autopilot.mission_io import load_mission_file
 from drivers.esc import EscError
 
 
+def lockstep_steps(text: str) -> int:
+    """argparse type: a whole number of simulator steps, at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number of steps, got {text!r}") from None
+    if not 1 <= n <= 1000:
+        raise argparse.ArgumentTypeError(f"between 1 and 1000 steps, got {n}")
+    return n
+
+
 def _pair(text: str, what: str) -> tuple[float, float]:
     try:
         a, b = (float(x) for x in text.split(","))
@@ -109,6 +120,10 @@ def register(subparsers) -> None:
                    help="--link: nothing crosses for DURATION_S, START_S after the simulation starts (repeatable)")
     p.add_argument("--on-outage", choices=("pause", "run"), default="pause",
                    help="--transport ros: a link outage pauses the plant and /clock (default) or lets them run on")
+    p.add_argument("--lockstep-window", type=lockstep_steps, default=1, metavar="STEPS",
+                   help="--transport ros without --realtime: simulator steps in flight before the plant waits for "
+                        "the autopilot's answer (default 1: strict lockstep; a link of round trip R needs about "
+                        "R / 20 ms to run near real time)")
     p.add_argument("--mode", choices=("AUTO", "LOITER", "HOLD", "MANUAL"), default=None,
                    help="mode asked for at the start; the run arms once its pre-arm checks pass (default AUTO; "
                         "HOLD with --mavlink; MANUAL with --transport ros: a gamepad's joy_node drives)")
@@ -245,8 +260,8 @@ def run(args) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 2
         return _run_over_ros(vessel, mission, env, args)
-    if args.link or args.link_outage:
-        print("error: --link needs --transport ros", file=sys.stderr)
+    if args.link or args.link_outage or args.lockstep_window != 1:
+        print("error: --link and --lockstep-window need --transport ros", file=sys.stderr)
         return 2
     if args.gnss_velocity:
         print("error: --gnss-velocity is for --transport ros (the in-process GNSS always gives its velocity)",

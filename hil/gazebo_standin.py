@@ -17,6 +17,11 @@ ROS side of a ros_gz_bridge config:
 Time: the stand-in owns /clock. Each step it advances the plant by `step_s`, publishes the step's sensor
 samples, then the clock. In lockstep (default) it waits until every thruster topic has answered before the next
 step, so a run goes as fast as the autopilot keeps up; with `realtime` it paces steps to the wall clock instead.
+A lockstep window of k steps lets k steps be in flight: before each step the plant needs the answer to the
+sensors it published k - 1 steps earlier, so a link's round trip up to about k * step_s no longer stalls every
+step (k = 1: strict lockstep). An answer to the newest step also releases it: the autopilot ran its cycle on
+sensors that crossed the link after their clock, and has nothing newer to say until the next clock (waiting on
+would deadlock until the lockstep timeout).
 
 Link figures (hil/link_figures.py), the same in both modes: `latencies_s` holds, per sensor stamp, the time from
 publishing it to the DDS reception of the first thrust the autopilot computed from it (the gazebo backend sends
@@ -31,6 +36,7 @@ import argparse
 import math
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -51,6 +57,7 @@ from autopilot.ros.qos import bridge_qos
 from hil.link_figures import (NS, PublishedStamps, StampedLatency, clock_offset_ms, lockstep_breakdown_ms,
                                loss_per_topic)
 
+CATCH_UP_GRACE_S = 0.1     # wall seconds a lockstep window waits for a cycle's stamp message after its thrusts
 OUTAGE_AFTER_S = 0.3      # wall seconds without a message from the autopilot: the link is down (15 cycles at 50 Hz)
 PAUSE_PROBE_S = 0.5       # while paused by an outage, one step this often, so the autopilot can answer
 OUTAGE_MODES = ("pause", "run")
@@ -181,6 +188,7 @@ class GazeboStandin:
         self.outages: list = []                     # {start_sim_s, end_sim_s, wall_s, mode} per link outage
         self.published_stamps = PublishedStamps()
         self.thrust_stamps_rx: list = []            # stamps [ns] of the thrust-stamp messages received
+        self._newest_answer_ns = -1                 # the newest sensor stamp a received thrust was computed from
         self.link_report: Optional[dict] = None     # the autopilot side's newest link report
         self.node.create_subscription(JointState, resolve_topic(namespace, gazebo.thrust_stamp_topic),
                                       self._on_thrust_stamp, q)
@@ -199,10 +207,14 @@ class GazeboStandin:
         self.executor.add_node(self.node)
         self.latencies_s = self.stamped.latencies_s
         self.missed_steps = 0
+        self.caught_up_releases = 0      # lockstep window: steps released by the newest step's answer (see run)
         # lockstep's cost per step [s]: our step (plant, sensors, publishing) and the wait for every thruster's
         # answer (the link both ways, the autopilot's DDS reception, cycle and reply)
         self.lockstep_step_s: list = []
         self.lockstep_wait_s: list = []
+        self.lockstep_window = 1
+        # lockstep: the oldest [s of sim time] the newest answered sensor stamp was when the plant stepped on
+        self.answer_age_max_s: Optional[float] = None
         self.gps_truth_errors_m: list = []
         self.published = {"gnss": 0, "imu": 0, "mag": 0}
 
@@ -217,6 +229,7 @@ class GazeboStandin:
         st = msg.header.stamp
         stamp_ns = st.sec * NS + st.nanosec
         self.thrust_stamps_rx.append(stamp_ns)
+        self._newest_answer_ns = max(self._newest_answer_ns, stamp_ns)
         self._last_heard = time.perf_counter()
         d = info["received_timestamp"] - info["source_timestamp"]
         if self._up_min_ns is None or d < self._up_min_ns:
@@ -252,6 +265,10 @@ class GazeboStandin:
         out["outages"] = list(self.outages)
         if self.lockstep_wait_s:
             out["lockstep_ms"] = lockstep_breakdown_ms(self.lockstep_step_s, self.lockstep_wait_s, self.step_s)
+            out["lockstep_ms"]["window_steps"] = self.lockstep_window
+            out["lockstep_ms"]["caught_up_releases"] = self.caught_up_releases
+            if self.answer_age_max_s is not None:
+                out["lockstep_ms"]["answer_age_max_steps"] = round(self.answer_age_max_s / self.step_s, 2)
         return out
 
     def _on_angle(self, i: int, msg: Float64) -> None:
@@ -332,8 +349,8 @@ class GazeboStandin:
         self.mag_pub.publish(msg)
         self.published["mag"] += 1
 
-    def step(self) -> float:
-        """Advance one step: plant, sensors, then /clock. Returns perf_counter() at the start of publishing."""
+    def step(self) -> None:
+        """Advance one step: plant, sensors, then /clock."""
         self.k += 1
         t = self.k * self.step_s
         truth = (self.plant.step_to(t, list(self.thrust_n)) if self.angle_rad is None
@@ -341,7 +358,6 @@ class GazeboStandin:
         self.truth = truth
         batch = self.sensors.sample(truth)
         self.gps_truth_errors_m.extend(self.sensors.gps_truth_errors_m)
-        t_pub = time.perf_counter()
         if self.mag_pub is not None and not self._silent("mag", t):
             for m in batch.mag:
                 self._publish_mag(m)
@@ -355,18 +371,34 @@ class GazeboStandin:
         clock = Clock(clock=self.tb.to_stamp(t))
         self.published_stamps.add("clock", clock.clock.sec * NS + clock.clock.nanosec)
         self.clock_pub.publish(clock)
-        return t_pub
 
-    def wait_for_thrust(self, since_counts: list, t_pub: float, timeout_s: float) -> bool:
-        """Spin until every thruster topic got a message after `since_counts` (lockstep pacing)."""
+    def wait_for_thrust(self, since_counts: list, timeout_s: float, after_ns: int = -1,
+                        newest_counts: Optional[list] = None) -> bool:
+        """Spin until every thruster topic got a message after `since_counts` and a thrust computed from a sensor
+        stamped after `after_ns` [ns] has arrived, or (with `newest_counts`) until every thruster topic got a
+        message after `newest_counts`, the counts before the newest step went out: the autopilot then has nothing
+        newer to answer (it ran its cycle on sensors that crossed the link after their clock), and its stamp
+        message has not come within CATCH_UP_GRACE_S. Lockstep pacing; False after timeout_s of wall time."""
         end = time.perf_counter() + timeout_s
+        caught_up_at = None
         while True:
-            if all(n > s for n, s in zip(self._thrust_seen, since_counts)):
+            if (self._newest_answer_ns > after_ns
+                    and all(n > s for n, s in zip(self._thrust_seen, since_counts))):
                 return True
-            remaining = end - time.perf_counter()
+            if caught_up_at is None and newest_counts is not None and \
+                    all(n > s for n, s in zip(self._thrust_seen, newest_counts)):
+                caught_up_at = time.perf_counter()
+            # the cycle's stamp message goes out after its thrusts: give it CATCH_UP_GRACE_S to come
+            if caught_up_at is not None and time.perf_counter() - caught_up_at >= CATCH_UP_GRACE_S:
+                self.caught_up_releases += 1
+                return True
+            now = time.perf_counter()
+            remaining = end - now
             if remaining <= 0:
                 self.missed_steps += 1
                 return False
+            if caught_up_at is not None:
+                remaining = min(remaining, caught_up_at + CATCH_UP_GRACE_S - now + 1e-4)
             self.executor.spin_once(timeout_sec=min(remaining, 0.05))
 
     def _link_down(self) -> bool:
@@ -385,8 +417,11 @@ class GazeboStandin:
         return self._link_down()
 
     def run(self, until_s: float, realtime: bool = False, lockstep_timeout_s: float = 1.0,
-            on_step=None, on_outage: str = "pause") -> None:
+            on_step=None, on_outage: str = "pause", lockstep_window: int = 1) -> None:
         """Step until sim time `until_s` (or `on_step(t, truth)` returns True).
+
+        Lockstep (not `realtime`): before the next step, wait (at most lockstep_timeout_s of wall time) until every
+        thruster topic has answered the sensors published `lockstep_window` (>= 1) steps ago, counting this one.
 
         A link outage (`_link_down`) is recorded in `outages` either way. `on_outage`: "pause" holds the plant and
         /clock (one probe step per PAUSE_PROBE_S, so the autopilot's answer shows when the link is back; real-time
@@ -394,6 +429,12 @@ class GazeboStandin:
         the plant run on (real time: the autopilot sees the outage as its sensors falling silent)."""
         if on_outage not in OUTAGE_MODES:
             raise ValueError(f"on_outage: one of {', '.join(OUTAGE_MODES)}; got {on_outage!r}")
+        if int(lockstep_window) < 1:
+            raise ValueError(f"lockstep_window: at least 1 step; got {lockstep_window!r}")
+        # per step in flight: the thrust counts before its sensors went out and its start [ns] (its sensors are
+        # stamped after it)
+        in_flight = deque(maxlen=int(lockstep_window))
+        self.lockstep_window = int(lockstep_window)
         wall0 = time.perf_counter() - self.k * self.step_s
         while self.k * self.step_s < until_s - 1e-9:
             down = self._link_down()
@@ -412,11 +453,12 @@ class GazeboStandin:
             if paused:
                 self.spin_for(PAUSE_PROBE_S)
             since = list(self._thrust_seen)
+            step_start_ns = round(self.k * self.step_s * NS)
             t_step = time.perf_counter()
-            t_pub = self.step()
+            self.step()
             t = self.k * self.step_s
             if paused:
-                self.wait_for_thrust(since, t_pub, PAUSE_PROBE_S)
+                self.wait_for_thrust(since, PAUSE_PROBE_S)
                 wall0 = time.perf_counter() - t
             elif realtime:
                 while True:
@@ -425,8 +467,19 @@ class GazeboStandin:
                         break
                     self.executor.spin_once(timeout_sec=lag)
             else:
+                in_flight.append((since, step_start_ns))
                 t_wait = time.perf_counter()
-                self.wait_for_thrust(since, t_pub, lockstep_timeout_s)
+                if len(in_flight) == in_flight.maxlen:
+                    oldest_since, oldest_start_ns = in_flight.popleft()
+                    if in_flight.maxlen == 1:
+                        self.wait_for_thrust(oldest_since, lockstep_timeout_s)
+                    else:
+                        self.wait_for_thrust(oldest_since, lockstep_timeout_s, after_ns=oldest_start_ns,
+                                             newest_counts=since)
+                if self._newest_answer_ns >= 0:
+                    age_s = t - self._newest_answer_ns / NS
+                    self.answer_age_max_s = age_s if self.answer_age_max_s is None else max(self.answer_age_max_s,
+                                                                                            age_s)
                 self.lockstep_step_s.append(t_wait - t_step)
                 self.lockstep_wait_s.append(time.perf_counter() - t_wait)
             if on_step is not None and on_step(t, self.truth):

@@ -13,14 +13,6 @@ from autopilot.ros.qos import command_qos, sensor_qos
 from hil.gazebo_standin import gz_sensor_frame_id, load_bridge_config, standin_for_boat_config
 
 
-@pytest.fixture
-def ctx():
-    c = rclpy.Context()
-    rclpy.init(context=c)
-    yield c
-    rclpy.shutdown(context=c)
-
-
 def short_mission(tmp_path, lat, lon, name="short.yaml"):
     """Two legs of ~35 m and ~25 m north-east of a point (a quick mission for any vessel)."""
     d_lat = 35.0 / 111_320.0

@@ -37,10 +37,12 @@ class BenchOptions:
     #                                           a failsafe's HOLD (or a generous cap)
     realtime: bool = False
     lockstep_timeout_s: float = 1.0
+    lockstep_window: int = 1                  # steps in flight in lockstep (see GazeboStandin.run)
     command_timeout_s: float = 1.0            # wall seconds before an unanswered command is resent
     on_outage: str = "pause"                  # see GazeboStandin.run
     mode: str = "AUTO"                        # asked for once armed; MANUAL: the sticks (a joy node) drive
     plant_spec: object = None                 # hil.plant_spec.PlantSpec: the true boat (None: the vessel file)
+    latency_log: Optional[str] = None         # CSV of every stamp's latency (hil/link_figures.py write_csv)
 
 
 def bench_options(args) -> BenchOptions:
@@ -51,10 +53,12 @@ def bench_options(args) -> BenchOptions:
                         duration=getattr(args, "duration", None),
                         realtime=bool(getattr(args, "realtime", False)),
                         lockstep_timeout_s=float(getattr(args, "lockstep_timeout_s", 1.0) or 1.0),
+                        lockstep_window=int(getattr(args, "lockstep_window", 1) or 1),
                         command_timeout_s=float(getattr(args, "command_timeout_s", 1.0) or 1.0),
                         on_outage=getattr(args, "on_outage", None) or "pause",
                         mode=(getattr(args, "mode", None) or "AUTO").upper(),
-                        plant_spec=getattr(args, "plant_spec", None))
+                        plant_spec=getattr(args, "plant_spec", None),
+                        latency_log=getattr(args, "latency_log", None))
 
 
 class _Observer:
@@ -214,7 +218,8 @@ def fly_bench(cfg, vessel, mission, env, context, opts: BenchOptions, wait_s: fl
                 or (progress["held_at"] is not None and t >= progress["held_at"] + HELD_END_S))
 
         wall0 = time.perf_counter()
-        standin.run(t_end, realtime=opts.realtime, lockstep_timeout_s=opts.lockstep_timeout_s, on_step=on_step,
+        standin.run(t_end, realtime=opts.realtime, lockstep_timeout_s=opts.lockstep_timeout_s,
+                    lockstep_window=opts.lockstep_window, on_step=on_step,
                     on_outage=opts.on_outage)
         wall = time.perf_counter() - wall0
         standin.spin_for(0.3)
@@ -225,6 +230,8 @@ def fly_bench(cfg, vessel, mission, env, context, opts: BenchOptions, wait_s: fl
             pass
 
     metrics.gps_err.extend(standin.gps_truth_errors_m)
+    if opts.latency_log:
+        standin.stamped.write_csv(opts.latency_log)
     figures = standin.link_figures()
     st = obs.state
     sim_time = standin.k * standin.step_s

@@ -92,17 +92,9 @@ def _start_relay(cfg_path: Path, pc_domain: int, pi_domain: int, link) -> subpro
     return proc
 
 
-def _stop_relay(proc: subprocess.Popen) -> str:
-    proc.send_signal(2)
-    try:
-        return proc.communicate(timeout=10)[0]
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        return proc.communicate()[0]
-
-
-def _stop_gamepad(proc: subprocess.Popen) -> str:
-    """The joy stand-in's output: it exits by itself once its sequence is played; if the run ended first, SIGINT."""
+def _stop_child(proc: subprocess.Popen) -> str:
+    """What a child process (the link relay, the joy stand-in, the autopilot) printed, once it has ended: SIGINT
+    if it is still running (the joy stand-in exits by itself once its sequence is played), SIGKILL after 10 s."""
     if proc.poll() is None:
         proc.send_signal(2)
     try:
@@ -177,14 +169,9 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
             report = fly_bench(cfg, vessel, mission, env, context, opts, wait_s=AUTOPILOT_WAIT_S,
                                stop=_after_pad(pad) if pad is not None else None)
         finally:
-            pad_out = _stop_gamepad(pad) if pad is not None else ""
-            child.send_signal(2)
-            try:
-                out, _ = child.communicate(timeout=10)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                out, _ = child.communicate()
-            relay_out = _stop_relay(relay) if relay is not None else ""
+            pad_out = _stop_child(pad) if pad is not None else ""
+            out = _stop_child(child)
+            relay_out = _stop_child(relay) if relay is not None else ""
             rclpy.shutdown(context=context)
             if report is None and child.returncode not in (0, -2):
                 print(f"the autopilot process (exit {child.returncode}) said:\n{out[-3000:]}", file=sys.stderr)
