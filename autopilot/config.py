@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Tuple
 
-import yaml
-
 from autopilot.config_schema import ConfigError, build, param
 from autopilot.safety_config import FailsafeConfig
 

@@ -31,6 +31,14 @@ def heading_phase_margin_deg(vessel: VesselConfig, iz: float = 1.0, n_rdot: floa
                              thrust: float = 1.0, tau: float = 1.0) -> Optional[float]:
     """Phase margin [deg] of the heading loop designed from `vessel` on a boat whose coefficients are the
     file's times the given factors; None when |L| never crosses 1 (no crossover in 1e-3..1e3 rad/s)."""
+    pm = _phase_margins_deg(vessel, iz=iz, n_rdot=n_rdot, n_r=n_r, thrust=thrust, tau=tau)[0]
+    return None if math.isnan(pm) else float(pm)
+
+
+def _phase_margins_deg(vessel: VesselConfig, **factors) -> np.ndarray:
+    """heading_phase_margin_deg for many boats at once: each factor a scalar or a 1-D array (all arrays of one
+    length K); returns K margins [deg], NaN where |L| never crosses 1."""
+    f = {k: np.atleast_1d(np.asarray(factors.get(k, 1.0), float))[:, None] for k in COEFFICIENTS}
     h, cfg = vessel.hull, vessel.control.heading
     m33 = h.iz_kgm2 - h.n_rdot
     d = -h.n_r
@@ -38,22 +46,21 @@ def heading_phase_margin_deg(vessel: VesselConfig, iz: float = 1.0, n_rdot: floa
     kp = m33 * w * w
     kd = max(0.0, 2.0 * z * w * m33 - d)
     ki = kp / cfg.integral_time_s if cfg.integral_time_s > 0 else 0.0
-    m33_true = h.iz_kgm2 * iz - h.n_rdot * n_rdot
-    d_true = d * n_r
-    tau_true = max(t.time_constant_s for t in vessel.thrusters) * tau
+    m33_true = h.iz_kgm2 * f["iz"] - h.n_rdot * f["n_rdot"]
+    d_true = d * f["n_r"]
+    tau_true = max(t.time_constant_s for t in vessel.thrusters) * f["tau"]
     delay_s = 1.5 / vessel.control.loop_rate_hz
-    s = 1j * OMEGA_RPS
-    c = kp + kd * s + ki / s
-    g = thrust * np.exp(-s * delay_s) / (s * (m33_true * s + d_true) * (tau_true * s + 1.0))
-    loop = c * g
-    mag = np.abs(loop)
-    down = np.nonzero((mag[:-1] >= 1.0) & (mag[1:] < 1.0))[0]
-    if down.size == 0:
-        return None
-    phase = np.unwrap(np.angle(loop))
-    margins = [180.0 + math.degrees(phase[i]) for i in down]
-    # the unwrapped phase may sit a whole turn away: bring each margin into (-180, 180]
-    return min(((m + 180.0) % 360.0) - 180.0 for m in margins)
+    w_rps = OMEGA_RPS[None, :]
+    # gain and phase of L(jw) factor by factor (real arithmetic, no unwrapping): C, the delay, the integrator,
+    # the hull's first-order lag and the thruster's
+    mag = (np.hypot(kp, kd * w_rps - ki / w_rps) * f["thrust"]
+           / (w_rps * np.hypot(m33_true * w_rps, d_true) * np.hypot(tau_true * w_rps, 1.0)))
+    phase_rad = (np.arctan2(kd * w_rps - ki / w_rps, kp) - w_rps * delay_s - math.pi / 2
+                 - np.arctan2(m33_true * w_rps, d_true) - np.arctan(tau_true * w_rps))
+    down = (mag[:, :-1] >= 1.0) & (mag[:, 1:] < 1.0)
+    # each margin brought into (-180, 180]
+    margin = ((np.degrees(phase_rad[:, :-1]) + 360.0) % 360.0) - 180.0
+    return np.where(down.any(axis=1), np.where(down, margin, np.inf).min(axis=1), np.nan)
 
 
 @dataclass(frozen=True)
@@ -78,10 +85,8 @@ def coefficient_margins(vessel: VesselConfig, required_deg: float = 45.0) -> lis
     out = []
     one = int(np.argmin(np.abs(FACTORS - 1.0)))
     for name in COEFFICIENTS:
-        ok = []
-        for f in FACTORS:
-            pm = heading_phase_margin_deg(vessel, **{name: float(f)})
-            ok.append(pm is not None and pm >= required_deg)
+        pm = _phase_margins_deg(vessel, **{name: FACTORS})
+        ok = ~np.isnan(pm) & (np.nan_to_num(pm, nan=-np.inf) >= required_deg)
         if not ok[one]:
             out.append(CoefficientMargin(name, None, None, False, False))
             continue
