@@ -27,6 +27,11 @@ def pct_ms(values_s, q):
 
 
 def test_realtime_latency_over_a_slow_link_equals_an_independent_stamped_measurement(repo_root, tmp_path):
+    """Per stamp, the report and a witness measure the same two events: the stand-in handing the stamp's last
+    sensor message to DDS, and the first thrust carrying that stamp reaching the stand-in's machine. Each takes
+    its own times: the report time.time_ns() just before the write and its reader's DDS reception time; the
+    witness (tests/link_probe.py, another process) the DDS writer's source timestamp and its own reader's
+    reception time. So they are compared stamp by stamp, from the report's per-stamp log."""
     # 30 ms each way: every thrust arrives after its 20 ms step, which the old step-credited figure could not show
     cfg = load_boat_config(repo_root / "config/gazebo/foka_boat.yaml")
     ns = cfg.ros.namespace
@@ -38,26 +43,48 @@ def test_realtime_latency_over_a_slow_link_equals_an_independent_stamped_measure
     try:
         report = run_ros_sim(load_vessel("foka"), load_mission(repo_root / "config/missions/demo.yaml"),
                              EnvironmentConfig(), SimpleNamespace(seed=1, gps_noise="white", duration=6.0,
-                                                                  realtime=True, link=LinkSpec(delay_ms=30.0)))
+                                                                  realtime=True, link=LinkSpec(delay_ms=30.0),
+                                                                  latency_log=str(tmp_path / "latency.csv")))
     finally:
         probe.send_signal(signal.SIGINT)
         probe.communicate(timeout=10)
     seen = json.loads(out.read_text())
-    both = sorted((int(k), (seen["thrust"][k] - seen["imu"][k]) / 1e9) for k in seen["thrust"] if k in seen["imu"])
-    assert report["latency_samples"] >= 200 and len(both) >= 0.95 * report["latency_samples"], \
-        (report["latency_samples"], len(both))
-    # the same window as the report's: its last latency_samples stamps (the witness also saw the start-up, when
-    # messages queued during discovery arrive 150-250 ms late: it failed a CI run at p99, 209 vs 74 ms)
-    witness = [lat for _k, lat in both[-report["latency_samples"]:]]
+    logged = [line.split(",") for line in (tmp_path / "latency.csv").read_text().splitlines()[1:]]
+    # the log is what the report's figures are taken over
+    # of the 300 stamps of 6 s (fewer under load: 186 seen at load 7, best-effort samples starved of the CPU)
+    assert len(logged) == report["latency_samples"] >= 150, (len(logged), report["latency_samples"])
+    assert abs(pct_ms([float(r[3]) / 1e3 for r in logged], 50) - report["latency_p50_ms"]) < 1e-3
     assert report["latency_p50_ms"] >= 60.0, report          # two crossings of 30 ms, not clipped to a step
-    # the witness's reader and the stand-in's are two processes: on a saturated 2-core machine one of them can
-    # wake a scheduler slice later (p99 2.9 ms apart at load 7, p50 2.7 ms apart at load 6 with the whole suite
-    # beside it, when the report still counted a stamp from its first sensor's publication, see
-    # hil/link_figures.py), which the tails feel first. Counting from the last: per stamp, report minus witness
-    # p50 0.17-0.36 ms at load 13; the two p50s 0.3-1.5 ms apart (the stand-in preempted between noting the time
-    # and the DDS write, p90 1-3 ms on magnetometer steps; the two readers p10 -1 to -4 ms); 1 ms when quiet
-    for q, key, tol_ms in ((50, "latency_p50_ms", 3.0), (99, "latency_p99_ms", 8.0), (100, "latency_max_ms", 8.0)):
-        assert abs(report[key] - pct_ms(witness, q)) <= tol_ms, (key, report[key], pct_ms(witness, q))
+    pairs = [((int(rec) - int(pub)) / 1e9, (seen["thrust"][st] - seen["imu"][st]) / 1e9, int(st))
+             for st, pub, rec, _ in logged if st in seen["thrust"] and st in seen["imu"]]
+    # The witness is a third participant: under load DDS can take a second to match it with the relay's writer
+    # (a CI run: 253 of 300 stamps seen), so what it must not miss is counted from the first stamp it saw; and it
+    # must see at least half the run. After that its best-effort readers, two per stamp, can each lose a few
+    # samples when starved of the CPU (0.5-3.9 % per reader at load 12-15, below)
+    assert len(pairs) >= 150, (len(pairs), len(logged))
+    first_seen = min(st for _, _, st in pairs)
+    after_first = [st for st, *_ in logged if int(st) >= first_seen]
+    assert len(pairs) >= 0.9 * len(after_first), (len(pairs), len(after_first), len(logged))
+    diff_ms = sorted(1e3 * (r - w) for r, w, _ in pairs)
+    share_within_1ms = sum(abs(d) <= 1.0 for d in diff_ms) / len(diff_ms)
+    reported, witnessed = [r for r, _, _ in pairs], [w for _, w, _ in pairs]
+    # The claim: per stamp, the report's latency equals the witness's within 1 ms (the median of the per-stamp
+    # differences), and for most stamps. Measured in 10 runs with a `pytest -n 1` of two simulation files beside it
+    # (load 3.5-8 on 2 cores): median 0.03-0.16 ms (its start 0.07 ms, time_ns() to the DDS write; its end
+    # 0.07 ms, two readers), 77-96 % of stamps within 1 ms. What is left is which of the two readers, in two
+    # processes, the scheduler wakes first (p1 -2 to -23 ms, p99 +3.5 to +14 ms per stamp): noise of the
+    # reception stamps, not of the figure. It moves whole-distribution percentiles: the two p50s over the same
+    # stamps were 0.04-1.14 ms apart, p99 0.02-1.23 ms, max 0.004-5.4 ms; those are checked within the 3 and 8 ms
+    # such noise allows.
+    print({"per_stamp_diff_ms_p1_p50_p99": [round(diff_ms[int(q * (len(diff_ms) - 1))], 3) for q in (0.01, 0.5, 0.99)],
+           "share_within_1ms": round(share_within_1ms, 3),
+           "witnessed_of_logged_from_first_seen_of_all": [len(pairs), len(after_first), len(logged)],
+           "p50_p99_max_gap_ms": [round(pct_ms(reported, q) - pct_ms(witnessed, q), 3) for q in (50, 99, 100)]})
+    assert abs(diff_ms[len(diff_ms) // 2]) <= 1.0, diff_ms[::max(1, len(diff_ms) // 10)]
+    assert share_within_1ms >= 0.5, (share_within_1ms, diff_ms[::max(1, len(diff_ms) // 10)])
+    for q, tol_ms in ((50, 3.0), (99, 8.0), (100, 8.0)):
+        assert abs(pct_ms(reported, q) - pct_ms(witnessed, q)) <= tol_ms, (q, pct_ms(reported, q),
+                                                                          pct_ms(witnessed, q))
     # the relay drops nothing here; best-effort DDS itself drops a few samples when a reader is starved of the CPU
     # (0.5-3.9 % at load 12-15 on 2 cores, 0 in a quiet CI run)
     assert report["loss"]["imu"] <= 0.05 and report["loss"]["thrust_stamped"] <= 0.05, report["loss"]
