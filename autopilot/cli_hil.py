@@ -18,7 +18,7 @@ from pathlib import Path
 
 
 def register(subparsers) -> None:
-    from autopilot.cli_sim import lockstep_steps
+    from autopilot.cli_sim import add_plant_arguments, add_weather_arguments, lockstep_steps
 
     p = subparsers.add_parser("hil", help="two-machine HIL bench: the simulator side (serve), discovery files",
                               description=__doc__.split("\n\n")[0])
@@ -42,6 +42,8 @@ def register(subparsers) -> None:
     s.add_argument("--wait", type=float, default=300.0, metavar="S", help="how long to wait for the autopilot")
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--gps-noise", choices=("realistic", "white", "none"), default="realistic")
+    add_weather_arguments(s)
+    add_plant_arguments(s)
     s.add_argument("--report", metavar="FILE.json", help="write the report here")
     s.add_argument("--latency-log", metavar="FILE.csv",
                    help="write every sensor stamp's latency here (stamp, published and thrust-received wall ns)")
@@ -86,6 +88,12 @@ def serve(args) -> int:
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    from autopilot.cli_sim import _plant_spec, environment_from_args
+    try:
+        args.plant_spec = _plant_spec(vessel, args)
+    except (ConfigError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if cfg.gazebo is None:
         print(f"error: {args.config}: gazebo: is required (the topics the simulator speaks)", file=sys.stderr)
         return 2
@@ -103,9 +111,8 @@ def serve(args) -> int:
         print(f"error: hil serve needs rclpy ({e}): source /opt/ros/$ROS_DISTRO/setup.bash", file=sys.stderr)
         return 2
     from autopilot.cli_sim import _jsonable, format_summary
-    from hil.environment import EnvironmentConfig
 
-    env = EnvironmentConfig()
+    env = environment_from_args(args)
     print(f"hil serve: waiting up to {args.wait:g} s for the autopilot on {cfg.ros.namespace or '/'} "
           f"(ROS domain {os.environ.get('ROS_DOMAIN_ID', '0')})", flush=True)
     try:

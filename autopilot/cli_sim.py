@@ -85,6 +85,38 @@ def _force(text):
     return newtons, toward
 
 
+def add_weather_arguments(p) -> None:
+    """--wind, --current, --waves (read back by environment_from_args)."""
+    p.add_argument("--wind", type=_wind, default=(0.0, 0.0), metavar="SPEED_MPS,FROM_DEG")
+    p.add_argument("--current", type=_current, default=(0.0, 0.0), metavar="SPEED_MPS,TOWARD_DEG")
+    p.add_argument("--waves", type=_waves, default=(0.0, 4.0, 0.0), metavar="HS_M,PERIOD_S,FROM_DEG")
+
+
+def environment_from_args(args):
+    """The hil.environment.EnvironmentConfig of --wind, --current and --waves (calm where absent)."""
+    from hil.environment import EnvironmentConfig
+    wind, current = getattr(args, "wind", (0.0, 0.0)), getattr(args, "current", (0.0, 0.0))
+    waves = getattr(args, "waves", (0.0, 4.0, 0.0))
+    return EnvironmentConfig(wind_speed_mps=wind[0], wind_from_deg=wind[1],
+                             current_speed_mps=current[0], current_toward_deg=current[1],
+                             wave_hs_m=waves[0], wave_tp_s=waves[1], wave_from_deg=waves[2])
+
+
+def add_plant_arguments(p) -> None:
+    """--plant-vessel, --mismatch, --plant-extra, --force: the true boat (read back by _plant_spec)."""
+    p.add_argument("--plant-vessel", metavar="NAME|FILE",
+                   help="the true boat the simulator flies (default: the vessel file the autopilot flies with)")
+    p.add_argument("--mismatch", type=_mismatch, default={}, metavar="KEY=FACTOR,...",
+                   help="scale the plant's coefficients, e.g. x_u=0.4,x_uu=0.4,iz=2.3,n_r=0.5,thrust=0.8,"
+                        "added_mass=1.5; random=0.5 draws every factor log-uniformly within x/÷1.5 from the seed")
+    p.add_argument("--plant-extra", default="", metavar="KEY=VALUE,...",
+                   help="what the vessel file's model leaves out: y_r, n_v (sway-yaw damping), y_rdot (added "
+                        "mass), x_g_m (CG forward of the reference point), trim_roll_deg, trim_pitch_deg, "
+                        "wave_motion=1 (roll/pitch from the waves), thrust_scale=1:0.9 (per thruster), "
+                        "or realistic (a set scaled to the hull)")
+    p.add_argument("--force", type=_force, default=(0.0, 0.0), metavar="NEWTONS,TOWARD_DEG",
+                   help="a constant external force on the plant (towed line, wind on a superstructure)")
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("sim", help="fly a mission in the built-in simulator",
                               description="Fly MISSION in the built-in vessel simulator with the real autopilot "
@@ -94,9 +126,7 @@ def register(subparsers) -> None:
                                    "Planner waypoint file (QGC WPL 110)")
     p.add_argument("--vessel", default="foka", help="preset name (foka, iacquabot, wamv) or vessel YAML path")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--wind", type=_wind, default=(0.0, 0.0), metavar="SPEED_MPS,FROM_DEG")
-    p.add_argument("--current", type=_current, default=(0.0, 0.0), metavar="SPEED_MPS,TOWARD_DEG")
-    p.add_argument("--waves", type=_waves, default=(0.0, 4.0, 0.0), metavar="HS_M,PERIOD_S,FROM_DEG")
+    add_weather_arguments(p)
     p.add_argument("--gps-noise", choices=("white", "realistic"), default="realistic",
                    help="white: 2 m CEP white noise; realistic (default): plus a Gauss-Markov bias")
     p.add_argument("--gps-rate-hz", type=_positive, default=None)
@@ -162,18 +192,7 @@ def register(subparsers) -> None:
                         "=SIZE_M: gps-glitch@60:1=20), gps-forge (=F: share of epochs forged), imu-loss, imu-zero, "
                         "imu-frozen, mag-loss, mag-shift (=UT: hard-iron step, mag-shift@300=10), esc-disconnect, link-loss, "
                         "low-battery; e.g. gps-loss@60:60")
-    p.add_argument("--plant-vessel", metavar="NAME|FILE",
-                   help="the true boat the simulator flies (default: the --vessel file the autopilot uses)")
-    p.add_argument("--mismatch", type=_mismatch, default={}, metavar="KEY=FACTOR,...",
-                   help="scale the plant's coefficients, e.g. x_u=0.4,x_uu=0.4,iz=2.3,n_r=0.5,thrust=0.8,"
-                        "added_mass=1.5; random=0.5 draws every factor log-uniformly within x/÷1.5 from the seed")
-    p.add_argument("--plant-extra", default="", metavar="KEY=VALUE,...",
-                   help="what the vessel file's model leaves out: y_r, n_v (sway-yaw damping), y_rdot (added "
-                        "mass), x_g_m (CG forward of the reference point), trim_roll_deg, trim_pitch_deg, "
-                        "wave_motion=1 (roll/pitch from the waves), thrust_scale=1:0.9 (per thruster), "
-                        "or realistic (a set scaled to the hull)")
-    p.add_argument("--force", type=_force, default=(0.0, 0.0), metavar="NEWTONS,TOWARD_DEG",
-                   help="a constant external force on the plant (towed line, wind on a superstructure)")
+    add_plant_arguments(p)
     p.add_argument("--follow-model", action="store_true",
                    help="model following (paper 001): the --plant-vessel hull is driven to behave like --vessel "
                         "(the autopilot's thrust drives a --vessel model, an inverse-dynamics follower drives the "
@@ -197,7 +216,6 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from hil.environment import EnvironmentConfig
     from hil.sim_runner import SimArmingError, SimOptions, run_sim
 
     try:
@@ -214,9 +232,7 @@ def run(args) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    env = EnvironmentConfig(wind_speed_mps=args.wind[0], wind_from_deg=args.wind[1],
-                            current_speed_mps=args.current[0], current_toward_deg=args.current[1],
-                            wave_hs_m=args.waves[0], wave_tp_s=args.waves[1], wave_from_deg=args.waves[2])
+    env = environment_from_args(args)
     opts = SimOptions(seed=args.seed, env=env, gps_noise=args.gps_noise, gps_rate_hz=args.gps_rate_hz,
                       duration_s=args.duration, realtime=args.realtime, devices=args.devices,
                       faults=tuple(args.fault), initial_mode=_initial_mode(args), plant_spec=plant_spec,

@@ -82,7 +82,9 @@ def test_hil_serve_flies_the_autopilot_on_another_machine_found_by_unicast(route
     talker = ns.popen(ns.pi, tmp_path / "multicast_only.env", chatter + ["talk", "30"])
     listener = ns.popen(ns.pc, tmp_path / "multicast_only.env", chatter + ["listen", "12"])
     try:
-        rc, out, report = serve_to_pi(ns, pc_env, pi_env, cfg, tmp_path, wait_s=30)
+        # the bench flies a boat that is not the Pi's vessel file, in a cross current
+        rc, out, report = serve_to_pi(ns, pc_env, pi_env, cfg, tmp_path, wait_s=30,
+                                      serve_args=["--mismatch", "thrust=0.7,n_r=1.5", "--current", "0.2,90"])
     finally:
         heard, _ = listener.communicate(timeout=30)
         talker.send_signal(2)
@@ -90,6 +92,8 @@ def test_hil_serve_flies_the_autopilot_on_another_machine_found_by_unicast(route
     assert talker.returncode == 0 and heard.strip().endswith("NOTHING"), (said, heard)
     assert rc == 0, out
     assert report["mission_complete"] and report["waypoints_reached"] == 2, report
+    assert report["plant"]["mismatch"] == {"thrust": 0.7, "n_r": 1.5}, report["plant"]
+    assert "mismatch n_r=1.5,thrust=0.7" in out and "current 0.2 m/s toward 90 deg" in out, out
     assert report["failsafes"] == [] and report["outages"] == [], report
     assert report["latency_samples"] > 300 and report["latency_p50_ms"] > 0, report
     assert set(report["loss"]) >= {"imu", "clock", "gnss", "thrust_stamped"}, report["loss"]

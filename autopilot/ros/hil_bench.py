@@ -145,6 +145,7 @@ def fly_bench(cfg, vessel, mission, env, context, opts: BenchOptions, wait_s: fl
     from autopilot.ros.messages import odometry_to_nav_state
     from autopilot.types import NavState
     from hil.gazebo_standin import standin_for_boat_config
+    from hil.plant_spec import PlantSpec
     from hil.sim_metrics import SimMetrics
     from hil.sim_runner import mission_length_m
 
@@ -245,6 +246,7 @@ def fly_bench(cfg, vessel, mission, env, context, opts: BenchOptions, wait_s: fl
         "realtime_factor": round(sim_time / wall, 1) if wall > 0 else float("inf"),
         "control_rate_hz": vessel.control.loop_rate_hz, "gps_noise": opts.gps_noise,
         "gps_rate_hz": opts.gps_rate_hz or vessel.sensors.gnss.rate_hz,
+        "plant": (opts.plant_spec or PlantSpec.resolve(vessel, opts.seed)).describe(),
         **figures,
         "steps": standin.k, "steps_unanswered": standin.missed_steps,
         "commands": {"arm": arm.summary(), f"mode {opts.mode}": auto.summary()},
