@@ -77,13 +77,13 @@ GAMEPAD = [os.path.join(REPO, "tests", "data", "gamepad", n) for n in ("ident_ga
 # the true boat of the gamepad part: a geometric estimate's typical errors (surge damping, yaw inertia and
 # damping, sway damping off by 30-40 %)
 GAMEPAD_MISMATCH = {"x_u": 0.6, "x_uu": 1.4, "iz": 1.3, "n_r": 0.7, "y_v": 1.3}
-# |error| against the plant's value with smoother velocities (GNSS at 1 Hz + accelerometer, what a boat has):
-# part 1's smoother errors on the identification mission reach 22 % on well-excited terms (z6 on FOKA -20 %,
-# on the IAcquaBot z4/z5 16 %, z6 -22 %), hence 25 %; the linear surge damping z4 (small next to z5 over the
-# speeds an operator drives, so the two trade off) and the quadratic sway damping z7 (the sway speed of hand-flown
-# turns is small) get 50 %
-GAMEPAD_TOLERANCE_PCT = {"z1": 25, "z2": 25, "z3": 25, "z4": 50, "z5": 25, "z6": 25, "z7": 50, "z8": 25, "z9": 25}
-GAMEPAD_R2_FLOOR = {"u": 0.98, "r": 0.98}     # validation flown from the measured state every WINDOW_S
+# |error| against the plant's value: the issue's own-plant limits, 5 % (10 % for the sway terms z6, z7). With the
+# smoother of estimation/track_smoother.py and output error, four runs of this part on FOKA measured z6 -5.1 to
+# -5.4 %, every other term within 3.0 % (before that smoother: z7 refused or -47 %, z4 +72 %)
+GAMEPAD_TOLERANCE_PCT = {"z1": 5, "z2": 5, "z3": 5, "z4": 5, "z5": 5, "z6": 10, "z7": 10, "z8": 5, "z9": 5}
+# validation flown from the measured state every WINDOW_S (the issue's 0.99 on u, r, x, y, psi; measured 0.9927 or
+# more on all six; flown free over the whole drive y reached 0.970-0.989: the hull is directionally unstable)
+GAMEPAD_R2_FLOOR = {"u": 0.99, "r": 0.99, "x": 0.99, "y": 0.99, "psi": 0.99}
 
 
 def _fly(vessel, tmp, plant_spec=None) -> str:
