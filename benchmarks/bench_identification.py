@@ -33,7 +33,7 @@ and prints the validation twice: each open-loop segment flown whole from its fir
 and flown in 10 s pieces (a directionally unstable hull diverges over a whole segment).
 
     python benchmarks/bench_identification.py [--presets foka,iacquabot,wamv] [--part 1|2|both|gamepad]
-        [--seeds 1,2] [--methods ls,oe] [--sources truth,smoother] [--runs-dir DIR] [--keep DIR]
+        [--seeds 1,2] [--ident-seeds 1] [--methods ls,oe] [--sources truth,smoother] [--runs-dir DIR] [--keep DIR]
 """
 from __future__ import annotations
 
@@ -86,8 +86,8 @@ GAMEPAD_TOLERANCE_PCT = {"z1": 5, "z2": 5, "z3": 5, "z4": 5, "z5": 5, "z6": 10, 
 GAMEPAD_R2_FLOOR = {"u": 0.99, "r": 0.99, "x": 0.99, "y": 0.99, "psi": 0.99}
 
 
-def _fly(vessel, tmp, plant_spec=None) -> str:
-    run_dir, _ = fly_identification_mission(vessel, load_mission(MISSION), tmp, seed=1, plant_spec=plant_spec)
+def _fly(vessel, tmp, plant_spec=None, seed: int = 1) -> str:
+    run_dir, _ = fly_identification_mission(vessel, load_mission(MISSION), tmp, seed=seed, plant_spec=plant_spec)
     return run_dir
 
 
@@ -110,17 +110,18 @@ def _identify(run_dir, vessel, source, window_s, require=NAMES, method="ls"):
 
 
 def part1(preset: str, window_s: float, methods=("ls", "oe"), sources=("truth", "smoother", "estimate"),
-          runs_dir=None) -> str:
+          runs_dir=None, seed: int = 1) -> str:
     vessel = load_vessel(preset)
     truth = zeta_of_hull(vessel.hull)
-    out = [f"\n{preset}: own plant, identification mission, fit on set 1, validate on set 2 (real drivers, "
-           f"realistic 1 Hz GNSS)"]
+    out = [f"\n{preset}: own plant, identification mission (seed {seed}), fit on set 1, validate on set 2 (real "
+           f"drivers, realistic 1 Hz GNSS)"]
+    stored = preset if seed == 1 else f"{preset}-seed{seed}"
     with tempfile.TemporaryDirectory() as tmp:
-        run_dir = _stored_run(runs_dir, preset) if runs_dir else None
+        run_dir = _stored_run(runs_dir, stored) if runs_dir else None
         if run_dir is None:
-            base = os.path.join(runs_dir, preset) if runs_dir else tmp
+            base = os.path.join(runs_dir, stored) if runs_dir else tmp
             os.makedirs(base, exist_ok=True)
-            run_dir = _fly(vessel, base)
+            run_dir = _fly(vessel, base, seed=seed)
         for source in sources:
             if source == "smoother":
                 out.append(_smoother_error(run_dir, vessel))
@@ -333,6 +334,8 @@ def main() -> None:
     ap.add_argument("--presets", default="foka,iacquabot,wamv")
     ap.add_argument("--part", choices=("1", "2", "both", "gamepad"), default="both")
     ap.add_argument("--seeds", default="1,2", help="demo seeds of part 2")
+    ap.add_argument("--ident-seeds", default="1", help="part 1: seeds of the identification flights (each its own "
+                                                       "run: its noise, its own fit)")
     ap.add_argument("--window", type=float, default=1.0, help="smoothing window [s]")
     ap.add_argument("--keep", default="", metavar="DIR", help="part gamepad: keep the run logs and reports in DIR")
     ap.add_argument("--methods", default="ls,oe", help="fitting methods side by side (ls, oe)")
@@ -343,6 +346,7 @@ def main() -> None:
     a = ap.parse_args()
     presets = a.presets.split(",")
     seeds = [int(s) for s in a.seeds.split(",")]
+    ident_seeds = [int(s) for s in a.ident_seeds.split(",")]
     if a.part == "gamepad":              # ROS runs, one at a time (each is three processes)
         os.environ.setdefault("ROS_DOMAIN_ID", str(40 + os.getpid() % 50))
         for p in presets:
@@ -352,7 +356,7 @@ def main() -> None:
     with ProcessPoolExecutor(a.workers or min(len(presets), os.cpu_count() or 1)) as pool:
         if a.part in ("1", "both"):
             jobs += [pool.submit(part1, p, a.window, tuple(a.methods.split(",")), tuple(a.sources.split(",")),
-                                 a.runs_dir) for p in presets]
+                                 a.runs_dir, s) for p in presets for s in ident_seeds]
         if a.part in ("2", "both"):
             jobs += [pool.submit(part2, p, a.window, seeds, tuple(a.methods.split(","))) for p in presets]
         for j in jobs:
