@@ -117,6 +117,7 @@ def add_plant_arguments(p) -> None:
     p.add_argument("--force", type=_force, default=(0.0, 0.0), metavar="NEWTONS,TOWARD_DEG",
                    help="a constant external force on the plant (towed line, wind on a superstructure)")
 
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("sim", help="fly a mission in the built-in simulator",
                               description="Fly MISSION in the built-in vessel simulator with the real autopilot "
