@@ -82,7 +82,7 @@ def _fly_mismatched(mismatch, tuning=None, seconds=120.0, jump_at=None, seed=1):
     vessel = load_vessel("foka")
     spec = PlantSpec.resolve(vessel, seed, mismatch=mismatch)
     plant = Plant(spec.vessel, EnvironmentConfig(current_speed_mps=0.1, current_toward_deg=30), seed, 0.0, 0.0,
-                  0.0, surge_mps=0.8)
+                  0.0, surge_mps=0.8, extras=spec.extras, thrust_scale=spec.thrust_scale())
     sensors = TypedSensorSuite(vessel, FRAME, seed, gps_noise="white", gps_rate_hz=1.0)
     ekf = NavigationEKF(vessel, FRAME, tuning=tuning)
     ends = np.cumsum([d for _, d in SQUARE])
