@@ -5,12 +5,13 @@ wrong model from turning into rejected GNSS and a failsafe (the model-error stat
 estimation.ekf_model):
 
 - Model-error evidence (`InnovationMonitor.learning`): the surge model-error state (estimation.ekf_model)
-  may move only when the data say the model is wrong. While the GNSS position and velocity innovations
-  along the bow keep one sign, the filter widens that state's covariance and process noise; once they
-  centre on zero again it keeps what it learned and stops moving it. A free model-error state on a model
-  that is right chases the wind and the noise: a matched FOKA lost 10-20 % of its estimate accuracy with
-  one (measured, 10 seeds), and a WAM-V dead-reckoning through a 30 s GNSS outage ended 3.6 m off instead
-  of 0.4 m.
+  starts unknown but constant (no process noise), so it settles as the boat's turns tell it from a water
+  current (on a straight leg the two look alike); it gets process noise only while the data say the model
+  is wrong. While the GNSS position and velocity innovations along the bow keep one sign, the filter widens
+  that state's covariance and process noise; once they centre on zero again it keeps what it learned and
+  stops moving it. A model-error state with process noise all the time, on a model that is right, chases the
+  wind and the noise: a matched FOKA lost 10-20 % of its estimate accuracy with one (measured, 10 seeds),
+  and a WAM-V dead-reckoning through a 30 s GNSS outage ended 3.6 m off instead of 0.4 m.
 - `InnovationMonitor`: per-axis statistics of the normalised innovations the model produces (surge and sway
   from GNSS velocity, yaw from the gyro), as moving averages over about `window` updates. A consistent filter
   shows 1 on each axis. `consistency` (GNSS velocity NIS per degree of freedom) scales the process noise of

@@ -122,7 +122,8 @@ def test_a_hull_with_far_more_drag_than_its_file_is_tracked_without_a_reacquisit
 
 def test_without_the_mechanisms_the_same_hull_loses_gnss():
     """The regression this work fixes: the plain model-aided filter on that hull."""
-    plain = EkfTuning(adaptive_noise=False, drift_gate=False, model_error_evidence_z=1e9)
+    plain = EkfTuning(adaptive_noise=False, drift_gate=False, model_error_evidence_z=1e9, init_drag_error_std=0.01,
+                      turn_yaw_rate_rps=math.inf)
     ekf, est_rms, gps_rms, _ = _fly_mismatched({"x_u": 2.5, "x_uu": 2.5, "iz": 0.43}, tuning=plain)
     h = ekf.health(120.0)
     assert h.gps_rejected > 5 or est_rms > gps_rms
