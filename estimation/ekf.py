@@ -28,12 +28,13 @@ How a cycle is processed:
   position gate after the innovation grew gradually (model drift, not a receiver jump) is accepted with the
   covariance widened at once, counted in `model_drift_accepts`, instead of being rejected until a
   re-acquisition that the glitch failsafe would see.
-- Gyro and heading updates move heading, yaw rate, gyro bias, velocity and the yaw model error but leave
-  position, current and drag error to GNSS (always by default; `turn_yaw_rate_rps` > 0 limits it to turns
-  faster than that). They tell about those states only through the covariance the vessel model builds, which
-  is what a wrong model gets wrong: in a turn its yaw rate is off one way for seconds, and 50 Hz gyro updates
+- Unless the boat runs straight (|yaw rate| <= `turn_yaw_rate_rps`, 0.05 rad/s), gyro and heading updates
+  move heading, yaw rate, gyro bias, velocity and the yaw model error but leave position, current and drag
+  error to GNSS. They tell about those states only through the covariance the vessel model builds, which is
+  what a wrong model gets wrong: in a turn its yaw rate is off one way for seconds, and 50 Hz gyro updates
   dragged the position metres across the next leg; a hull whose yaw damping is off weaves on its legs, and
-  the same coupling taught the drag error a wrong value.
+  the same coupling taught the drag error a wrong value. On straight running the update is the full one:
+  heading and crab (current) stay consistent, which the compass fallback (GNSS course minus crab) needs.
 - Samples with non-finite values are dropped and counted; a thrust of None (or non-finite) means "thrust
   unknown": surge and yaw rate then follow GNSS and the gyro (see ekf_model). Should the filter ever hold
   non-finite numbers it starts again from scratch (counted), so the loop never sees NaN.
@@ -89,8 +90,8 @@ class EkfTuning:
     adaptive_max_scale: float = 100.0
     gps_vel_reaccept_run: int = 2        # this many GNSS velocities in a row outside the gate: the model is wrong
     drift_gate: bool = True              # accept a gradual run of gate failures as model drift
-    turn_yaw_rate_rps: float = 0.0       # while |yaw rate| is above this (0: always), gyro and heading updates
-    #                                      leave position, current and drag error to GNSS (see _update)
+    turn_yaw_rate_rps: float = 0.05      # while |yaw rate| is above this, gyro and heading updates leave
+    #                                      position, current and drag error to GNSS (see _update)
     # measurement noise floors
     heading_floor_rad: float = math.radians(1.0)    # calibration residual, tilt errors
     gyro_floor_rps: float = 0.002
@@ -788,7 +789,7 @@ class NavigationEKF:
     def _update(self, z, H, hx, R, residual, position_rows: int = 0, yaw: bool = False) -> None:
         kf = self.kf
         x_before_n, x_before_e, x_before_psi = kf.x[IX_N, 0], kf.x[IX_E, 0], kf.x[IX_PSI, 0]
-        if yaw and abs(kf.x[IX_R, 0]) >= self.tuning.turn_yaw_rate_rps:
+        if yaw and abs(kf.x[IX_R, 0]) > self.tuning.turn_yaw_rate_rps:
             # A turn is where a wrong model mispredicts most: the gyro disagrees with the model's yaw rate, one
             # sign for seconds, and each update would move the position through its covariance with the yaw
             # rate (metres across the next leg on a hull with thrust x2.5). Position, current and drag error
