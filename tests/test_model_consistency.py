@@ -19,6 +19,7 @@ from hil.plant_spec import PlantSpec
 from hil.sensor_models import TypedSensorSuite
 from tests.test_ekf_plant import FRAME, SQUARE, _thrust, jumped_fix
 
+CURRENT_MPS, CURRENT_TOWARD_DEG = 0.1, 30.0   # the water current every run here flies in
 VAR = 1.7 ** 2          # a 2 m CEP receiver's variance per axis [m^2]
 S = 3.0                 # a converged filter's innovation variance per axis [m^2]
 
@@ -83,7 +84,7 @@ def _fly_mismatched(mismatch, tuning=None, seconds=120.0, jump_at=None, seed=1):
     square at 0.8 m/s (this measures estimation, not control)."""
     vessel = load_vessel("foka")
     spec = PlantSpec.resolve(vessel, seed, mismatch=mismatch)
-    plant = Plant(spec.vessel, EnvironmentConfig(current_speed_mps=0.1, current_toward_deg=30), seed, 0.0, 0.0,
+    plant = Plant(spec.vessel, EnvironmentConfig(current_speed_mps=CURRENT_MPS, current_toward_deg=CURRENT_TOWARD_DEG), seed, 0.0, 0.0,
                   0.0, surge_mps=0.8, extras=spec.extras, thrust_scale=spec.thrust_scale())
     sensors = TypedSensorSuite(vessel, FRAME, seed, gps_noise="white", gps_rate_hz=1.0)
     ekf = NavigationEKF(vessel, FRAME, tuning=tuning)
@@ -157,9 +158,10 @@ def test_health_names_the_model_fields():
 def test_a_weak_thrust_is_learned_as_drag_not_taken_by_the_water_current(seed):
     """Thrust x0.4: on the first leg a drag error and a current look alike, and the turns tell them apart. A
     filter that held the file's drag until the innovations objected put the whole error into the current."""
-    ekf, est_rms, gps_rms, _ = _fly_mismatched({"thrust": 0.4}, seed=seed)
+    ekf, est_rms, _, _ = _fly_mismatched({"thrust": 0.4}, seed=seed)
     x = ekf.state
-    true_n, true_e = 0.1 * math.cos(math.radians(30)), 0.1 * math.sin(math.radians(30))
+    toward = math.radians(CURRENT_TOWARD_DEG)
+    true_n, true_e = CURRENT_MPS * math.cos(toward), CURRENT_MPS * math.sin(toward)
     assert math.hypot(x[IX_CN] - true_n, x[IX_CE] - true_e) < 0.1       # m/s
     assert ekf.health(120.0).surge_drag_error > 0.5
     held = EkfTuning(init_drag_error_std=0.01, model_error_evidence_z=2.5, turn_yaw_rate_rps=0.2)
