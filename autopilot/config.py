@@ -397,6 +397,10 @@ class GuidanceConfig:
     lookahead_m: Optional[float] = param(None, unit="m", min=0.1, max=1000,
                                          doc="LOS lookahead Delta; default: vessel's lookahead_hull_lengths")
     sigma: float = param(0.5, min=0.0, max=10.0, doc="ILOS integral gain (0 = plain LOS)")
+    lookahead_min_turn_radii: float = param(1.0, min=0.0, max=10.0,
+                                            doc="los/ilos and RTL: the lookahead is at least this many of the "
+                                                "boat's turning radii (at the mission's speed on half its yaw "
+                                                "moment, autopilot/turning.py); 0 flies lookahead_m as given")
     crab_compensation: bool = param(True, doc="los/ilos and RTL: steer the course over ground, i.e. the heading "
                                               "is the LOS course less the estimated crab angle (drift from "
                                               "current and wind); false gives the textbook heading-based law")

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import List, Optional, Sequence
 
 from autopilot.boat_config import BoatConfig, load_boat_config, normalise_boat_yaml
-from autopilot.config import MissionConfig, VesselConfig, load_vessel, read_yaml
+from autopilot.config import MissionConfig, VesselConfig, default_lookahead_m, load_vessel, read_yaml
 from autopilot.config_schema import ConfigError, build
 from autopilot.geofence import Geofence
 from autopilot.guidance import mission_frame, point_to_ned
@@ -108,7 +108,31 @@ def check_config(config_path, mission_path=None, max_leg_m: float = DEFAULT_MAX_
     report.notes.extend(loaded.notes)
     for p in check_mission(loaded.mission, report.vessel, loaded.waypoint_labels, max_leg_m):
         report.add(p)
+    if report.vessel is not None:
+        note = lookahead_note(report.vessel, loaded.mission)
+        if note:
+            report.notes.append(note)
     return report
+
+
+def lookahead_note(vessel: VesselConfig, mission: MissionConfig) -> str:
+    """What `check` says when guidance will fly a longer LOS lookahead than the mission's (the boat's turning
+    radius, autopilot/turning.py); "" otherwise."""
+    from autopilot.turning import guidance_lookahead_m, max_yaw_moment_nm, mission_speed_mps
+    if mission.guidance.law not in ("los", "ilos") or mission.identification is not None:
+        return ""
+    filed = default_lookahead_m(vessel, mission)
+    try:
+        flown = guidance_lookahead_m(vessel, mission, max_yaw_moment_nm(vessel))
+    except (ValueError, ConfigError):
+        return ""                     # the thrusters' problem is reported elsewhere
+    if flown <= filed + 1e-9:
+        return ""
+    where = (f"{mission.source_file or '<mission>'}: guidance.lookahead_m" if mission.guidance.lookahead_m is not None
+             else f"{vessel.source_file or vessel.name}: control.lookahead_hull_lengths")
+    return (f"{where}: {filed:.1f} m is shorter than {vessel.name}'s turning radius at "
+            f"{mission_speed_mps(vessel, mission):g} m/s on half its yaw moment; guidance flies {flown:.1f} m "
+            f"(the mission's guidance.lookahead_min_turn_radii: 0 keeps {filed:.1f} m)")
 
 
 def check_mission(mission: MissionConfig, vessel: Optional[VesselConfig],

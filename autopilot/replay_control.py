@@ -30,8 +30,8 @@ class OpenLoopControl:
 
     def __init__(self, vessel, mission, frame):
         self.supported = mission.identification is None and getattr(mission, "trajectory", None) is None
-        self.guidance = MissionGuidance(mission, vessel, frame)
         alloc = Allocator(vessel, [make_thrust_map(t, vessel) for t in vessel.thrusters])
+        self.guidance = MissionGuidance(mission, vessel, frame, max_yaw_nm=alloc.max_yaw_nm)
         self.heading = HeadingController(vessel, alloc.max_yaw_nm)
         self.speed = SpeedController(vessel, alloc.max_surge_n, alloc.min_surge_n)
         self.mode, self.armed = "", False

@@ -42,6 +42,7 @@ from typing import Callable, Optional
 from autopilot.angles import wrap_pi
 from autopilot.azimuth_allocation import make_allocator
 from autopilot.config import ConfigError, MissionConfig, VesselConfig, default_lookahead_m
+from autopilot.turning import guidance_lookahead_m
 from autopilot.control import HeadingController, SpeedController
 from autopilot.failsafe import ESTIMATED, FailsafeManager, Trigger
 from autopilot.geofence import Geofence
@@ -198,7 +199,7 @@ class Autopilot:
         """Replace the mission; the local frame stays (it was fixed when the autopilot started)."""
         from autopilot.mission_check import check_mission
         self.mission = mission
-        self.guidance = MissionGuidance(mission, self.vessel, self.frame)
+        self.guidance = MissionGuidance(mission, self.vessel, self.frame, max_yaw_nm=self.allocator.max_yaw_nm)
         cruise = min(mission.cruise_speed_mps, self.vessel.hull.max_speed_mps)
         old_auto = self.modes["AUTO"]
         if mission.identification is not None:
@@ -239,6 +240,10 @@ class Autopilot:
         self.failsafe.fences = fences
         self.config_problems = problems
         self._emit(self._now(), "mission", f"mission {mission.name!r} loaded ({len(mission.waypoints)} waypoints)")
+        filed = default_lookahead_m(self.vessel, mission)
+        if self.guidance.lookahead_m > filed + 1e-9 and mission.guidance.law in ("los", "ilos"):
+            self._emit(self._now(), "mission", f"LOS lookahead {filed:.1f} m raised to {self.guidance.lookahead_m:.1f} m: "
+                                               f"the boat's turning radius (guidance.lookahead_min_turn_radii)")
 
     def _trajectory_mode(self, mission: MissionConfig, cruise_mps: float):
         """AUTO for a trajectory or path mission; a reference that cannot be made (an unreadable CSV) is a
@@ -250,7 +255,7 @@ class Autopilot:
             if tc.kind == "path":
                 return PathFollowMode(make_path(tc, self.guidance.waypoints_ned[0]), tracker,
                                       arrive_m=max(1.5, length), law=tc.path_law,
-                                      lookahead_m=default_lookahead_m(self.vessel, mission),
+                                      lookahead_m=self.guidance.lookahead_m,
                                       sigma=mission.guidance.sigma)
             reference = make_reference(tc, mission.source_file)
         except ValueError as e:
@@ -266,7 +271,7 @@ class Autopilot:
         loiter.max_speed_mps = min(0.5 * cruise, self.vessel.hull.max_speed_mps)
         rtl = self.modes["RTL"]
         rtl.speed_mps = cruise
-        rtl.lookahead_m = default_lookahead_m(self.vessel, mission)
+        rtl.lookahead_m = self.guidance.lookahead_m
         rtl.crab_compensation = mission.guidance.crab_compensation
         rtl.arrive_m = max(mission.acceptance_radius_m, mission.loiter_radius_m)
         self.modes["HEADING_HOLD"].speed_mps = min(self.vessel.failsafe.gnss.slow_speed_mps, cruise)
@@ -290,7 +295,7 @@ class Autopilot:
         self.mission = mission
         g = self.guidance
         g.mission = mission
-        g.lookahead_m = default_lookahead_m(vessel, mission)
+        g.lookahead_m = guidance_lookahead_m(vessel, mission, self.allocator.max_yaw_nm)
         g.sigma = mission.guidance.sigma if g.law == "ilos" else 0.0
         self._mission_figures(mission)
 

@@ -76,16 +76,25 @@ def test_hexagon_on_wamv_in_wind():
 
 
 def test_iacquabot_flies_the_survey_with_four_thrusters():
-    res = run_sim(load_vessel("iacquabot"), load_mission(MISSIONS / "demo.yaml"),
-                  SimOptions(seed=3, env=EnvironmentConfig(current_speed_mps=0.2, current_toward_deg=45),
-                             gps_noise="white"))
+    mission = load_mission(MISSIONS / "demo.yaml")
+    opts = SimOptions(seed=3, env=EnvironmentConfig(current_speed_mps=0.2, current_toward_deg=45), gps_noise="white")
+    res = run_sim(load_vessel("iacquabot"), mission, opts)
     assert res.report["mission_complete"]
-    # paper 000's hull turns at about 9 deg/s at full differential thrust: a 5 m turning radius at 0.8 m/s
-    # against the survey's 90 deg corners and 2 m acceptance radius (measured: 1.9 m RMS, 1.8 m on its random
-    # mismatch; the old scaled hull, turning several times faster, flew it at under 0.8 m)
-    assert res.report["xte_rms_m"] < 2.5
     assert res.thrust_n.shape[1] == 4
     assert np.all(np.abs(res.thrust_n).max(axis=0) > 1.0)     # all four thrusters work
+    # paper 000's hull turns at about 9 deg/s at full differential thrust: a 5 m turning radius at 0.8 m/s,
+    # against the survey's 3 m lookahead. Guidance flies a lookahead of its turning radius (9.9 m); on the
+    # mission's 3 m it weaves on the legs with a thruster at its limit most of the time (measured, seeds 1 and
+    # 3: 87-89 % of cycles against 20-22 %, the survey 17 % slower, cross-track RMS 1.72/1.99 m against
+    # 1.60/1.58 m)
+    as_filed = dataclasses.replace(mission, guidance=dataclasses.replace(mission.guidance,
+                                                                         lookahead_min_turn_radii=0.0))
+    weaving = run_sim(load_vessel("iacquabot"), as_filed, opts).report
+    assert weaving["mission_complete"]
+    assert res.report["thruster_usage"]["saturated_frac"] < 0.5 * weaving["thruster_usage"]["saturated_frac"]
+    assert res.report["mission_complete_time_s"] < 0.9 * weaving["mission_complete_time_s"]
+    assert res.report["xte_rms_m"] < weaving["xte_rms_m"]
+    assert res.report["xte_rms_m"] < 2.0
 
 
 def test_same_seed_same_run_other_seed_other_noise():

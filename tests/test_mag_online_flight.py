@@ -172,17 +172,20 @@ def _with_fallback(speed_mps):
     return dataclasses.replace(v, sensors=dataclasses.replace(v.sensors, mag=mag))
 
 
-def test_gnss_course_fallback_on_a_straight_leg_then_back_to_the_compass(tmp_path):
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_gnss_course_fallback_on_a_straight_leg_then_back_to_the_compass(tmp_path, seed):
     """A step no turn can correct (straight running), lasting 120 s: with the failsafe the heading comes from
-    the GNSS course (minus crab) until the magnetometer agrees again, then from the magnetometer."""
+    the GNSS course (minus crab) until the magnetometer agrees again, then from the magnetometer. How close the
+    GNSS-course heading gets depends on the noise draw (seeds 1-4: 1.8-4.0 deg RMS before the speed began to
+    follow the heading error, 1.9-4.3 after): each seed must stay well inside the 10 deg step."""
     (tmp_path / "east.yaml").write_text(EAST_LEG)
     res = run_sim(_with_fallback(0.5), load_mission(tmp_path / "east.yaml"),
-                  SimOptions(seed=2, env=WATER, duration_s=300.0, faults=(parse_fault("mag-shift@100:120=10"),)))
+                  SimOptions(seed=seed, env=WATER, duration_s=300.0, faults=(parse_fault("mag-shift@100:120=10"),)))
     fs = [(round(e.time_s), e.failsafe, e.action) for e in res.events if e.kind == "failsafe"]
     assert [f[1:] for f in fs] == [("compass", "gnss-heading"), ("compass", "recovered")]
     t_on, t_off = fs[0][0], fs[1][0]
     assert 100 < t_on < 130 and 220 < t_off < 300
-    assert rms(heading_error_deg(res, t_on + 20.0, 220.0)) < 3.0      # GNSS-course heading while disturbed
+    assert rms(heading_error_deg(res, t_on + 20.0, 220.0)) < 5.0      # GNSS-course heading while disturbed
     assert rms(heading_error_deg(res, t_off + 5.0, 300.0)) < 2.0      # the magnetometer again, undisturbed
     assert updates(res) == []
     assert not [e for e in res.events if e.kind == "failsafe" and e.failsafe != "compass"]   # no mag-loss

@@ -1,0 +1,67 @@
+"""How tightly a boat turns, from its vessel file, and the LOS lookahead guidance flies because of it.
+
+A line-of-sight law steers toward a point `lookahead` metres ahead on the leg: a boat whose turning radius is
+larger than that cannot follow what it asks. It overshoots each correction, the next correction saturates the
+yaw moment, and the boat weaves on its legs (the IAcquaBot, turning at about 9 deg/s, on the demo's 3 m: its
+thrusters at full differential for seconds at a time on a straight leg) and swings wide after every corner.
+So guidance raises the lookahead to at least `guidance.lookahead_min_turn_radii` turning radii, each the radius
+at the mission's fastest speed with TURN_MOMENT_SHARE of the largest yaw moment: the rest is left for the
+speed controller and for a boat that turns slower than its file says.
+
+The radius is a steady turn's: the yaw damping of the file, -N_r r - N_r|r| r|r|, balancing the moment; the
+sway it brings and the Munk moment are left out (a rough figure, on the safe side for a hull that sways).
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from autopilot.config import HullConfig, MissionConfig, VesselConfig, default_lookahead_m
+
+TURN_MOMENT_SHARE = 0.5   # share of the largest yaw moment a planned turn may use
+
+
+def steady_yaw_rate_rps(hull: HullConfig, yaw_nm: float) -> float:
+    """Yaw rate [rad/s, >= 0] at which the file's yaw damping balances a yaw moment |yaw_nm| [N*m]; inf when the
+    file has no yaw damping."""
+    moment = abs(yaw_nm)
+    a, b = -hull.n_rr, -hull.n_r          # Fossen signs: N_r, N_r|r| <= 0
+    if a > 0.0:
+        return (-b + math.sqrt(b * b + 4.0 * a * moment)) / (2.0 * a)
+    return moment / b if b > 0.0 else math.inf
+
+
+def turning_radius_m(hull: HullConfig, speed_mps: float, yaw_nm: float) -> float:
+    """Radius [m] of a steady turn at `speed_mps` on the yaw moment `yaw_nm` [N*m]; 0 when it turns on the spot."""
+    rate = steady_yaw_rate_rps(hull, yaw_nm)
+    return abs(speed_mps) / rate if rate > 0.0 else math.inf
+
+
+def mission_speed_mps(vessel: VesselConfig, mission: MissionConfig) -> float:
+    """The fastest speed [m/s] the mission asks for on any leg, within the hull's max_speed_mps."""
+    speeds = [mission.cruise_speed_mps] + [p.speed_mps for p in mission.waypoints if p.speed_mps]
+    return min(max(speeds), vessel.hull.max_speed_mps)
+
+
+def lookahead_floor_m(vessel: VesselConfig, mission: MissionConfig, max_yaw_nm: Optional[float]) -> float:
+    """Shortest lookahead [m] the boat can follow on this mission: `lookahead_min_turn_radii` turning radii at
+    the mission's fastest speed on TURN_MOMENT_SHARE of `max_yaw_nm` (the allocator's largest yaw moment,
+    N*m); 0 when max_yaw_nm is None (not known) or the mission sets lookahead_min_turn_radii to 0."""
+    k = mission.guidance.lookahead_min_turn_radii
+    if max_yaw_nm is None or k <= 0.0 or not max_yaw_nm > 0.0:
+        return 0.0
+    return k * turning_radius_m(vessel.hull, mission_speed_mps(vessel, mission), TURN_MOMENT_SHARE * max_yaw_nm)
+
+
+def guidance_lookahead_m(vessel: VesselConfig, mission: MissionConfig, max_yaw_nm: Optional[float]) -> float:
+    """The lookahead [m] guidance flies: the mission's (else the vessel's lookahead_hull_lengths), raised to
+    lookahead_floor_m."""
+    return max(default_lookahead_m(vessel, mission), lookahead_floor_m(vessel, mission, max_yaw_nm))
+
+
+def max_yaw_moment_nm(vessel: VesselConfig) -> float:
+    """The allocator's largest yaw moment either way [N*m] at the battery's nominal voltage."""
+    from autopilot.azimuth_allocation import make_allocator
+    from drivers.thrust_map import make_thrust_map
+    maps = [make_thrust_map(t, vessel, vessel.battery.voltage_v) for t in vessel.thrusters]
+    return make_allocator(vessel, maps).max_yaw_nm

@@ -1,0 +1,73 @@
+"""The turning radius from a vessel file, and guidance keeping its LOS lookahead at least that radius."""
+import dataclasses
+import math
+
+import pytest
+
+from autopilot.config import (CONFIG_DIR, AnchorConfig, GuidanceConfig, HullConfig, MissionConfig, PointConfig,
+                              load_mission, load_vessel)
+from autopilot.guidance import HEADING_SLOWDOWN_FLOOR, MissionGuidance, heading_speed_factor
+from autopilot.mission_check import check_config
+from autopilot.turning import (TURN_MOMENT_SHARE, guidance_lookahead_m, max_yaw_moment_nm, steady_yaw_rate_rps,
+                               turning_radius_m)
+from autopilot.types import NavState
+
+DEMO = CONFIG_DIR / "missions" / "demo.yaml"
+
+
+def hull(n_r, n_rr):
+    return HullConfig(length_m=1, beam_m=0.5, mass_kg=10, iz_kgm2=1, x_udot=0, y_vdot=0, n_rdot=0, x_u=-1,
+                      x_uu=0, y_v=-1, y_vv=0, n_r=n_r, n_rr=n_rr, max_speed_mps=2)
+
+
+def test_steady_turn_balances_the_yaw_damping():
+    # 2 r + 1 r^2 = 8 N*m  ->  r = 2 rad/s; at 1 m/s that is a 0.5 m radius
+    assert steady_yaw_rate_rps(hull(-2.0, -1.0), 8.0) == pytest.approx(2.0)
+    assert turning_radius_m(hull(-2.0, -1.0), 1.0, -8.0) == pytest.approx(0.5)     # either way
+    assert steady_yaw_rate_rps(hull(-4.0, 0.0), 2.0) == pytest.approx(0.5)         # linear damping only
+    assert steady_yaw_rate_rps(hull(0.0, 0.0), 2.0) == math.inf                    # undamped: no radius
+    assert turning_radius_m(hull(0.0, 0.0), 1.0, 2.0) == 0.0
+
+
+def test_a_slow_turner_gets_a_lookahead_of_its_turning_radius_and_the_others_keep_theirs():
+    mission = load_mission(DEMO)                 # lookahead_m 3.0, 0.8 m/s
+    for name in ("foka", "wamv"):
+        vessel = load_vessel(name)
+        g = MissionGuidance(mission, vessel, max_yaw_nm=max_yaw_moment_nm(vessel))
+        assert g.lookahead_m == pytest.approx(3.0)
+    slow = load_vessel("iacquabot")              # paper 000's hull: about 9 deg/s at full differential thrust
+    n_max = max_yaw_moment_nm(slow)
+    a, b = -slow.hull.n_rr, -slow.hull.n_r
+    r = (-b + math.sqrt(b * b + 4 * a * TURN_MOMENT_SHARE * n_max)) / (2 * a)
+    g = MissionGuidance(mission, slow, max_yaw_nm=n_max)
+    assert g.lookahead_m == pytest.approx(0.8 / r)
+    assert 8.0 < g.lookahead_m < 12.0
+    # without the allocator's moment (a guidance used for bookkeeping) and when the mission opts out: as filed
+    assert MissionGuidance(mission, slow).lookahead_m == pytest.approx(3.0)
+    as_filed = dataclasses.replace(mission, guidance=dataclasses.replace(mission.guidance,
+                                                                         lookahead_min_turn_radii=0.0))
+    assert guidance_lookahead_m(slow, as_filed, n_max) == pytest.approx(3.0)
+
+
+def test_check_says_when_the_lookahead_is_raised():
+    notes = check_config(CONFIG_DIR / "vessels" / "iacquabot.yaml", DEMO).notes
+    said = [n for n in notes if "lookahead" in n]
+    assert len(said) == 1 and "demo.yaml: guidance.lookahead_m: 3.0 m is shorter than" in said[0]
+    assert not [n for n in check_config(CONFIG_DIR / "vessels" / "foka.yaml", DEMO).notes if "lookahead" in n]
+
+
+def test_the_speed_falls_while_the_bow_points_away_from_the_desired_heading():
+    assert heading_speed_factor(0.0) == 1.0
+    assert heading_speed_factor(math.radians(-8)) == 1.0
+    assert heading_speed_factor(math.radians(-60)) == pytest.approx(0.5 / math.cos(math.radians(10)))
+    assert heading_speed_factor(math.radians(120)) == HEADING_SLOWDOWN_FLOOR
+    m = MissionConfig(name="t", anchor=AnchorConfig(lat_deg=51.0, lon_deg=17.0),
+                      waypoints=(PointConfig(north_m=0, east_m=0), PointConfig(north_m=100, east_m=0)),
+                      guidance=GuidanceConfig(law="los", lookahead_m=4.0), cruise_speed_mps=0.8,
+                      acceptance_radius_m=2.0)
+    g = MissionGuidance(m, load_vessel("foka"))
+    g.update(0.0, NavState(0.0, 0.0, 0.0, 0.0, 0.8, 0.0, 0.0))            # on waypoint 0: the leg north begins
+    on = g.update(0.1, NavState(0.1, 10.0, 0.0, 0.0, 0.8, 0.0, 0.0))
+    across = g.update(0.2, NavState(0.2, 11.0, 0.0, math.pi / 2, 0.8, 0.0, 0.0))   # pointing east
+    assert on.speed_mps == pytest.approx(0.8)
+    assert across.speed_mps == pytest.approx(HEADING_SLOWDOWN_FLOOR * 0.8)
