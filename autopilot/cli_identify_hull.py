@@ -12,7 +12,7 @@ that by output error, the model simulated from the thrust against the measured u
 pieces of the open-loop segments (estimation/hull_output_error.py), not biased by noisy velocities.
 
 Prints each parameter with its standard error, 95 % interval and the vessel file's value, the validation R^2 /
-RMSE / MAE of u, v, r, x, y, psi (each open-loop segment flown whole, and in 10 s pieces), Nomoto K and T,
+RMSE / MAE of u, v, r, x, y, psi (each open-loop segment flown whole, in 10 s pieces, and whole from fitted first states), Nomoto K and T,
 and the derived gains. --out writes a copy of the vessel file
 with the identified values (CIs in comments, the runs and date in its header, validated_against set); --report
 the same as JSON; --plot model against measurement on the validation runs. A run that cannot identify the
@@ -132,6 +132,8 @@ def format_report(r) -> str:
         lines.append(f"  {run}: " + "  ".join(f"{k} R2 {q['r2']:.4f} RMSE {q['rmse']:.3g}" for k, q in sig.items()))
     for run, sig in r.validation_short.items():
         lines.append(f"  {run}, flown in 10 s pieces: " + "  ".join(f"{k} R2 {q['r2']:.4f}" for k, q in sig.items()))
+    for run, sig in r.validation_x0.items():
+        lines.append(f"  {run}, first states estimated: " + "  ".join(f"{k} R2 {q['r2']:.4f}" for k, q in sig.items()))
     lines.append(f"Nomoto: K {r.nomoto['K']:.4g} rad/s per N m, T {r.nomoto['T']:.3g} s")
     from autopilot.identify_hull import imbalance_text
     lines.append(imbalance_text(f.imbalance))

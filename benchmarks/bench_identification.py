@@ -29,8 +29,9 @@ A refusal is printed and, as it suggests, the named parameters are kept from the
 ROS_DOMAIN_ID from the environment (default 40 + pid % 50).
 
 Part 1 fits with each method (--methods ls,oe: equation-error least squares, and that refined by output error)
-and prints the validation twice: each open-loop segment flown whole from its first state (paper 000's measure),
-and flown in 10 s pieces (a directionally unstable hull diverges over a whole segment).
+and prints the validation three ways: each open-loop segment flown whole from its first state (paper 000's measure),
+and flown in 10 s pieces (a directionally unstable hull diverges over a whole segment), and whole from first
+states fitted to each segment (autopilot.identify_hull.validate's initial="estimated").
 
     python benchmarks/bench_identification.py [--presets foka,iacquabot,wamv] [--part 1|2|both|gamepad]
         [--seeds 1,2] [--ident-seeds 1] [--methods ls,oe] [--sources truth,smoother] [--runs-dir DIR] [--keep DIR]
@@ -148,6 +149,9 @@ def part1(preset: str, window_s: float, methods=("ls", "oe"), sources=("truth", 
                 qs = rep.validation_short[val_name]
                 out.append(f"  {'':12s} validation R^2, 10 s pieces:        "
                            + ", ".join(f"{k} {v['r2']:.4f}" for k, v in qs.items()))
+                qx = rep.validation_x0[val_name]
+                out.append(f"  {'':12s} validation R^2, first states fitted: "
+                           + ", ".join(f"{k} {v['r2']:.4f}" for k, v in qx.items()))
                 if preset == "iacquabot" and source == "truth":
                     within = [n for i, n in enumerate(NAMES)
                               if n not in fixed and TABLE_3[n][1] <= z[i] <= TABLE_3[n][2]]
