@@ -12,8 +12,8 @@ that by output error, the model simulated from the thrust against the measured u
 pieces of the open-loop segments (estimation/hull_output_error.py), not biased by noisy velocities.
 
 Prints each parameter with its standard error, 95 % interval and the vessel file's value, the validation R^2 /
-RMSE / MAE of u, v, r, x, y, psi (each open-loop segment flown whole, in 10 s pieces, and whole from fitted first states), Nomoto K and T,
-and the derived gains. --out writes a copy of the vessel file
+RMSE / MAE of u, v, r, x, y, psi (each open-loop segment flown whole, in 10 s pieces, and whole from fitted
+first states), Nomoto K and T, and the derived gains. --out writes a copy of the vessel file
 with the identified values (CIs in comments, the runs and date in its header, validated_against set); --report
 the same as JSON; --plot model against measurement on the validation runs. A run that cannot identify the
 model is refused with the reason (the boat never turned: the yaw terms are not excited), exit 1; bad input

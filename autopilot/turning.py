@@ -9,7 +9,7 @@ at the mission's fastest speed with TURN_MOMENT_SHARE of the largest yaw moment:
 speed controller and for a boat that turns slower than its file says.
 
 The radius is a steady turn's: the yaw damping of the file, -N_r r - N_r|r| r|r|, balancing the moment; the
-sway it brings and the Munk moment are left out (a rough figure, on the safe side for a hull that sways).
+sway it brings and the Munk moment are left out, so it is a rough figure.
 """
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ def steady_yaw_rate_rps(hull: HullConfig, yaw_nm: float) -> float:
 
 
 def turning_radius_m(hull: HullConfig, speed_mps: float, yaw_nm: float) -> float:
-    """Radius [m] of a steady turn at `speed_mps` on the yaw moment `yaw_nm` [N*m]; 0 when it turns on the spot."""
+    """Radius [m] of a steady turn at `speed_mps` on the yaw moment `yaw_nm` [N*m]; 0 when the file has no yaw
+    damping (nothing limits the rate), inf when the moment is 0."""
     rate = steady_yaw_rate_rps(hull, yaw_nm)
     return abs(speed_mps) / rate if rate > 0.0 else math.inf
 
