@@ -123,7 +123,6 @@ class MissionGuidance:
         self.frame = frame or mission_frame(mission)
         g = mission.guidance
         self.law = g.law
-        self.max_yaw_nm = max_yaw_nm
         self.lookahead_m = guidance_lookahead_m(vessel, mission, max_yaw_nm)
         self.sigma = g.sigma if g.law == "ilos" else 0.0
         self.crab_compensation = g.crab_compensation

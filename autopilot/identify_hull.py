@@ -243,14 +243,14 @@ def derived_gains(zeta: np.ndarray, vessel) -> Dict[str, float]:
       ILOS lookahead: twice the turning radius at half the hull's top speed, in hull lengths (at least 2),
         the radius from the steady yaw rate the full yaw moment gives against the identified damping."""
     from autopilot.azimuth_allocation import make_allocator
+    from autopilot.turning import steady_yaw_rate_rps
     from drivers.thrust_map import make_thrust_maps
     z1, z3, z8, z9 = float(zeta[0]), float(zeta[2]), float(zeta[7]), float(zeta[8])
     alloc = make_allocator(vessel, make_thrust_maps(vessel))
     max_yaw, max_surge = float(alloc.max_yaw_nm), float(alloc.max_surge_n)
     omega = min(1.5, math.sqrt(max_yaw / (z3 * STEP_FOR_GAINS_RAD)))
     lam = min(0.7, max_surge / (2.0 * z1 * SPEED_STEP_FOR_GAINS_MPS))
-    r_max = (-z8 + math.sqrt(z8 * z8 + 4.0 * max(z9, 1e-9) * max_yaw)) / (2.0 * max(z9, 1e-9)) if z9 > 1e-9 \
-        else max_yaw / z8
+    r_max = steady_yaw_rate_rps(z8, z9, max_yaw)
     radius = 0.5 * vessel.hull.max_speed_mps / r_max
     lookahead = max(2.0, round(2.0 * radius / vessel.hull.length_m * 2.0) / 2.0)
     return {"heading_omega_n_rps": round(omega, 2), "heading_zeta": 1.0, "speed_kp_per_s": round(2 * lam, 2),

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import List, Optional, Sequence
 
 from autopilot.boat_config import BoatConfig, load_boat_config, normalise_boat_yaml
-from autopilot.config import MissionConfig, VesselConfig, default_lookahead_m, load_vessel, read_yaml
+from autopilot.config import MissionConfig, VesselConfig, load_vessel, read_yaml
 from autopilot.config_schema import ConfigError, build
 from autopilot.geofence import Geofence
 from autopilot.guidance import mission_frame, point_to_ned
@@ -118,16 +118,14 @@ def check_config(config_path, mission_path=None, max_leg_m: float = DEFAULT_MAX_
 def lookahead_note(vessel: VesselConfig, mission: MissionConfig) -> str:
     """What `check` says when guidance will fly a longer LOS lookahead than the mission's (the boat's turning
     radius, autopilot/turning.py); "" otherwise."""
-    from autopilot.turning import guidance_lookahead_m, max_yaw_moment_nm, mission_speed_mps
-    if mission.guidance.law not in ("los", "ilos") or mission.identification is not None:
-        return ""
-    filed = default_lookahead_m(vessel, mission)
+    from autopilot.turning import max_yaw_moment_nm, mission_speed_mps, raised_lookahead_m
     try:
-        flown = guidance_lookahead_m(vessel, mission, max_yaw_moment_nm(vessel))
+        raised = raised_lookahead_m(vessel, mission, max_yaw_moment_nm(vessel))
     except (ValueError, ConfigError):
         return ""                     # the thrusters' problem is reported elsewhere
-    if flown <= filed + 1e-9:
+    if raised is None:
         return ""
+    filed, flown = raised
     where = (f"{mission.source_file or '<mission>'}: guidance.lookahead_m" if mission.guidance.lookahead_m is not None
              else f"{vessel.source_file or vessel.name}: control.lookahead_hull_lengths")
     return (f"{where}: {filed:.1f} m is shorter than {vessel.name}'s turning radius at "

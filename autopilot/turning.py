@@ -14,27 +14,27 @@ sway it brings and the Munk moment are left out, so it is a rough figure.
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Optional, Tuple
 
 from autopilot.config import HullConfig, MissionConfig, VesselConfig, default_lookahead_m
 
 TURN_MOMENT_SHARE = 0.5   # share of the largest yaw moment a planned turn may use
 
 
-def steady_yaw_rate_rps(hull: HullConfig, yaw_nm: float) -> float:
-    """Yaw rate [rad/s, >= 0] at which the file's yaw damping balances a yaw moment |yaw_nm| [N*m]; inf when the
-    file has no yaw damping."""
-    moment = abs(yaw_nm)
-    a, b = -hull.n_rr, -hull.n_r          # Fossen signs: N_r, N_r|r| <= 0
-    if a > 0.0:
+def steady_yaw_rate_rps(damping_nm_s: float, quadratic_nm_s2: float, yaw_nm: float) -> float:
+    """Yaw rate r [rad/s, >= 0] at which the yaw damping d r + d2 r^2 balances a yaw moment |yaw_nm| [N*m]; the
+    dampings are positive (-N_r and -N_r|r| in Fossen's signs, z8 and z9 of the identified model); inf when
+    both are 0."""
+    moment, a, b = abs(yaw_nm), quadratic_nm_s2, damping_nm_s
+    if a > 1e-9:
         return (-b + math.sqrt(b * b + 4.0 * a * moment)) / (2.0 * a)
     return moment / b if b > 0.0 else math.inf
 
 
 def turning_radius_m(hull: HullConfig, speed_mps: float, yaw_nm: float) -> float:
-    """Radius [m] of a steady turn at `speed_mps` on the yaw moment `yaw_nm` [N*m]; 0 when the file has no yaw
-    damping (nothing limits the rate), inf when the moment is 0."""
-    rate = steady_yaw_rate_rps(hull, yaw_nm)
+    """Radius [m] of a steady turn at `speed_mps` on the yaw moment `yaw_nm` [N*m] against the file's yaw damping;
+    0 when the file has no yaw damping (nothing limits the rate), inf when the moment is 0."""
+    rate = steady_yaw_rate_rps(-hull.n_r, -hull.n_rr, yaw_nm)
     return abs(speed_mps) / rate if rate > 0.0 else math.inf
 
 
@@ -60,9 +60,19 @@ def guidance_lookahead_m(vessel: VesselConfig, mission: MissionConfig, max_yaw_n
     return max(default_lookahead_m(vessel, mission), lookahead_floor_m(vessel, mission, max_yaw_nm))
 
 
+def raised_lookahead_m(vessel: VesselConfig, mission: MissionConfig,
+                       max_yaw_nm: Optional[float]) -> Optional[Tuple[float, float]]:
+    """(as filed, as flown) lookahead [m] when guidance flies a longer one than the mission's (a LOS law, not an
+    identification mission); None otherwise."""
+    if mission.guidance.law not in ("los", "ilos") or mission.identification is not None:
+        return None
+    filed = default_lookahead_m(vessel, mission)
+    flown = guidance_lookahead_m(vessel, mission, max_yaw_nm)
+    return (filed, flown) if flown > filed + 1e-9 else None
+
+
 def max_yaw_moment_nm(vessel: VesselConfig) -> float:
     """The allocator's largest yaw moment either way [N*m] at the battery's nominal voltage."""
     from autopilot.azimuth_allocation import make_allocator
-    from drivers.thrust_map import make_thrust_map
-    maps = [make_thrust_map(t, vessel, vessel.battery.voltage_v) for t in vessel.thrusters]
-    return make_allocator(vessel, maps).max_yaw_nm
+    from drivers.thrust_map import make_thrust_maps
+    return make_allocator(vessel, make_thrust_maps(vessel)).max_yaw_nm

@@ -41,7 +41,7 @@ from typing import Callable, Optional
 
 from autopilot.angles import wrap_pi
 from autopilot.azimuth_allocation import make_allocator
-from autopilot.config import ConfigError, MissionConfig, VesselConfig, default_lookahead_m
+from autopilot.config import ConfigError, MissionConfig, VesselConfig
 from autopilot.control import HeadingController, SpeedController
 from autopilot.failsafe import ESTIMATED, FailsafeManager, Trigger
 from autopilot.geofence import Geofence
@@ -61,7 +61,7 @@ from autopilot.modes.velocity import VelocityMode
 from autopilot.prearm import ArmResult, PrearmInputs, prearm_failures
 from autopilot.reference_models import HeadingReference
 from autopilot.trajectory import ControlPointTracker, make_path, make_reference
-from autopilot.turning import guidance_lookahead_m
+from autopilot.turning import guidance_lookahead_m, raised_lookahead_m
 from autopilot.types import (GpsFix, GuidanceSetpoint, NavState, PulseCommand, SensorBatch, ThrustCommand,
                              Wrench)
 from autopilot.velocity_control import VelocityController
@@ -240,12 +240,10 @@ class Autopilot:
         self.failsafe.fences = fences
         self.config_problems = problems
         self._emit(self._now(), "mission", f"mission {mission.name!r} loaded ({len(mission.waypoints)} waypoints)")
-        filed = default_lookahead_m(self.vessel, mission)
-        if (self.guidance.lookahead_m > filed + 1e-9 and mission.guidance.law in ("los", "ilos")
-                and mission.identification is None):
-            self._emit(self._now(), "mission",
-                       f"LOS lookahead {filed:.1f} m raised to {self.guidance.lookahead_m:.1f} m: the boat's turning "
-                       f"radius (guidance.lookahead_min_turn_radii)")
+        raised = raised_lookahead_m(self.vessel, mission, self.allocator.max_yaw_nm)
+        if raised:
+            self._emit(self._now(), "mission", f"LOS lookahead {raised[0]:.1f} m raised to {raised[1]:.1f} m: the "
+                                               f"boat's turning radius (guidance.lookahead_min_turn_radii)")
 
     def _trajectory_mode(self, mission: MissionConfig, cruise_mps: float):
         """AUTO for a trajectory or path mission; a reference that cannot be made (an unreadable CSV) is a

@@ -84,8 +84,9 @@ def _fly_mismatched(mismatch, tuning=None, seconds=120.0, jump_at=None, seed=1):
     square at 0.8 m/s (this measures estimation, not control)."""
     vessel = load_vessel("foka")
     spec = PlantSpec.resolve(vessel, seed, mismatch=mismatch)
-    plant = Plant(spec.vessel, EnvironmentConfig(current_speed_mps=CURRENT_MPS, current_toward_deg=CURRENT_TOWARD_DEG), seed, 0.0, 0.0,
-                  0.0, surge_mps=0.8, extras=spec.extras, thrust_scale=spec.thrust_scale())
+    water = EnvironmentConfig(current_speed_mps=CURRENT_MPS, current_toward_deg=CURRENT_TOWARD_DEG)
+    plant = Plant(spec.vessel, water, seed, 0.0, 0.0, 0.0, surge_mps=0.8, extras=spec.extras,
+                  thrust_scale=spec.thrust_scale())
     sensors = TypedSensorSuite(vessel, FRAME, seed, gps_noise="white", gps_rate_hz=1.0)
     ekf = NavigationEKF(vessel, FRAME, tuning=tuning)
     ends = np.cumsum([d for _, d in SQUARE])

@@ -22,10 +22,10 @@ def hull(n_r, n_rr):
 
 def test_steady_turn_balances_the_yaw_damping():
     # 2 r + 1 r^2 = 8 N*m  ->  r = 2 rad/s; at 1 m/s that is a 0.5 m radius
-    assert steady_yaw_rate_rps(hull(-2.0, -1.0), 8.0) == pytest.approx(2.0)
+    assert steady_yaw_rate_rps(2.0, 1.0, 8.0) == pytest.approx(2.0)
     assert turning_radius_m(hull(-2.0, -1.0), 1.0, -8.0) == pytest.approx(0.5)     # either way
-    assert steady_yaw_rate_rps(hull(-4.0, 0.0), 2.0) == pytest.approx(0.5)         # linear damping only
-    assert steady_yaw_rate_rps(hull(0.0, 0.0), 2.0) == math.inf                    # undamped: no radius
+    assert turning_radius_m(hull(-4.0, 0.0), 1.0, 2.0) == pytest.approx(2.0)       # linear damping only: 0.5 rad/s
+    assert steady_yaw_rate_rps(0.0, 0.0, 2.0) == math.inf                          # undamped: no radius
     assert turning_radius_m(hull(0.0, 0.0), 1.0, 2.0) == 0.0
 
 
