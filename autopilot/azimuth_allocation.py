@@ -17,7 +17,8 @@ The pods turn together (one angle for all). Each cycle:
 2. the angle moves toward it at most slew_dps * (t_s - previous t_s) and stays within +-max_deg;
 3. at that angle the pods are fixed thrusters with effective arms y_i cos delta - x_i sin delta and surge gain
    cos delta, so the thrusts come from the same split and saturation as autopilot.allocation.Allocator (yaw
-   priority by default; a demand beyond the pods' limits keeps the yaw moment and gives up surge).
+   priority by default: a demand beyond the limits keeps the yaw moment and gives up surge, pushing no
+   harder ahead or astern than asked).
 The thrusts are therefore right for the angle the pods are commanded to this cycle, also while they are still
 slewing. A zero demand gives zero thrust.
 

@@ -295,7 +295,9 @@ class VelocityControlConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class AllocationConfig:
-    priority: str = param("yaw", choices=("yaw", "surge"), doc="what keeps its demand when thrust saturates")
+    priority: str = param("yaw", choices=("yaw", "surge"),
+                          doc="what keeps its demand when thrust saturates (yaw: as far as a surge between 0 and "
+                              "the demand allows, autopilot/allocation.py)")
     allow_reverse: bool = param(True, doc="false: thrusters never push backward")
 
 

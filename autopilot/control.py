@@ -111,6 +111,12 @@ class HeadingController:
         self.integral_nm = 0.0        # the integral term's contribution to the output [N*m]
         self._t_prev = None
 
+    def delivered(self, yaw_nm: float) -> None:
+        """The yaw moment [N*m] the allocator gave for this cycle's output: less than asked when the thrusters
+        saturate (autopilot/allocation.py). The yaw model learns from it."""
+        if math.isfinite(yaw_nm):
+            self._last_out = float(yaw_nm)
+
     def update(self, t_s: float, heading_rad: float, yaw_rate_rps: float, heading_ref_rad: float,
                yaw_rate_ref_rps: float = 0.0) -> float:
         """Yaw moment [N*m], positive turns to starboard, within +-max_yaw_nm."""

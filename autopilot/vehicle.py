@@ -500,6 +500,8 @@ class Autopilot:
             else:
                 wrench = self._control(t_s, nav, out.setpoint)
             thrust = self.allocator.allocate(wrench, t_s)
+            if out.wrench is None and out.velocity is None:
+                self.heading_ctl.delivered(self.allocator.wrench_of(thrust.thrust_n).yaw_nm)
             pulses = PulseCommand(tuple(m.thrust_to_pulse(f) for m, f in zip(self.maps, thrust.thrust_n)))
         # the estimator's model gets the thrust the pulses really produce (dead zone, whole microseconds)
         self._last_thrust = thrust if pulses is self.neutral_pulses else ThrustCommand(

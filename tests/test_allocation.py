@@ -127,10 +127,28 @@ def test_surge_priority_keeps_the_surge_and_gives_up_yaw():
 
 
 def test_yaw_beyond_reach_is_clamped_to_the_largest_moment():
+    a = allocator("wamv", priority="yaw")          # 500 N ahead, 250 N astern per side, arms 1.03 m
+    assert a.allocate(Wrench(300.0, 1e5)).thrust_n == pytest.approx((500.0, -250.0))
+    got = a.wrench_of(a.allocate(Wrench(300.0, 1e5)).thrust_n)
+    assert got.yaw_nm == pytest.approx(a.max_yaw_nm) and got.surge_n == pytest.approx(250.0)
+
+
+@pytest.mark.parametrize("surge_n", [0.0, -100.0, -1000.0])
+def test_a_boat_asked_to_stop_or_brake_is_not_pushed_ahead_to_turn_harder(surge_n):
+    """The largest moment needs 250 N ahead (reverse is weaker than forward); a boat asked for no surge or for
+    braking turns on the moment both sides give at zero surge (+-250 N) instead."""
     a = allocator("wamv", priority="yaw")
-    got = a.wrench_of(a.allocate(Wrench(0.0, 1e5)).thrust_n)
-    assert got.yaw_nm == pytest.approx(a.max_yaw_nm)
-    assert a.allocate(Wrench(0.0, 1e5)).thrust_n == pytest.approx((500.0, -250.0))
+    cmd = a.allocate(Wrench(surge_n, -1e5))
+    assert cmd.thrust_n == pytest.approx((-250.0, 250.0))
+    got = a.wrench_of(cmd.thrust_n)
+    assert got.surge_n == pytest.approx(0.0, abs=1e-9) and got.yaw_nm == pytest.approx(-515.0)
+
+
+def test_a_moderate_surge_demand_is_not_exceeded_for_yaw():
+    a = allocator("wamv", priority="yaw")
+    got = a.wrench_of(a.allocate(Wrench(100.0, 1e5)).thrust_n)
+    assert got.surge_n == pytest.approx(100.0)
+    assert got.yaw_nm == pytest.approx(1.03 * (350.0 + 250.0))      # starboard -250 N (its limit), port +350 N
 
 
 @pytest.mark.parametrize("name", PRESETS)
@@ -157,8 +175,9 @@ def test_saturated_result_is_the_nearest_in_the_priority_axis(name, priority):
     for _ in range(25):
         w = Wrench(rng.uniform(-2, 2) * a.max_surge_n, rng.uniform(-2, 2) * a.max_yaw_nm)
         got = a.wrench_of(a.allocate(w).thrust_n)
-        if priority == "yaw":
-            first = min(abs(n - w.yaw_nm) for _, n in feasible)
+        if priority == "yaw":       # the moment first, with a surge between 0 and the demand
+            band = (min(w.surge_n, 0.0) - 1e-9, max(w.surge_n, 0.0) + 1e-9)
+            first = min(abs(n - w.yaw_nm) for s, n in feasible if band[0] <= s <= band[1])
             assert abs(got.yaw_nm - w.yaw_nm) <= first + 1e-6, (w, got)
             second = min(abs(s - w.surge_n) for s, n in feasible if abs(n - got.yaw_nm) <= res_n)
             assert abs(got.surge_n - w.surge_n) <= second + res_s, (w, got)

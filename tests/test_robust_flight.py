@@ -33,9 +33,13 @@ def _fly(preset, mission, mismatch=None, extras=False, seed=1, devices="bytes", 
     ("foka", "demo.yaml", {"x_u": 2.5, "x_uu": 2.5, "iz": 0.43}, False, 1.0),   # the hull of the issue
     ("foka", "demo.yaml", {"x_u": 0.4, "x_uu": 0.4, "iz": 2.3}, True, 1.0),     # the other way, and a real hull's extras
     ("iacquabot", "demo.yaml", {"random": 1.0}, False, 2.5),      # turns at 9 deg/s: see test_closed_loop
+    # turns at 2/5 of its file's rate: pushed ahead at full differential thrust in the corners (the largest moment
+    # needs forward thrust), it flew them at cruise and swung 5.7 m wide (1.84 m RMS); allowed no more surge than
+    # the speed controller asks, it slows into them (autopilot/allocation.py)
+    ("wamv", "demo.yaml", {"n_r": 2.5}, False, 1.2),
     # 2.5x the yaw damping makes the heading loop lag: the WAM-V weaves (2.6 m RMS measured; 0.6 m matched)
     ("wamv", "straight_line.yaml", {"x_uu": 0.4, "n_r": 2.5, "added_mass": 1.5}, True, 3.5),
-], ids=["foka-draggy", "foka-slippery-extras", "iacquabot-random", "wamv-extras"])
+], ids=["foka-draggy", "foka-slippery-extras", "iacquabot-random", "wamv-slow-turner", "wamv-extras"])
 def test_a_mismatched_boat_completes_without_a_false_failsafe(preset, mission, mismatch, extras, xte_limit_m):
     r, _ = _fly(preset, mission, mismatch, extras)
     assert r["mission_complete"], r

@@ -87,3 +87,33 @@ def test_a_heading_loop_on_a_hull_with_less_authority_keeps_its_designed_step_re
 
     fixed, adaptive = step_response(False), step_response(True)
     assert adaptive < 0.8 * fixed, (adaptive, fixed)
+
+
+@pytest.mark.parametrize("told", [True, False])
+def test_it_learns_from_the_moment_delivered_when_the_allocator_gives_less_than_asked(told):
+    """WAM-V preset, its file true, but the allocator gives at most 0.6 of the controller's limit (a boat asked
+    to slow down turns on what the thrusters give at zero surge). Told what was delivered, the fit finds the
+    file's hull; fed only its own output, it would take the cut moments for a heavier, less damped hull."""
+    vessel = load_vessel("wamv")
+    m = vessel.hull.iz_kgm2 - vessel.hull.n_rdot
+    d, drr = -vessel.hull.n_r, -vessel.hull.n_rr
+    ctl = HeadingController(vessel, 400.0)
+    rng = np.random.default_rng(5)
+    psi = r = tau_lag = 0.0
+    for k in range(int(400.0 / DT)):
+        t = k * DT
+        ref = math.radians(40.0) * (1 if (k // int(15.0 / DT)) % 2 else -1)
+        tau = ctl.update(t, psi + 0.002 * rng.standard_normal(), r + 0.004 * rng.standard_normal(), ref)
+        tau = max(-240.0, min(240.0, tau))
+        if told:
+            ctl.delivered(tau)
+        tau_lag += (1.0 - math.exp(-DT / 0.3)) * (tau - tau_lag)
+        r += DT * (-d * r - drr * r * abs(r) + tau_lag) / m
+        psi += DT * r
+    ym = ctl.yaw_model
+    assert ym.trusted
+    off = max(abs(ym.m_hat / m - 1.0), abs(ym.d_hat / d - 1.0))
+    if told:
+        assert off < 0.15, (ym.m_hat / m, ym.d_hat / d)
+    else:
+        assert off > 0.15, (ym.m_hat / m, ym.d_hat / d)
