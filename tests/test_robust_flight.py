@@ -37,8 +37,8 @@ def _fly(preset, mission, mismatch=None, extras=False, seed=1, devices="bytes", 
     # needs forward thrust), it flew them at cruise and swung 5.7 m wide (1.84 m RMS); allowed no more surge than
     # the speed controller asks, it slows into them (autopilot/allocation.py)
     ("wamv", "demo.yaml", {"n_r": 2.5}, False, 1.2),
-    # 2.5x the yaw damping makes the heading loop lag: the WAM-V weaves (2.6 m RMS measured; 0.6 m matched)
-    ("wamv", "straight_line.yaml", {"x_uu": 0.4, "n_r": 2.5, "added_mass": 1.5}, True, 3.5),
+    # 2.5x the yaw damping: 0.72 m RMS measured (0.62 m matched; 2.6 m when this test was written)
+    ("wamv", "straight_line.yaml", {"x_uu": 0.4, "n_r": 2.5, "added_mass": 1.5}, True, 1.2),
 ], ids=["foka-draggy", "foka-slippery-extras", "iacquabot-random", "wamv-slow-turner", "wamv-extras"])
 def test_a_mismatched_boat_completes_without_a_false_failsafe(preset, mission, mismatch, extras, xte_limit_m):
     r, _ = _fly(preset, mission, mismatch, extras)
