@@ -20,7 +20,9 @@ noise) and is clamped to +-CRAB_MAX_RAD.
 
 Speed: the leg's (the waypoint's, else the mission's cruise), slowed within two lookaheads of a sharp turn and
 while the boat points away from the desired heading (heading_speed_factor). Given the allocator's largest yaw
-moment, the lookahead is kept at least the boat's turning radius (autopilot/turning.py).
+moment, the lookahead is kept at least the boat's turning radius (autopilot/turning.py). Both slowdowns deepen
+for a boat that turns slower than its file (`turn_scale`, measured by autopilot/turn_rate_watch.py): the
+radius is speed over yaw rate, so a boat turning k times as fast turns on the file's circle at k times the speed.
 
 Waypoint switching: the active waypoint is reached when the boat enters its acceptance circle or passes the
 line through it perpendicular to the leg. The first leg runs from where the boat was when the mission started.
@@ -44,20 +46,28 @@ TURN_SLOWDOWN_LOOKAHEADS = 2.0   # start slowing this many lookahead distances b
 TURN_SLOWDOWN_MAX = 0.5          # a turn of 90 deg or more halves the speed at the waypoint
 HEADING_SLOWDOWN_START_RAD = math.radians(10.0)   # full speed while the bow is within this of the desired heading
 HEADING_SLOWDOWN_FLOOR = 0.3    # ... and never below this share of the leg's speed (from 73 deg off)
+TURN_SCALE_FULL_RAD = math.radians(45.0)   # a slow turner's further slowdown is full from here
 CRAB_MIN_SPEED_MPS = 0.2         # forward speed over ground below which the crab angle is not used
 CRAB_FULL_SPEED_MPS = 0.4        # ... and above which it is used in full (linear in between)
 CRAB_MAX_RAD = math.radians(45.0)
 
 
-def heading_speed_factor(heading_error_rad: float) -> float:
-    """Share of the leg's speed [HEADING_SLOWDOWN_FLOOR, 1] to ask for while pointing `heading_error_rad` off
+def heading_speed_factor(heading_error_rad: float, turn_scale: float = 1.0) -> float:
+    """Share of the leg's speed [k HEADING_SLOWDOWN_FLOOR, 1] to ask for while pointing `heading_error_rad` off
     the desired heading: 1 within HEADING_SLOWDOWN_START_RAD, then cos(error) / cos(start), never below the
     floor. A boat still turning onto a new leg then turns on a tighter circle instead of driving across the leg
     at cruise (demo survey, seeds 1-3: cross-track RMS 5-7 % lower on the WAM-V, 0-2 % on FOKA). The dead band
     keeps small corrections on a leg from costing speed: without it, FOKA flying on the GNSS course (compass
-    fallback) slowed below the fallback's speed after the switch's heading step and left it again."""
-    c = math.cos(min(abs(heading_error_rad), math.pi / 2)) / math.cos(HEADING_SLOWDOWN_START_RAD)
-    return max(HEADING_SLOWDOWN_FLOOR, min(1.0, c))
+    fallback) slowed below the fallback's speed after the switch's heading step and left it again.
+
+    A boat that turns slower than its file (`turn_scale` k < 1, autopilot/turn_rate_watch.py) is slowed further
+    by 1 - (1 - k) w, w rising from 0 at HEADING_SLOWDOWN_START_RAD to 1 at TURN_SCALE_FULL_RAD: on a leg it
+    keeps its speed, from 45 deg off it turns on the file's circle."""
+    err = min(abs(heading_error_rad), math.pi / 2)
+    c = math.cos(err) / math.cos(HEADING_SLOWDOWN_START_RAD)
+    w = (err - HEADING_SLOWDOWN_START_RAD) / (TURN_SCALE_FULL_RAD - HEADING_SLOWDOWN_START_RAD)
+    slower = 1.0 - (1.0 - min(1.0, turn_scale)) * min(1.0, max(0.0, w))
+    return max(HEADING_SLOWDOWN_FLOOR, min(1.0, c)) * slower
 
 
 def crab_angle_rad(nav: NavState) -> float:
@@ -130,6 +140,7 @@ class MissionGuidance:
         self.waypoints_geo = [self.frame.to_wgs84(n, e) if p.lat_deg is None else (p.lat_deg, p.lon_deg)
                               for p, (n, e) in zip(mission.waypoints, self.waypoints_ned)]
         self.max_speed_mps = vessel.hull.max_speed_mps
+        self.turn_scale = 1.0          # measured / file yaw rate in hard turns, (0, 1] (TurnRateWatch.scale)
         self.index = 0                 # active waypoint
         self.leg: Optional[Leg] = None
         self.complete = False
@@ -205,8 +216,9 @@ class MissionGuidance:
         raises the crab angle the boat needs, and what follows the mission (LOITER, HOLD) takes over at once.
 
         Within `TURN_SLOWDOWN_LOOKAHEADS` lookaheads of a waypoint whose turn is sharp, the speed falls linearly
-        toward `cruise * (1 - TURN_SLOWDOWN_MAX * min(1, turn / 90 deg))`: a small hull then turns inside
-        its lookahead instead of overshooting onto the next leg. The speed ramps back up on the new leg.
+        toward `cruise * (1 - a + a (1 - TURN_SLOWDOWN_MAX) k)`, a = min(1, turn / 90 deg), k = turn_scale:
+        a small hull then turns inside its lookahead instead of overshooting onto the next leg. The speed ramps
+        back up on the new leg.
         """
         wp = self.mission.waypoints[self.index]
         cruise = wp.speed_mps if wp.speed_mps is not None else self.mission.cruise_speed_mps
@@ -214,7 +226,8 @@ class MissionGuidance:
         zone = TURN_SLOWDOWN_LOOKAHEADS * self.lookahead_m
         if dist_to_wp_m >= zone or self.leg is None or self.leg.length_m <= MIN_LEG_M:
             return cruise
-        slow = cruise * (1.0 - TURN_SLOWDOWN_MAX * min(1.0, self._turn_angle_rad() / (math.pi / 2)))
+        a = min(1.0, self._turn_angle_rad() / (math.pi / 2))
+        slow = cruise * (1.0 - a + a * (1.0 - TURN_SLOWDOWN_MAX) * self.turn_scale)
         return slow + (cruise - slow) * dist_to_wp_m / zone
 
     def update(self, t_s: float, nav: NavState) -> Optional[GuidanceSetpoint]:
@@ -253,6 +266,6 @@ class MissionGuidance:
             correction = max(-limit, min(limit, unsat))
             psi_d = leg.path_angle_rad - correction
 
-        speed = self._speed_ref(dist) * heading_speed_factor(wrap_pi(psi_d - nav.heading_rad))
+        speed = self._speed_ref(dist) * heading_speed_factor(wrap_pi(psi_d - nav.heading_rad), self.turn_scale)
         return GuidanceSetpoint(heading_rad=wrap_pi(psi_d), speed_mps=speed, xte_m=y,
                                 waypoint_index=self.index, distance_to_waypoint_m=dist)

@@ -61,6 +61,7 @@ from autopilot.modes.velocity import VelocityMode
 from autopilot.prearm import ArmResult, PrearmInputs, prearm_failures
 from autopilot.reference_models import HeadingReference
 from autopilot.trajectory import ControlPointTracker, make_path, make_reference
+from autopilot.turn_rate_watch import TurnRateWatch
 from autopilot.turning import guidance_lookahead_m, raised_lookahead_m
 from autopilot.types import (GpsFix, GuidanceSetpoint, NavState, PulseCommand, SensorBatch, ThrustCommand,
                              Wrench)
@@ -72,6 +73,7 @@ from estimation.geodesy import LocalFrame
 ZERO_WRENCH = Wrench(0.0, 0.0)
 CALIBRATE = "CALIBRATE_ON_WATER"
 MODEL_WARN_NIS = 3.0       # GNSS velocity NIS per dof above which the vessel model is reported as mispredicting
+TURN_WARN_SCALE = 0.8      # a boat measured turning slower than this share of its file is reported
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,8 @@ class Autopilot:
         self.maps = [make_thrust_map(t, vessel, voltage) for t in vessel.thrusters]
         self.allocator = make_allocator(vessel, self.maps)
         self.heading_ctl = HeadingController(vessel, self.allocator.max_yaw_nm)
+        h = vessel.hull
+        self.turn_watch = TurnRateWatch(h.iz_kgm2 - h.n_rdot, -h.n_r, -h.n_rr, self.allocator.max_yaw_nm)
         self.speed_ctl = SpeedController(vessel, self.allocator.max_surge_n, self.allocator.min_surge_n)
         self.velocity_ctl = VelocityController(vessel, self.allocator.max_surge_n, self.allocator.min_surge_n,
                                                self.allocator.max_yaw_nm)
@@ -165,6 +169,7 @@ class Autopilot:
         self.mag_watch = self._make_mag_watch(mag_calibration, mag_calibration_path)
         self._model_warned = False
         self._drift_seen = 0
+        self._turn_warned = False
 
         self.manual = ManualMode(self.allocator.max_surge_n, self.allocator.min_surge_n, self.allocator.max_yaw_nm,
                                  fs.manual.timeout_s)
@@ -501,7 +506,9 @@ class Autopilot:
                 wrench = self._control(t_s, nav, out.setpoint)
             thrust = self.allocator.allocate(wrench, t_s)
             if out.wrench is None and out.velocity is None:
-                self.heading_ctl.delivered(self.allocator.wrench_of(thrust.thrust_n).yaw_nm)
+                yaw_nm = self.allocator.wrench_of(thrust.thrust_n).yaw_nm
+                self.heading_ctl.delivered(yaw_nm)
+                self._watch_turns(t_s, nav.yaw_rate_rps, yaw_nm)
             pulses = PulseCommand(tuple(m.thrust_to_pulse(f) for m, f in zip(self.maps, thrust.thrust_n)))
         # the estimator's model gets the thrust the pulses really produce (dead zone, whole microseconds)
         self._last_thrust = thrust if pulses is self.neutral_pulses else ThrustCommand(
@@ -766,6 +773,18 @@ class Autopilot:
             self._emit(t_s, "warning", f"a GNSS fix outside the gate was taken as model drift, not a glitch "
                                        f"({drift} so far): the vessel model predicts the {h.model_worst_axis} "
                                        f"poorly; surge drag learned as {1.0 + h.surge_drag_error:.2f} x the file's")
+
+    def _watch_turns(self, t_s: float, yaw_rate_rps: float, yaw_nm: float) -> None:
+        """Measure the boat's turning against its file's (autopilot/turn_rate_watch.py); guidance slows its corners
+        by the ratio. Warn once when the boat turns markedly slower than filed."""
+        w = self.turn_watch
+        w.update(t_s, yaw_rate_rps, yaw_nm)
+        self.guidance.turn_scale = w.scale
+        if w.scale < TURN_WARN_SCALE and not self._turn_warned:
+            self._turn_warned = True
+            self._emit(t_s, "warning", f"the boat turns at {w.scale:.2f} x its vessel file's yaw rate in hard turns "
+                                       f"(more yaw damping or less thrust than filed): corners are flown that much "
+                                       f"slower; 'autopilot identify' fits the hull from an identification run")
 
     def _cached_health(self, t_s: float):
         return self.health
