@@ -534,6 +534,8 @@ class MissionConfig:
     acceptance_radius_m: float = param(unit="m", min=0.1, max=500)
     on_complete: str = param("loiter", choices=("loiter", "hold", "rtl"))
     loiter_radius_m: float = param(2.0, unit="m", min=0.5, max=500)
+    loiter_astern: bool = param(True, doc="LOITER may hold the stern into the drift rather than turn round "
+                                          "(never when the vessel's allocation.allow_reverse is false)")
     geofence: Tuple[PointConfig, ...] = param((), doc="polygon the boat must stay inside (>= 3 points)")
     identification: Optional[IdentificationConfig] = param(None, doc="fly an identification (autopilot "
                                                                      "identify hull) around the first waypoint")

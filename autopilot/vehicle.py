@@ -273,6 +273,7 @@ class Autopilot:
         cruise = min(mission.cruise_speed_mps, self.vessel.hull.max_speed_mps)
         loiter = self.modes["LOITER"]
         loiter.radius_m = mission.loiter_radius_m
+        loiter.astern = mission.loiter_astern and self.vessel.control.allocation.allow_reverse
         loiter.max_speed_mps = min(0.5 * cruise, self.vessel.hull.max_speed_mps)
         rtl = self.modes["RTL"]
         rtl.speed_mps = cruise
