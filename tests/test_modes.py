@@ -116,6 +116,26 @@ def test_loiter_in_calm_water_holds_heading_near_the_centre_and_heads_for_it_fro
     assert far.setpoint.heading_rad == pytest.approx(0.0, abs=1e-6) and far.setpoint.speed_mps == pytest.approx(0.4)
 
 
+def test_loiter_backs_into_the_drift_near_the_centre_and_turns_round_from_afar():
+    m = LoiterMode(radius_m=2.0, max_speed_mps=0.4, drift_fn=lambda: (0.3, 0.0), astern=True)   # drift north
+    m.set_center(0.0, 0.0)
+    m.enter(0.0, nav(psi=0.0))
+    at = m.update(0.0, nav(n=1.0, psi=0.0))                 # bow downstream, pushed 1 m past the point
+    assert at.setpoint.heading_rad == pytest.approx(0.0, abs=1e-6) and at.setpoint.speed_mps < -0.1
+    # hysteresis: turned 80 deg off downstream (the bow 100 deg off into-the-drift, short of the 110 that starts
+    # it) it still backs ...
+    assert abs(m.update(0.0, nav(n=1.0, psi=math.radians(80))).setpoint.heading_rad) < 1e-6
+    # ... and within 70 deg of into-the-drift it turns bow-first
+    assert abs(m.update(0.0, nav(n=1.0, psi=math.radians(115))).setpoint.heading_rad) == pytest.approx(math.pi)
+    far = LoiterMode(radius_m=2.0, max_speed_mps=0.4, drift_fn=lambda: (0.3, 0.0), astern=True)
+    far.set_center(0.0, 0.0)
+    far.enter(0.0, nav(n=20.0, psi=0.0))
+    sp = far.update(0.0, nav(n=20.0, psi=0.0))              # 10 radii out, pointing away: turn round and drive
+    assert abs(sp.setpoint.heading_rad) == pytest.approx(math.pi)
+    bow_first = loiter(drift=(0.3, 0.0)).update(0.0, nav(n=1.0, psi=0.0))   # astern off (the class default)
+    assert abs(bow_first.setpoint.heading_rad) == pytest.approx(math.pi)     # bow into the drift
+
+
 def test_loiter_centre_is_where_the_boat_is_unless_one_was_set():
     m = LoiterMode(2.0, 0.4)
     m.enter(0.0, nav(n=5.0, e=-3.0))

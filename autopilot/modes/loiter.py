@@ -9,8 +9,9 @@ speed setpoint is the wanted ground velocity along the boat's actual heading, so
 backs or waits instead of circling out. Nothing switches at the edge of the circle, so nothing dithers there.
 
 Forward or astern (`astern`, the mission's `loiter_astern`, as ArduPilot Rover's loiter backs toward a point
-behind it): a bow more than ASTERN_ENTER_RAD off that heading points the stern along it instead and the boat
-backs, until the bow comes within ASTERN_LEAVE_RAD of it again. A boat launched or arriving facing downstream
+behind it): within ASTERN_WITHIN_RADII loiter radii of the centre, a bow more than ASTERN_ENTER_RAD off that
+heading points the stern along it instead and the boat backs, until the bow comes within ASTERN_LEAVE_RAD of it
+again; from further away it turns round and drives. A boat launched or arriving facing downstream
 then holds its station stern-first instead of being carried off while it turns round (a slow turner at 3 deg/s
 takes a minute for that: the IAcquaBot with thrust x 0.4 in 0.2 m/s, 95th percentile 9.6 m from the point).
 
@@ -31,6 +32,7 @@ from autopilot.types import GuidanceSetpoint
 
 ASTERN_ENTER_RAD = math.radians(110.0)     # with `astern`, hold stern-first once the bow is this far off
 ASTERN_LEAVE_RAD = math.radians(70.0)      # ... and turn bow-first again once it is within this
+ASTERN_WITHIN_RADII = 3.0                  # ... starting only this many loiter radii from the centre
 
 
 def _no_drift() -> tuple[float, float]:
@@ -92,7 +94,8 @@ class LoiterMode(Mode):
             ref = math.atan2(we, wn)
             if self.astern:
                 off = abs(wrap_pi(ref - psi))
-                if off > ASTERN_ENTER_RAD or (self._astern_now and off > ASTERN_LEAVE_RAD):
+                near = dist <= ASTERN_WITHIN_RADII * self.radius_m
+                if (near and off > ASTERN_ENTER_RAD) or (self._astern_now and off > ASTERN_LEAVE_RAD):
                     self._astern_now = True
                     ref += math.pi      # the stern into the water velocity wanted: back, do not turn round
                 else:
