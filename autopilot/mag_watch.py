@@ -35,7 +35,9 @@ estimate's yaw rate (one course is noisy), so the filter's heading follows the G
 between fixes. In turns the course lags the bow by the receiver's latency (about 0.5 s times the turn rate).
 A "failsafe" event (failsafe "compass", action "gnss-heading") starts it; it ends ("recovered") when
 mag_consistency falls below half the threshold (the magnetometer, refitted or undisturbed, agrees again) or
-the speed drops 0.1 m/s below fallback_speed_mps (the course no longer says where the bow points).
+the speed has stayed 0.1 m/s below fallback_speed_mps for FALLBACK_SLOW_EXIT_S (the course no longer says where
+the bow points). A slow corner is shorter than that: through it the EKF keeps its gyro, with no heading
+aiding, rather than taking back the compass that was found disturbed.
 """
 from __future__ import annotations
 
@@ -53,6 +55,7 @@ from estimation.mag_online import MagProposal, OnlineCalLimits, OnlineMagCalibra
 FIGURE_PERIOD_S = 1.0       # how often mag_consistency_deg is recomputed
 DRIFT_TAU_S = 30.0          # low-pass of the EKF's drift taken as the drift of the reference heading
 DRIFT_TRUST_FIXES = 10      # the drift follows the EKF only while the mean of these last reference errors is small
+FALLBACK_SLOW_EXIT_S = 20.0  # fallback: ends after the speed has stayed below its threshold this long [s]
 FALLBACK_MEAN_FIXES = 10    # fallback: the heading given to the EKF is its own plus the mean offset of this many
 DRIFT_SETTLE_S = 30.0       # no reference heading before the drift has been learnt this long (converged filter)
 DRIFT_SECTORS = 8           # the drift is also learnt per sector of course over ground (leeway varies with it)
@@ -95,6 +98,7 @@ class MagCalibrationWatch:
         self._gyro_heading = 0.0                 # integral of the estimate's yaw rate [rad] (any origin)
         self._gyro_t: Optional[float] = None
         self._last_sog: Optional[float] = None
+        self._slow_since: Optional[float] = None  # fallback: when the speed last fell below its threshold [s]
         mag_cfg = vessel.sensors.mag
         self._decl_rad = math.radians(mag_cfg.declination_deg)
         self._h_t = mag_cfg.field_t * math.cos(math.radians(mag_cfg.inclination_deg))
@@ -251,16 +255,23 @@ class MagCalibrationWatch:
         if not self.fallback:
             if c is not None and c > warn and sog is not None and sog >= speed:
                 self.fallback = True
+                self._slow_since = None
                 self._emit(t_s, "failsafe", f"compass disagrees with the GNSS course by {c:.1f} deg RMS at "
                                             f"{sog:.1f} m/s: heading from the GNSS course (minus crab) until it "
                                             f"agrees again", {"mag_consistency_deg": round(c, 2)},
                            failsafe="compass", action="gnss-heading")
             return
+        slow = sog is None or sog < speed - 0.1
+        if not slow:
+            self._slow_since = None
+        elif self._slow_since is None:
+            self._slow_since = t_s
         why = None
         if c is not None and c < 0.5 * warn:
             why = f"the magnetometer agrees with the GNSS course again ({c:.1f} deg RMS)"
-        elif sog is None or sog < speed - 0.1:
-            why = f"below {speed:g} m/s the GNSS course is no heading: back to the magnetometer"
+        elif slow and t_s - self._slow_since >= FALLBACK_SLOW_EXIT_S:
+            why = (f"below {speed:g} m/s for {FALLBACK_SLOW_EXIT_S:g} s the GNSS course is no heading: back to the "
+                   f"magnetometer")
         if why:
             self.fallback = False
             self._pending = []

@@ -229,3 +229,31 @@ def test_an_estimator_that_calibrates_itself_gets_no_second_correction():
     ap = Autopilot(v, m, estimator=ekf, mag_calibration=MagCalibration())
     assert ap.mag_watch is None
     assert any("continuous magnetometer calibration off" in e.message for e in ap.events)
+
+
+def test_the_fallback_outlasts_a_slow_corner_and_ends_when_the_boat_stays_slow():
+    """Leaving the GNSS-course heading on the first slow fix handed a disturbed compass back to the EKF in every
+    slow corner; the speed must now stay below the threshold for FALLBACK_SLOW_EXIT_S."""
+    from autopilot.mag_watch import FALLBACK_SLOW_EXIT_S
+    from autopilot.vehicle import Autopilot
+    ap = Autopilot(_with_fallback(0.5), load_mission(DEMO), mag_calibration=MagCalibration())
+    w = ap.mag_watch
+    disturbed = 3.0 * w.cfg.warn_consistency_deg
+
+    def second(t, sog):
+        w._last_sog = sog
+        w._fallback_update(float(t), disturbed)
+
+    second(0, 0.8)
+    assert w.fallback
+    for t in range(1, 16):                  # a 15 s corner at 0.2 m/s
+        second(t, 0.2)
+    assert w.fallback
+    second(16, 0.8)                          # out of it: the clock starts again
+    for t in range(17, 17 + int(FALLBACK_SLOW_EXIT_S)):
+        second(t, 0.2)
+    assert w.fallback
+    second(17 + FALLBACK_SLOW_EXIT_S, 0.2)
+    assert not w.fallback
+    said = [(e.time_s, e.action) for e in ap.events if e.kind == "failsafe" and e.failsafe == "compass"]
+    assert said == [(0.0, "gnss-heading"), (17.0 + FALLBACK_SLOW_EXIT_S, "recovered")]
