@@ -401,6 +401,9 @@ def _track_lines(r) -> list:
     out = []
     if r.get("xte_rms_m") is not None and math.isfinite(r["xte_rms_m"]):
         out.append(f"  cross-track error (true position): rms {r['xte_rms_m']:.2f} m, max {r['xte_max_m']:.2f} m")
+    if r.get("path_rms_m") is not None and math.isfinite(r["path_rms_m"]):
+        out.append(f"  distance from the path, corners included: rms {r['path_rms_m']:.2f} m, "
+                   f"max {r['path_max_m']:.2f} m")
     sk = r.get("station_keeping")
     if sk and sk["time_s"] >= 10.0:
         out.append(f"  station keeping in LOITER ({sk['time_s']:.0f} s, true position): "

@@ -16,8 +16,9 @@ Missions: `demo` (the lawnmower survey), `hexagon` (VRX's six legs), `loiter` (s
 point for 300 s after arriving: the figure is the 95th percentile of the true distance from the point).
 
 Printed per preset and mission: runs, missions completed, false failsafes (every failsafe event: no fault is
-injected here), xte_rms on true position against the matched run of the same seed (median and worst ratio),
-the worst xte_max, the worst estimate error (RMS, true position) and the smallest raw GNSS error (RMS) of any
+injected here), xte_rms on true position against the matched run of the same seed (median and worst ratio,
+and how many runs are over 1.5x), the same for path_rms (distance from the path, corners included), the worst
+xte_max, the worst estimate error (RMS, true position) and the smallest raw GNSS error (RMS) of any
 run, the runs whose estimate was not better than raw GNSS, and for LOITER the worst 95th percentile. Then the
 worst runs by xte ratio. Runs go through hil/campaign.py's runner: worker processes (all cores by default) or
 Ray tasks (--ray), each row kept in --out as it finishes. Nothing is asserted here.
@@ -81,7 +82,7 @@ def run_one(task: dict) -> dict:
         res = run_sim(vessel, mission, opts)
         r = res.report
         row.update(complete=bool(r["mission_complete"]), xte_rms_m=r["xte_rms_m"], xte_max_m=r["xte_max_m"],
-                   pos_err_rms_m=r["pos_err_rms_m"], gps_err_rms_m=r["gps_err_rms_m"],
+                   path_rms_m=r["path_rms_m"], pos_err_rms_m=r["pos_err_rms_m"], gps_err_rms_m=r["gps_err_rms_m"],
                    failsafes=[f"{e['kind']}->{e['action']}" for e in r["failsafe_events"]],
                    factors=spec.mismatch, wall_s=r["wall_time_s"])
         if task["mission"] == "loiter":
@@ -121,8 +122,8 @@ def _false_failsafes(row) -> int:
 
 def summarise(rows: list) -> None:
     matched = {(r["preset"], r["mission"], r["seed"]): r for r in rows if r["label"] == "matched"}
-    print(f"{'preset':9s} {'mission':8s} {'runs':>5s} {'done':>5s} {'falseFS':>7s} {'xteRatio med/max':>17s} "
-          f"{'xteMax':>7s} {'estRMS max':>10s} {'gpsRMS min':>10s} {'est>=gps':>8s} {'loiterP95':>9s} {'errors':>6s}")
+    print(f"{'preset':9s} {'mission':8s} {'runs':>5s} {'done':>5s} {'falseFS':>7s} {'xteRatio med/max':>17s} {'>1.5x':>5s} "
+          f"{'pathRatio med/max':>17s} {'xteMax':>7s} {'estRMS max':>10s} {'gpsRMS min':>10s} {'est>=gps':>8s} {'loiterP95':>9s} {'errors':>6s}")
     worst = []
     for preset in dict.fromkeys(r["preset"] for r in rows):
         for mission in dict.fromkeys(r["mission"] for r in rows):
@@ -130,11 +131,12 @@ def summarise(rows: list) -> None:
             if not group:
                 continue
             ok = [r for r in group if "error" not in r]
-            ratios = []
+            ratios, path_ratios = [], []
             for r in ok:
                 m = matched.get((preset, mission, r["seed"]))
                 if mission != "loiter" and m and "error" not in m and m["xte_rms_m"] > 0:
                     ratios.append(r["xte_rms_m"] / m["xte_rms_m"])
+                    path_ratios.append(r["path_rms_m"] / m["path_rms_m"])
                     worst.append((ratios[-1], r))
             est = [r["pos_err_rms_m"] for r in ok]
             gps = [r["gps_err_rms_m"] for r in ok]
@@ -142,6 +144,8 @@ def summarise(rows: list) -> None:
             print(f"{preset:9s} {mission:8s} {len(group):5d} {sum(r.get('complete', False) for r in ok):5d} "
                   f"{sum(_false_failsafes(r) for r in ok):7d} "
                   f"{(f'{np.median(ratios):.2f}/{max(ratios):.2f}' if ratios else '-'):>17s} "
+                  f"{sum(x > 1.5 for x in ratios):5d} "
+                  f"{(f'{np.median(path_ratios):.2f}/{max(path_ratios):.2f}' if path_ratios else '-'):>17s} "
                   f"{(max(r['xte_max_m'] for r in ok) if ok and mission != 'loiter' else float('nan')):7.2f} "
                   f"{max(est) if est else float('nan'):10.2f} {min(gps) if gps else float('nan'):10.2f} "
                   f"{sum(r['pos_err_rms_m'] >= r['gps_err_rms_m'] for r in ok):8d} "
@@ -151,7 +155,7 @@ def summarise(rows: list) -> None:
         print("\nworst runs by xte_rms ratio to the matched run of the same seed:")
         for ratio, r in worst[:8]:
             print(f"  {ratio:5.2f}  {r['preset']:9s} {r['mission']:8s} seed {r['seed']} {r['label']:14s} "
-                  f"xte_rms {r['xte_rms_m']:.2f} m, est {r['pos_err_rms_m']:.2f} m, gps {r['gps_err_rms_m']:.2f} m, "
+                  f"xte_rms {r['xte_rms_m']:.2f} m, path {r['path_rms_m']:.2f} m, est {r['pos_err_rms_m']:.2f} m, gps {r['gps_err_rms_m']:.2f} m, "
                   f"failsafes {r['failsafes']}")
     for r in rows:
         if "error" in r:

@@ -1,7 +1,9 @@
 """Figures of merit of a simulated run, computed from ground truth the autopilot never sees.
 
 `distance_to_path_m` measures a fault run: the true position's distance to the planned path (launch point and
-waypoints), reported per fault as `max_distance_from_path_m` over the fault's window.
+waypoints), reported per fault as `max_distance_from_path_m` over the fault's window, and for the whole
+mission as `path_rms_m` / `path_max_m`: every AUTO cycle past the first waypoint, corners included. A boat that
+cuts a corner short (turning before its waypoint) is that far off the path; one that overshoots, likewise.
 
 Cross-track statistics (`xte_rms_m`, `xte_max_m`) use the TRUE position against the leg guidance was flying
 at that moment. The approach from the launch point to the first waypoint is not a path and is left out. On
@@ -36,6 +38,7 @@ class SimMetrics:
     pos_err: list = field(default_factory=list)        # |estimate - truth| per cycle with a valid estimate
     heading_err: list = field(default_factory=list)    # wrapped estimate - truth [rad]
     gps_err: list = field(default_factory=list)        # |raw fix - truth| per valid fix
+    path_dist: list = field(default_factory=list)      # true distance to the mission path [m], AUTO past wp 0
     _leg: Optional[_LegTrack] = None
 
     def add_cycle(self, t_s: float, truth_ne: tuple[float, float], truth_heading: float, nav, leg, leg_index: int,
@@ -74,6 +77,8 @@ class SimMetrics:
             "xte_rms_m": rms(xte),
             "xte_max_m": float(np.max(np.abs(xte))) if len(xte) else float("nan"),
             "xte_samples": int(len(xte)),
+            "path_rms_m": rms(self.path_dist),
+            "path_max_m": float(np.max(self.path_dist)) if self.path_dist else float("nan"),
             "pos_err_rms_m": rms(self.pos_err),
             "pos_err_mae_m": mae(self.pos_err),
             "gps_err_rms_m": rms(self.gps_err),

@@ -356,6 +356,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
             heading_err_after_cal.append(math.remainder(res.nav.heading_rad - truth.heading_rad, 2.0 * math.pi))
         metrics.add_cycle(t, truth_ne, truth.heading_rad, res.nav, autopilot.guidance.leg if in_auto else None,
                           autopilot.guidance.index, in_auto)
+        if in_auto and autopilot.guidance.index > 0:
+            metrics.path_dist.append(distance_to_path_m(path_ne, truth.north_m, truth.east_m))
         nav, sp = res.nav, res.setpoint
         trace[k] = (t, truth.north_m, truth.east_m, truth.heading_rad, truth.surge_mps,
                     nav.north_m, nav.east_m, nav.heading_rad, nav.surge_mps, float(nav.valid),

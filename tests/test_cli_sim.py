@@ -14,10 +14,11 @@ def test_sim_writes_summary_report_plot_and_a_csv_log(tmp_path, repo_root, capsy
     assert rc == 0
     out = capsys.readouterr().out
     assert "cross-track error (true position)" in out and "x real time" in out
+    assert "distance from the path, corners included" in out
     r = json.loads(report.read_text())
     for key in ("mission_complete", "waypoints_reached", "waypoints_total", "sim_time_s", "wall_time_s",
                 "realtime_factor", "xte_rms_m", "xte_max_m", "pos_err_rms_m", "pos_err_mae_m", "gps_err_rms_m",
-                "gps_err_mae_m", "heading_err_rms_deg"):
+                "gps_err_mae_m", "heading_err_rms_deg", "path_rms_m", "path_max_m"):
         assert key in r, key
     assert r["sim_time_s"] == pytest.approx(40.0)
     assert plot.stat().st_size > 20_000 and plot.read_bytes()[:4] == b"\x89PNG"
