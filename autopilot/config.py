@@ -406,6 +406,9 @@ class GuidanceConfig:
     crab_compensation: bool = param(True, doc="los/ilos and RTL: steer the course over ground, i.e. the heading "
                                               "is the LOS course less the estimated crab angle (drift from "
                                               "current and wind); false gives the textbook heading-based law")
+    wheel_over: bool = param(True, doc="los/ilos/xtrack_pid: begin a turn of 20-135 deg before its waypoint, so "
+                                       "that the boat, turning at the rate it measures and drifting with the "
+                                       "current it estimates, comes out of the turn on the next leg")
     kp_rad_per_m: float = param(0.05, min=0.0, max=10.0, doc="xtrack_pid: heading correction per metre")
     ki_rad_per_ms: float = param(0.002, min=0.0, max=10.0)
     kd_rad_s_per_m: float = param(0.1, min=0.0, max=100.0)

@@ -31,6 +31,12 @@ def steady_yaw_rate_rps(damping_nm_s: float, quadratic_nm_s2: float, yaw_nm: flo
     return moment / b if b > 0.0 else math.inf
 
 
+def yaw_time_constant_s(hull: HullConfig) -> float:
+    """The file's yaw time constant [s]: (Iz - N_rdot) / -N_r, how long the yaw rate takes to settle on a new
+    moment (linear damping only); inf when the file has no linear yaw damping."""
+    return (hull.iz_kgm2 - hull.n_rdot) / -hull.n_r if hull.n_r < 0.0 else math.inf
+
+
 def turning_radius_m(hull: HullConfig, speed_mps: float, yaw_nm: float) -> float:
     """Radius [m] of a steady turn at `speed_mps` on the yaw moment `yaw_nm` [N*m] against the file's yaw damping;
     0 when the file has no yaw damping (nothing limits the rate), inf when the moment is 0."""

@@ -781,6 +781,7 @@ class Autopilot:
         w = self.turn_watch
         w.update(t_s, yaw_rate_rps, yaw_nm)
         self.guidance.turn_scale = w.scale
+        self.guidance.drift_ne = self._drift_ne()
         if w.scale < TURN_WARN_SCALE and not self._turn_warned:
             self._turn_warned = True
             self._emit(t_s, "warning", f"the boat turns at {w.scale:.2f} x its vessel file's yaw rate in hard turns "
