@@ -31,7 +31,8 @@ boat's distance to the next leg's line equals what it covers toward that line wh
 on the full yaw moment, at the file's turn rate times `turn_scale`) plus what the estimated drift carries it
 toward the line in that time, never before half the leg. A slow turner in a current otherwise drifts past the
 next line for the whole turn (the IAcquaBot with 2.5x its filed yaw damping, 0.2 m/s across the demo's lines:
-2.00 m RMS from the path turning at the waypoints, 0.85 m turning early). The first leg runs from where the boat was when the mission started.
+2.00 m RMS from the path turning at the waypoints, 0.85 m turning early).
+The first leg runs from where the boat was when the mission started.
 Zero-length legs (repeated waypoints) are skipped; a waypoint inside the acceptance circle at the start is
 reached at once.
 """
@@ -207,7 +208,8 @@ class MissionGuidance:
             dist = math.hypot(leg.n1 - north_m, leg.e1 - east_m)
             along, _ = leg.along_cross_m(north_m, east_m)
             passed = leg.length_m > MIN_LEG_M and along >= leg.length_m
-            if dist > self.mission.acceptance_radius_m and not passed and not self._wheel_over(north_m, east_m, heading_rad):
+            reached = dist <= self.mission.acceptance_radius_m or passed
+            if not reached and not self._wheel_over(north_m, east_m, heading_rad):
                 return
             prev = self.waypoints_ned[self.index]
             self.index += 1
@@ -235,7 +237,8 @@ class MissionGuidance:
         if nxt is None or self.leg is None or self.leg.length_m <= MIN_LEG_M:
             return 0.0
         rate = self.turn_scale * self.full_yaw_rate_rps
-        if not WHEEL_OVER_MIN_TURN_RAD <= self._turn_angle_rad() <= WHEEL_OVER_MAX_TURN_RAD or not 0.0 < rate < math.inf:
+        planned = self._turn_angle_rad()
+        if not WHEEL_OVER_MIN_TURN_RAD <= planned <= WHEEL_OVER_MAX_TURN_RAD or not 0.0 < rate < math.inf:
             return 0.0
         turn = abs(wrap_pi(nxt.path_angle_rad - heading_rad))
         speed = self._speed_ref(0.0)

@@ -122,8 +122,9 @@ def _false_failsafes(row) -> int:
 
 def summarise(rows: list) -> None:
     matched = {(r["preset"], r["mission"], r["seed"]): r for r in rows if r["label"] == "matched"}
-    print(f"{'preset':9s} {'mission':8s} {'runs':>5s} {'done':>5s} {'falseFS':>7s} {'xteRatio med/max':>17s} {'>1.5x':>5s} "
-          f"{'pathRatio med/max':>17s} {'xteMax':>7s} {'estRMS max':>10s} {'gpsRMS min':>10s} {'est>=gps':>8s} {'loiterP95':>9s} {'errors':>6s}")
+    print(f"{'preset':9s} {'mission':8s} {'runs':>5s} {'done':>5s} {'falseFS':>7s} {'xteRatio med/max':>17s} "
+          f"{'>1.5x':>5s} {'pathRatio med/max':>17s} {'xteMax':>7s} {'estRMS max':>10s} {'gpsRMS min':>10s} "
+          f"{'est>=gps':>8s} {'loiterP95':>9s} {'errors':>6s}")
     worst = []
     for preset in dict.fromkeys(r["preset"] for r in rows):
         for mission in dict.fromkeys(r["mission"] for r in rows):
@@ -155,7 +156,8 @@ def summarise(rows: list) -> None:
         print("\nworst runs by xte_rms ratio to the matched run of the same seed:")
         for ratio, r in worst[:8]:
             print(f"  {ratio:5.2f}  {r['preset']:9s} {r['mission']:8s} seed {r['seed']} {r['label']:14s} "
-                  f"xte_rms {r['xte_rms_m']:.2f} m, path {r['path_rms_m']:.2f} m, est {r['pos_err_rms_m']:.2f} m, gps {r['gps_err_rms_m']:.2f} m, "
+                  f"xte_rms {r['xte_rms_m']:.2f} m, path {r['path_rms_m']:.2f} m, est {r['pos_err_rms_m']:.2f} m, "
+                  f"gps {r['gps_err_rms_m']:.2f} m, "
                   f"failsafes {r['failsafes']}")
     for r in rows:
         if "error" in r:
