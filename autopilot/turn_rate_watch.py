@@ -26,6 +26,7 @@ SETTLE_TIME_CONSTANTS = 3.0    # the yaw rate is steady this many of the file's 
 SETTLE_MIN_S, SETTLE_MAX_S = 0.5, 6.0
 TAU_S = 5.0                    # memory of the average, in seconds of steady hard turning
 MIN_SCALE = 0.25               # never plan on a boat turning slower than this share of its file
+WARN_SCALE = 0.8               # a boat turning slower than this share of its file is reported
 
 
 class TurnRateWatch:
@@ -45,6 +46,11 @@ class TurnRateWatch:
         self._sign = 0
         self._since_s: Optional[float] = None
         self._t_prev: Optional[float] = None
+
+    @classmethod
+    def for_hull(cls, hull, max_yaw_nm: float) -> "TurnRateWatch":
+        """The watch for a vessel file's hull (config.HullConfig) on the allocator's largest yaw moment [N*m]."""
+        return cls(hull.iz_kgm2 - hull.n_rdot, -hull.n_r, -hull.n_rr, max_yaw_nm)
 
     def update(self, t_s: float, yaw_rate_rps: float, delivered_yaw_nm: float) -> None:
         """One control cycle: the estimated yaw rate [rad/s, + to starboard] and the yaw moment [N*m] the
@@ -66,3 +72,14 @@ class TurnRateWatch:
         ratio = min(1.0, max(0.0, sign * yaw_rate_rps / file_rate))
         self.scale = max(MIN_SCALE, self.scale + (dt / TAU_S) * (ratio - self.scale))
         self.samples += 1
+
+    def diagnostic(self) -> tuple:
+        """(level "OK"|"WARN", one-line message, values) for a diagnostics display (ROS /diagnostics)."""
+        values = {"turn_rate_scale": round(self.scale, 3), "hard_turn_samples": self.samples,
+                  "warn_scale": WARN_SCALE}
+        if not self.samples:
+            return "OK", "no steady hard turn yet", values
+        if self.scale < WARN_SCALE:
+            return "WARN", (f"turns at {self.scale:.2f} x the vessel file's yaw rate: corners flown slower "
+                            f"and begun earlier"), values
+        return "OK", f"turns at {self.scale:.2f} x the vessel file's yaw rate", values

@@ -61,7 +61,7 @@ from autopilot.modes.velocity import VelocityMode
 from autopilot.prearm import ArmResult, PrearmInputs, prearm_failures
 from autopilot.reference_models import HeadingReference
 from autopilot.trajectory import ControlPointTracker, make_path, make_reference
-from autopilot.turn_rate_watch import TurnRateWatch
+from autopilot.turn_rate_watch import WARN_SCALE, TurnRateWatch
 from autopilot.turning import guidance_lookahead_m, raised_lookahead_m
 from autopilot.types import (GpsFix, GuidanceSetpoint, NavState, PulseCommand, SensorBatch, ThrustCommand,
                              Wrench)
@@ -73,7 +73,6 @@ from estimation.geodesy import LocalFrame
 ZERO_WRENCH = Wrench(0.0, 0.0)
 CALIBRATE = "CALIBRATE_ON_WATER"
 MODEL_WARN_NIS = 3.0       # GNSS velocity NIS per dof above which the vessel model is reported as mispredicting
-TURN_WARN_SCALE = 0.8      # a boat measured turning slower than this share of its file is reported
 
 
 @dataclass(frozen=True)
@@ -133,7 +132,7 @@ class Autopilot:
         self.allocator = make_allocator(vessel, self.maps)
         self.heading_ctl = HeadingController(vessel, self.allocator.max_yaw_nm)
         h = vessel.hull
-        self.turn_watch = TurnRateWatch(h.iz_kgm2 - h.n_rdot, -h.n_r, -h.n_rr, self.allocator.max_yaw_nm)
+        self.turn_watch = TurnRateWatch.for_hull(h, self.allocator.max_yaw_nm)
         self.speed_ctl = SpeedController(vessel, self.allocator.max_surge_n, self.allocator.min_surge_n)
         self.velocity_ctl = VelocityController(vessel, self.allocator.max_surge_n, self.allocator.min_surge_n,
                                                self.allocator.max_yaw_nm)
@@ -777,16 +776,18 @@ class Autopilot:
 
     def _watch_turns(self, t_s: float, yaw_rate_rps: float, yaw_nm: float) -> None:
         """Measure the boat's turning against its file's (autopilot/turn_rate_watch.py); guidance slows its corners
-        by the ratio. Warn once when the boat turns markedly slower than filed."""
+        by the ratio and, with the drift the estimator has learnt, plans where to begin them. Warn once when the
+        boat turns markedly slower than filed."""
         w = self.turn_watch
         w.update(t_s, yaw_rate_rps, yaw_nm)
         self.guidance.turn_scale = w.scale
         self.guidance.drift_ne = self._drift_ne()
-        if w.scale < TURN_WARN_SCALE and not self._turn_warned:
+        if w.scale < WARN_SCALE and not self._turn_warned:
             self._turn_warned = True
             self._emit(t_s, "warning", f"the boat turns at {w.scale:.2f} x its vessel file's yaw rate in hard turns "
                                        f"(more yaw damping or less thrust than filed): corners are flown that much "
-                                       f"slower; 'autopilot identify' fits the hull from an identification run")
+                                       f"slower and begun earlier; 'autopilot identify' fits the hull from an "
+                                       f"identification run")
 
     def _cached_health(self, t_s: float):
         return self.health

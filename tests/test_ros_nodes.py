@@ -103,9 +103,10 @@ def test_topics_types_frames_covariances_and_qos(boat):
 
     diag = box["diag"].msgs[-1]
     names = {s.name: s for s in diag.status}
-    for comp in ("GNSS", "IMU", "EKF", "Compass", "ESC", "Loop timing"):
+    for comp in ("GNSS", "IMU", "EKF", "Compass", "Turning", "ESC", "Loop timing"):
         assert f"autopilot: {comp}" in names, names.keys()
     assert {"mag_consistency_deg", "updates_accepted"} <= {kv.key for kv in names["autopilot: Compass"].values}
+    assert {"turn_rate_scale", "hard_turn_samples"} <= {kv.key for kv in names["autopilot: Turning"].values}
     assert names["autopilot: GNSS"].hardware_id and names["autopilot: ESC"].hardware_id
     keys = {kv.key for kv in names["autopilot: Loop timing"].values}
     assert {"cost_p99_ms", "latency_p99_ms", "rate_hz"} <= keys

@@ -36,6 +36,15 @@ def test_a_boat_that_matches_its_file_or_turns_faster_keeps_the_files_corners():
     assert fly_turns(TurnRateWatch(M, D, 0.0, N_MAX), d_true=0.5 * D).scale == 1.0
 
 
+def test_diagnostics_say_how_fast_the_boat_turns_and_warn_for_a_slow_one():
+    fresh = TurnRateWatch(M, D, 0.0, N_MAX)
+    assert fresh.diagnostic()[:2] == ("OK", "no steady hard turn yet")
+    level, msg, values = fly_turns(TurnRateWatch(M, D, 0.0, N_MAX), d_true=2.5 * D).diagnostic()
+    assert level == "WARN" and "0.40 x the vessel file's yaw rate" in msg
+    assert values["turn_rate_scale"] == pytest.approx(0.4, abs=0.03) and values["hard_turn_samples"] > 0
+    assert fly_turns(TurnRateWatch(M, D, 0.0, N_MAX), d_true=D).diagnostic()[0] == "OK"
+
+
 def test_gentle_or_short_moments_teach_nothing():
     # below half the largest moment: a correction on a leg, not a turn
     assert fly_turns(TurnRateWatch(M, D, 0.0, N_MAX), d_true=2.5 * D, moment_share=0.4).samples == 0

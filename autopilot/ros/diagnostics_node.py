@@ -1,6 +1,7 @@
-"""Diagnostics: one diagnostic_msgs/DiagnosticStatus per component (GNSS, IMU, EKF, Compass, ESC, loop timing)
-at 1 Hz. Compass: the magnetic heading against the GNSS course (mag_consistency_deg) and the continuous
-calibration's updates.
+"""Diagnostics: one diagnostic_msgs/DiagnosticStatus per component (GNSS, IMU, EKF, Compass, Turning, ESC, loop
+timing) at 1 Hz. Compass: the magnetic heading against the GNSS course (mag_consistency_deg) and the continuous
+calibration's updates. Turning: the measured yaw rate in hard turns against the vessel file's (turn_rate_scale,
+WARN below 0.8: guidance flies that boat's corners slower and begins them earlier).
 
 Shape as rqt_robot_monitor, diagnostic_aggregator and Foxglove expect: `name` is "NODE: Component", `level`
 OK/WARN/ERROR/STALE, a one-line `message`, `hardware_id` naming the device (port, bus, topic), and `values` as
@@ -114,6 +115,11 @@ class DiagnosticsNode(Node):
         if watch is not None:            # the continuous magnetometer calibration (autopilot/mag_watch.py)
             level, msg, vals = watch.diagnostic()
             out.append(("Compass", _LEVEL_NAMES[level], msg, hw.get("imu", ""), vals))
+
+        turns = getattr(ap.autopilot, "turn_watch", None)
+        if turns is not None:            # measured against the file's turn rate (autopilot/turn_rate_watch.py)
+            level, msg, vals = turns.diagnostic()
+            out.append(("Turning", _LEVEL_NAMES[level], msg, "", vals))
 
         res = ap.last_result
         connected = bool(getattr(ap.backend, "connected", True))
