@@ -195,6 +195,7 @@ def _replay(src: Path, run, reader, steps, ekf, base_ekf, vessel_path, tuning_fi
     `base_ekf` (the run's own filter, when the tuning changed) runs alongside for the original's counters."""
     from autopilot.runlog import RunLogger
     from autopilot.runlog.cycle_row import nav_columns
+    from estimation.ekf_model import IX_CE, IX_CN
 
     rows = _rows_by_time(run)
     truth = "truth_north_m" in run.columns
@@ -245,7 +246,8 @@ def _replay(src: Path, run, reader, steps, ekf, base_ekf, vessel_path, tuning_fi
             if ctl is not None:
                 if row is not None:
                     ctl.observe_row(row)
-                ctl.step(s.t_s, nav)
+                state = ekf.state
+                ctl.step(s.t_s, nav, drift_ne=(float(state[IX_CN]), float(state[IX_CE])))
             if row is not None:
                 row = dict(row if ctl is None else ctl.apply(row), **nav_columns(nav, ekf.frame))
                 if log.log_cycle(s.t_s, row) and truth and a.valid and nav.valid:

@@ -10,7 +10,9 @@ boat would have gone. Other modes' rows keep their recorded commands. Waypoint m
 identification or trajectory mission's AUTO is another mode, and its rows are left as recorded.
 
 Guidance starts, as AutoMode does, from the first armed AUTO step with a valid estimate; a mode change away from
-AUTO resets the controllers, and coming back continues the mission where it was.
+AUTO resets the controllers, and coming back continues the mission where it was. As on the boat, guidance plans
+its corners on the turn-rate ratio measured in hard turns (autopilot/turn_rate_watch.py, here fed the recorded
+yaw moment: the motion is the recorded one) and on the replayed filter's drift (`step`'s drift_ne).
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from typing import Optional
 from autopilot.allocation import Allocator
 from autopilot.control import HeadingController, SpeedController
 from autopilot.guidance import MissionGuidance
+from autopilot.turn_rate_watch import TurnRateWatch
 from drivers.thrust_map import make_thrust_map
 
 COLUMNS = ("heading_ref_deg", "speed_ref_mps", "xte_m", "waypoint_index", "surge_force_n", "yaw_moment_nm")
@@ -38,17 +41,27 @@ class OpenLoopControl:
         self.values: Optional[dict] = None          # the latest recomputed columns (None outside AUTO)
         self.steps = 0                              # steps recomputed
         self._in_auto = False
+        self.turns = TurnRateWatch.for_hull(vessel.hull, alloc.max_yaw_nm)
+        self._recorded_yaw_nm: Optional[float] = None
 
     def observe_row(self, row: dict) -> None:
         """The recorded mode and arming of the run at a logged row (they hold until the next row)."""
         self.mode = str(row.get("mode", self.mode))
         try:
+            yaw = float(row.get("yaw_moment_nm"))
+            self._recorded_yaw_nm = yaw if math.isfinite(yaw) else None
+        except (TypeError, ValueError):
+            self._recorded_yaw_nm = None
+        try:
             self.armed = bool(int(float(row.get("armed", self.armed))))
         except (TypeError, ValueError):
             pass
 
-    def step(self, t_s: float, nav) -> None:
-        """One estimator step of the replay: guidance and control on `nav` when the run was flying AUTO."""
+    def step(self, t_s: float, nav, drift_ne: tuple = (0.0, 0.0)) -> None:
+        """One estimator step of the replay: guidance and control on `nav` when the run was flying AUTO.
+        `drift_ne`: the replayed filter's drift over ground (its current) [m/s] north, east."""
+        if self._recorded_yaw_nm is not None and nav.valid:
+            self.turns.update(t_s, nav.yaw_rate_rps, self._recorded_yaw_nm)
         if not (self.supported and self.mode == "AUTO" and self.armed and nav.valid):
             if self._in_auto:
                 self.heading.reset()
@@ -56,6 +69,7 @@ class OpenLoopControl:
             self._in_auto, self.values = False, None
             return
         g = self.guidance
+        g.turn_scale, g.drift_ne = self.turns.scale, drift_ne
         if not self._in_auto and g.leg is None:
             g.start(nav.north_m, nav.east_m)
         self._in_auto = True

@@ -316,3 +316,30 @@ def test_control_replay_recomputes_the_commands_and_a_new_tuning_changes_them(si
     other = read_run(loose)
     moved = np.abs((other["heading_ref_deg"] - orig["heading_ref_deg"] + 180.0) % 360.0 - 180.0)[auto]
     assert np.max(moved) > np.max(dpsi) and np.array_equal(other["thrust_n_0"], orig["thrust_n_0"])
+
+
+def test_control_replay_turns_where_the_boat_did_on_a_hull_that_turns_slower_than_its_file(tmp_path):
+    """Guidance begins its corners by the turn rate it measured and the drift it estimated: the open-loop
+    replay measures the same from the recorded yaw moment and the replayed filter, so it switches waypoints
+    when the boat did (planned on the file's rate with no drift, its third switch came 14 s late)."""
+    from autopilot.config import load_vessel
+    from hil.environment import EnvironmentConfig
+    from hil.plant_spec import PlantSpec
+    spec = PlantSpec.resolve(load_vessel("iacquabot"), 1, mismatch={"n_r": 2.5})
+    weather = EnvironmentConfig(wind_speed_mps=3.0, wind_from_deg=90.0, current_speed_mps=0.2,
+                                current_toward_deg=0.0, wave_hs_m=0.2, wave_tp_s=3.0, wave_from_deg=90.0)
+    run_dir, _sim = logged_sim(tmp_path / "runs", duration_s=200.0, seed=1, vessel_file="iacquabot",
+                               plant_spec=spec, env=weather, gps_noise="white")
+    assert main(["log", "replay", str(run_dir), "--control", "--out", str(tmp_path / "rep")]) == 0
+    (rep,) = list((tmp_path / "rep").iterdir())
+    orig, again = read_run(run_dir), read_run(rep)
+    auto = np.array([m == "AUTO" for m in orig["mode"]])
+    t = orig["time_s"][auto]
+
+    def switches(wp):
+        return {int(wp[i]): t[i] for i in range(1, len(wp)) if wp[i] != wp[i - 1]}
+
+    flown, replayed = switches(orig["waypoint_index"][auto]), switches(again["waypoint_index"][auto])
+    assert set(flown) == set(replayed) and len(flown) >= 3, (flown, replayed)
+    for wp, t_s in flown.items():
+        assert abs(replayed[wp] - t_s) < 1.0, (wp, t_s, replayed[wp])
