@@ -260,6 +260,32 @@ class MissionGuidance:
         _, y_next = nxt.along_cross_m(north_m, east_m)
         return abs(y_next) <= self.wheel_over_m(y_next, heading_rad)
 
+    def planned_wheel_over_m(self) -> list:
+        """[(waypoint index, metres before it)] for each waypoint after the first whose turn begins before it:
+        where a boat on the leg into it, pointing along the leg with no drift, turning at the file's rate
+        (turn_scale 1), leaves the leg (within the leg's second half). A boat that turns slower, or drifts toward
+        the next line, begins further out. What `autopilot check` tells a user; guidance's state is untouched."""
+        if not self.wheel_over:
+            return []
+        saved = (self.index, self.leg, self.turn_scale, self.drift_ne)
+        out = []
+        try:
+            self.turn_scale, self.drift_ne = 1.0, (0.0, 0.0)
+            for i in range(1, self.waypoints_total):
+                self.index, self.leg = i, Leg(*self.waypoints_ned[i - 1], *self.waypoints_ned[i])
+                nxt = self._next_leg()
+                if nxt is None or self.leg.length_m <= MIN_LEG_M:
+                    continue
+                turn = self._turn_angle_rad()
+                across_m = self.wheel_over_m(-1.0, self.leg.path_angle_rad)
+                if across_m > 0.0 and math.sin(turn) > 1e-6:
+                    before_m = min(across_m / math.sin(turn), (1.0 - WHEEL_OVER_MIN_LEG_SHARE) * self.leg.length_m)
+                    if before_m > self.mission.acceptance_radius_m:
+                        out.append((i, before_m))
+        finally:
+            self.index, self.leg, self.turn_scale, self.drift_ne = saved
+        return out
+
     def _turn_angle_rad(self) -> float:
         """Course change at the active waypoint onto the next non-degenerate leg (0 at the last waypoint)."""
         nxt = self._next_leg()

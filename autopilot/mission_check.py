@@ -109,9 +109,9 @@ def check_config(config_path, mission_path=None, max_leg_m: float = DEFAULT_MAX_
     for p in check_mission(loaded.mission, report.vessel, loaded.waypoint_labels, max_leg_m):
         report.add(p)
     if report.vessel is not None:
-        note = lookahead_note(report.vessel, loaded.mission)
-        if note:
-            report.notes.append(note)
+        for note in (lookahead_note(report.vessel, loaded.mission), wheel_over_note(report.vessel, loaded.mission)):
+            if note:
+                report.notes.append(note)
     return report
 
 
@@ -131,6 +131,23 @@ def lookahead_note(vessel: VesselConfig, mission: MissionConfig) -> str:
     return (f"{where}: {filed:.1f} m is shorter than {vessel.name}'s turning radius at "
             f"{mission_speed_mps(vessel, mission):g} m/s on half its yaw moment; guidance flies {flown:.1f} m "
             f"(the mission's guidance.lookahead_min_turn_radii: 0 keeps {filed:.1f} m)")
+
+
+def wheel_over_note(vessel: VesselConfig, mission: MissionConfig) -> str:
+    """What `check` says when guidance will begin turns before their waypoints further out than the acceptance
+    radius (guidance.wheel_over, autopilot/guidance.py); "" otherwise."""
+    from autopilot.guidance import MissionGuidance
+    from autopilot.turning import max_yaw_moment_nm
+    try:
+        planned = MissionGuidance(mission, vessel, max_yaw_nm=max_yaw_moment_nm(vessel)).planned_wheel_over_m()
+    except (ValueError, ConfigError):
+        return ""                     # the thrusters' problem is reported elsewhere
+    if not planned:
+        return ""
+    index, most = max(planned, key=lambda p: p[1])
+    return (f"{mission.source_file or '<mission>'}: guidance.wheel_over: {vessel.name} begins {len(planned)} of its "
+            f"turns before their waypoint, up to {most:.1f} m before waypoints[{index}] at its file's turn rate "
+            f"(further for a boat that turns slower or drifts toward the next leg); false turns at the waypoints")
 
 
 def check_mission(mission: MissionConfig, vessel: Optional[VesselConfig],

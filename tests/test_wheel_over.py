@@ -90,3 +90,20 @@ def test_a_slow_turning_boat_in_a_current_stays_near_the_survey_lines_when_it_tu
     RMS from the path (2026-11-27). Turning early, 0.85 m."""
     late, early = path_rms_m(False), path_rms_m(True)
     assert early < 0.7 * late
+
+
+def test_check_says_where_a_slow_turners_corners_begin_and_not_for_a_fast_one():
+    from autopilot.mission_check import check_config
+    demo = CONFIG_DIR / "missions" / "demo.yaml"
+    said = [n for n in check_config(CONFIG_DIR / "vessels" / "iacquabot.yaml", demo).notes if "wheel_over" in n]
+    assert len(said) == 1 and "begins 4 of its turns before their waypoint, up to" in said[0]
+    metres = float(said[0].split("up to ")[1].split(" m")[0])
+    assert ACCEPTANCE_M < metres < 5.0                        # the 90 deg corners of 20 m legs, no drift
+    assert not [n for n in check_config(CONFIG_DIR / "vessels" / "foka.yaml", demo).notes if "wheel_over" in n]
+    off = load_mission(demo)
+    g = MissionGuidance(dataclasses.replace(off, guidance=dataclasses.replace(off.guidance, wheel_over=False)),
+                        IACQ, max_yaw_nm=max_yaw_moment_nm(IACQ))
+    assert g.planned_wheel_over_m() == []
+    on = MissionGuidance(off, IACQ, max_yaw_nm=max_yaw_moment_nm(IACQ))
+    before = (on.index, on.leg, on.turn_scale)
+    assert [i for i, _ in on.planned_wheel_over_m()] == [1, 2, 3, 4] and (on.index, on.leg, on.turn_scale) == before
