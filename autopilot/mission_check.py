@@ -138,6 +138,8 @@ def wheel_over_note(vessel: VesselConfig, mission: MissionConfig) -> str:
     radius (guidance.wheel_over, autopilot/guidance.py); "" otherwise."""
     from autopilot.guidance import MissionGuidance
     from autopilot.turning import max_yaw_moment_nm
+    if mission.identification is not None or mission.trajectory is not None:
+        return ""                     # AUTO flies no waypoint legs there
     try:
         planned = MissionGuidance(mission, vessel, max_yaw_nm=max_yaw_moment_nm(vessel)).planned_wheel_over_m()
     except (ValueError, ConfigError):
