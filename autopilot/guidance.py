@@ -81,6 +81,11 @@ def heading_speed_factor(heading_error_rad: float, turn_scale: float = 1.0) -> f
     return max(HEADING_SLOWDOWN_FLOOR, min(1.0, c)) * slower
 
 
+def _turn_rad(leg: "Leg", nxt: "Leg") -> float:
+    """Course change [rad, 0..pi] from `leg` onto `nxt`."""
+    return abs(wrap_pi(nxt.path_angle_rad - leg.path_angle_rad))
+
+
 def crab_angle_rad(nav: NavState) -> float:
     """Crab angle beta = atan2(sway, surge) of the estimated velocity over ground [rad], + when the boat moves
     to starboard of where it points (course = heading + beta). 0 below CRAB_MIN_SPEED_MPS forward speed over
@@ -157,6 +162,7 @@ class MissionGuidance:
         self.wheel_over = g.wheel_over and g.law in ("los", "ilos", "xtrack_pid") and max_yaw_nm is not None
         self.full_yaw_rate_rps = (steady_yaw_rate_rps(-h.n_r, -h.n_rr, max_yaw_nm) if max_yaw_nm else math.inf)
         self.yaw_lag_s = min(YAW_LAG_MAX_S, max(YAW_LAG_MIN_S, yaw_time_constant_s(h)))
+        self._legs_after = [self._leg_after(i) for i in range(len(self.waypoints_ned))]
         self.index = 0                 # active waypoint
         self.leg: Optional[Leg] = None
         self.complete = False
@@ -218,13 +224,42 @@ class MissionGuidance:
                 return
             self._begin_leg(*prev)
 
-    def _next_leg(self) -> Optional[Leg]:
-        """The leg after the active waypoint (skipping zero-length ones); None at the last waypoint."""
-        n1, e1 = self.waypoints_ned[self.index]
-        for n2, e2 in self.waypoints_ned[self.index + 1:]:
+    def _leg_after(self, index: int) -> Optional[Leg]:
+        """The leg from waypoint `index` to the next one (skipping zero-length legs); None after the last."""
+        n1, e1 = self.waypoints_ned[index]
+        for n2, e2 in self.waypoints_ned[index + 1:]:
             if math.hypot(n2 - n1, e2 - e1) > MIN_LEG_M:
                 return Leg(n1, e1, n2, e2)
         return None
+
+    def _next_leg(self) -> Optional[Leg]:
+        """The leg after the active waypoint; None at the last waypoint."""
+        return self._legs_after[self.index]
+
+    def _corner_speed_mps(self, index: int, turn_rad: float, turn_scale: float) -> float:
+        """The speed [m/s] asked for at waypoint `index` with a course change of turn_rad onto the next leg:
+        cruise * (1 - a + a (1 - TURN_SLOWDOWN_MAX) k), a = min(1, turn / 90 deg), k = turn_scale."""
+        wp = self.mission.waypoints[index]
+        cruise = wp.speed_mps if wp.speed_mps is not None else self.mission.cruise_speed_mps
+        cruise = min(cruise, self.max_speed_mps)
+        a = min(1.0, turn_rad / (math.pi / 2))
+        return cruise * (1.0 - a + a * (1.0 - TURN_SLOWDOWN_MAX) * turn_scale)
+
+    def _wheel_over_across_m(self, index: int, leg: Leg, nxt: Optional[Leg], heading_rad: float,
+                             turn_scale: float, drift_toward_mps: float) -> float:
+        """Distance [m, >= 0] from `nxt`'s line at which a boat on `leg` into waypoint `index`, heading
+        `heading_rad`, begins its turn (see wheel_over_m); 0 when the wheel-over point does not apply."""
+        if nxt is None or leg.length_m <= MIN_LEG_M:
+            return 0.0
+        planned = _turn_rad(leg, nxt)
+        rate = turn_scale * self.full_yaw_rate_rps
+        if not WHEEL_OVER_MIN_TURN_RAD <= planned <= WHEEL_OVER_MAX_TURN_RAD or not 0.0 < rate < math.inf:
+            return 0.0
+        turn = abs(wrap_pi(nxt.path_angle_rad - heading_rad))
+        speed = self._corner_speed_mps(index, planned, turn_scale)
+        time_s = self.yaw_lag_s + turn / rate
+        own_m = speed * (self.yaw_lag_s * math.sin(turn) + (1.0 - math.cos(turn)) / rate)
+        return own_m + max(0.0, drift_toward_mps) * time_s
 
     def wheel_over_m(self, y_next_m: float, heading_rad: float) -> float:
         """How far [m, >= 0] from the next leg's line the turn onto it begins, for a boat `y_next_m` off that line
@@ -234,20 +269,12 @@ class MissionGuidance:
         line in that time. 0 at the last waypoint and where the legs meet at less than WHEEL_OVER_MIN_TURN_RAD
         or more than WHEEL_OVER_MAX_TURN_RAD."""
         nxt = self._next_leg()
-        if nxt is None or self.leg is None or self.leg.length_m <= MIN_LEG_M:
+        if nxt is None or self.leg is None:
             return 0.0
-        rate = self.turn_scale * self.full_yaw_rate_rps
-        planned = self._turn_angle_rad()
-        if not WHEEL_OVER_MIN_TURN_RAD <= planned <= WHEEL_OVER_MAX_TURN_RAD or not 0.0 < rate < math.inf:
-            return 0.0
-        turn = abs(wrap_pi(nxt.path_angle_rad - heading_rad))
-        speed = self._speed_ref(0.0)
-        time_s = self.yaw_lag_s + turn / rate
-        own_m = speed * (self.yaw_lag_s * math.sin(turn) + (1.0 - math.cos(turn)) / rate)
         chi = nxt.path_angle_rad
         drift_right = -self.drift_ne[0] * math.sin(chi) + self.drift_ne[1] * math.cos(chi)
         toward = -drift_right if y_next_m > 0.0 else drift_right
-        return own_m + max(0.0, toward) * time_s
+        return self._wheel_over_across_m(self.index, self.leg, nxt, heading_rad, self.turn_scale, toward)
 
     def _wheel_over(self, north_m: float, east_m: float, heading_rad: float) -> bool:
         """True when the boat, past half the active leg, is within wheel_over_m of the next leg's line."""
@@ -264,32 +291,24 @@ class MissionGuidance:
         """[(waypoint index, metres before it)] for each waypoint after the first whose turn begins before it:
         where a boat on the leg into it, pointing along the leg with no drift, turning at the file's rate
         (turn_scale 1), leaves the leg (within the leg's second half). A boat that turns slower, or drifts toward
-        the next line, begins further out. What `autopilot check` tells a user; guidance's state is untouched."""
+        the next line, begins further out. What `autopilot check` tells a user."""
         if not self.wheel_over:
             return []
-        saved = (self.index, self.leg, self.turn_scale, self.drift_ne)
         out = []
-        try:
-            self.turn_scale, self.drift_ne = 1.0, (0.0, 0.0)
-            for i in range(1, self.waypoints_total):
-                self.index, self.leg = i, Leg(*self.waypoints_ned[i - 1], *self.waypoints_ned[i])
-                nxt = self._next_leg()
-                if nxt is None or self.leg.length_m <= MIN_LEG_M:
-                    continue
-                turn = self._turn_angle_rad()
-                across_m = self.wheel_over_m(-1.0, self.leg.path_angle_rad)
-                if across_m > 0.0 and math.sin(turn) > 1e-6:
-                    before_m = min(across_m / math.sin(turn), (1.0 - WHEEL_OVER_MIN_LEG_SHARE) * self.leg.length_m)
-                    if before_m > self.mission.acceptance_radius_m:
-                        out.append((i, before_m))
-        finally:
-            self.index, self.leg, self.turn_scale, self.drift_ne = saved
+        for i in range(1, self.waypoints_total):
+            leg, nxt = Leg(*self.waypoints_ned[i - 1], *self.waypoints_ned[i]), self._legs_after[i]
+            across_m = self._wheel_over_across_m(i, leg, nxt, leg.path_angle_rad, 1.0, 0.0)
+            sin_turn = math.sin(_turn_rad(leg, nxt)) if nxt is not None else 0.0
+            if across_m > 0.0 and sin_turn > 1e-6:
+                before_m = min(across_m / sin_turn, (1.0 - WHEEL_OVER_MIN_LEG_SHARE) * leg.length_m)
+                if before_m > self.mission.acceptance_radius_m:
+                    out.append((i, before_m))
         return out
 
     def _turn_angle_rad(self) -> float:
         """Course change at the active waypoint onto the next non-degenerate leg (0 at the last waypoint)."""
         nxt = self._next_leg()
-        return 0.0 if nxt is None else abs(wrap_pi(nxt.path_angle_rad - self.leg.path_angle_rad))
+        return 0.0 if nxt is None else _turn_rad(self.leg, nxt)
 
     def _speed_ref(self, dist_to_wp_m: float) -> float:
         """Cruise speed, slowed before sharp turns.
@@ -298,18 +317,14 @@ class MissionGuidance:
         raises the crab angle the boat needs, and what follows the mission (LOITER, HOLD) takes over at once.
 
         Within `TURN_SLOWDOWN_LOOKAHEADS` lookaheads of a waypoint whose turn is sharp, the speed falls linearly
-        toward `cruise * (1 - a + a (1 - TURN_SLOWDOWN_MAX) k)`, a = min(1, turn / 90 deg), k = turn_scale:
-        a small hull then turns inside its lookahead instead of overshooting onto the next leg. The speed ramps
-        back up on the new leg.
+        toward the corner speed (_corner_speed_mps): a small hull then turns inside its lookahead instead of
+        overshooting onto the next leg. The speed ramps back up on the new leg.
         """
-        wp = self.mission.waypoints[self.index]
-        cruise = wp.speed_mps if wp.speed_mps is not None else self.mission.cruise_speed_mps
-        cruise = min(cruise, self.max_speed_mps)
+        cruise = self._corner_speed_mps(self.index, 0.0, self.turn_scale)
         zone = TURN_SLOWDOWN_LOOKAHEADS * self.lookahead_m
         if dist_to_wp_m >= zone or self.leg is None or self.leg.length_m <= MIN_LEG_M:
             return cruise
-        a = min(1.0, self._turn_angle_rad() / (math.pi / 2))
-        slow = cruise * (1.0 - a + a * (1.0 - TURN_SLOWDOWN_MAX) * self.turn_scale)
+        slow = self._corner_speed_mps(self.index, self._turn_angle_rad(), self.turn_scale)
         return slow + (cruise - slow) * dist_to_wp_m / zone
 
     def update(self, t_s: float, nav: NavState) -> Optional[GuidanceSetpoint]:
