@@ -143,6 +143,10 @@ def part1(preset: str, window_s: float, methods=("ls", "oe"), sources=("truth", 
                     for n, e, i in zip(NAMES, err, inside))
                     + f"   (! = truth outside the 95 % CI; {sum(inside) - len(fixed)}/{9 - len(fixed)} inside; "
                       f"{wall:.0f} s)")
+                half = 100 * (ci[:, 1] - ci[:, 0]) / 2 / np.abs(z)
+                out.append(f"  {'':12s}  CI %: " + " ".join(
+                    f"{n} {'fixed' if n in fixed else f'{h:6.1f}'}" for n, h in zip(NAMES, half))
+                    + "   (half-width of each 95 % interval, % of the value)")
                 q = rep.validation[val_name]
                 out.append(f"  {'':12s} validation R^2, segments open loop: "
                            + ", ".join(f"{k} {v['r2']:.4f}" for k, v in q.items()))
