@@ -28,6 +28,8 @@ from pathlib import Path
 
 from estimation.hull_identification import NAMES, IdentificationError
 
+WIDE_PCT = 10.0     # a 95 % interval wider than this (half, % of the value) comes with the advice to fly more
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("hull", help="fit the hull's nine parameters from run logs",
@@ -115,16 +117,23 @@ def format_report(r) -> str:
     how = {"ls": "least squares", "oe": "output error"}.get(r.method, r.method)
     lines = [f"hull identified from {', '.join(r.runs_fit)} by {how} (velocities: {r.velocities}, window "
              f"{r.window_s:g} s, {f.samples} samples, condition {f.condition:.0f})",
-             f"  {'':4s} {'value':>10s} {'std':>9s}   {'95 % CI':^23s}  {'vessel file':>11s}  meaning"]
+             f"  {'':4s} {'value':>10s} {'std':>9s}   {'95 % CI':^23s} {'+/-':>6s}  {'vessel file':>11s}  meaning"]
     before = r.file_zeta
     from estimation.hull_identification import MEANING
     for i, n in enumerate(NAMES):
         if n in f.fixed:
-            lines.append(f"  {n:4s} {f.zeta[i]:10.4g} {'fixed':>9s}   {'(kept from the vessel file)':^23s}  "
-                         f"{before[i]:11.4g}  {MEANING[n]}")
+            lines.append(f"  {n:4s} {f.zeta[i]:10.4g} {'fixed':>9s}   {'(kept from the vessel file)':^23s} "
+                         f"{'':6s}  {before[i]:11.4g}  {MEANING[n]}")
             continue
-        lines.append(f"  {n:4s} {f.zeta[i]:10.4g} {f.std[i]:9.3g}   [{f.ci95[i][0]:9.4g}, {f.ci95[i][1]:9.4g}]  "
-                     f"{before[i]:11.4g}  {MEANING[n]}")
+        lines.append(f"  {n:4s} {f.zeta[i]:10.4g} {f.std[i]:9.3g}   [{f.ci95[i][0]:9.4g}, {f.ci95[i][1]:9.4g}] "
+                     f"{_half_width_pct(f, i):5.1f}%  {before[i]:11.4g}  {MEANING[n]}")
+    free = [i for i, n in enumerate(NAMES) if n not in f.fixed]
+    if free:
+        worst = max(free, key=lambda i: _half_width_pct(f, i))
+        width = _half_width_pct(f, worst)
+        advice = (": more flights narrow it, about 1/sqrt(n) for n runs fitted together (autopilot identify hull "
+                  "RUN1 RUN2 --validate RUN3)") if width > WIDE_PCT else ""
+        lines.append(f"  least well pinned: {NAMES[worst]}, known to +/-{width:.0f} % (95 %){advice}")
     lines.append("  vessel keys: " + ", ".join(f"{k} {v:.4g}" for k, v in r.keys.items()))
     note = " (on the fitting data: give a second run to validate)" if r.validated_on_fit_data else ""
     lines.append(f"validation, model run free on the inputs{note}:")
@@ -143,6 +152,12 @@ def format_report(r) -> str:
                  f"{g['lookahead_hull_lengths']:g} hull lengths (turns at up to {g['turn_rate_max_dps']:.1f} deg/s, "
                  f"radius {g['turning_radius_m']:.1f} m at half the top speed)")
     return "\n".join(lines)
+
+
+def _half_width_pct(fit, i: int) -> float:
+    """Half the 95 % interval of parameter i as a percentage of its value."""
+    lo, hi = fit.ci95[i]
+    return 100.0 * (hi - lo) / 2.0 / max(abs(float(fit.zeta[i])), 1e-12)
 
 
 def _plot(path, report, runs) -> None:

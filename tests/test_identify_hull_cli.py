@@ -60,8 +60,14 @@ def test_from_the_boats_own_sensors_the_model_still_explains_the_held_back_run(r
     rep = tmp_path / "r.json"
     assert main(["identify", "hull", str(fit_run), str(val_run), "--vessel", str(FOKA_FILE),
                  "--report", str(rep)]) == 0
+    text = capsys.readouterr().out
     report = json.loads(rep.read_text())
     assert report["velocities"] == "smoother" and report["method"] == "oe"
+    # the user is told which parameter the run pins least well, and how well
+    half = {n: (p["ci95"][1] - p["ci95"][0]) / 2 / abs(p["value"]) * 100 for n, p in report["parameters"].items()
+            if not p["fixed"]}
+    worst = max(half, key=half.get)
+    assert f"least well pinned: {worst}, known to +/-{half[worst]:.0f} %" in text, text
     truth = zeta_of_hull(vessel.hull)
     fitted = np.array([report["parameters"][f"z{i}"]["value"] for i in range(1, 10)])
     err = np.abs(fitted - truth) / truth
