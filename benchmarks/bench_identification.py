@@ -35,6 +35,10 @@ states fitted to each segment (autopilot.identify_hull.validate's initial="estim
 
     python benchmarks/bench_identification.py [--presets foka,iacquabot,wamv] [--part 1|2|both|gamepad]
         [--seeds 1,2] [--ident-seeds 1] [--methods ls,oe] [--sources truth,smoother] [--runs-dir DIR] [--keep DIR]
+        [--pooled]
+
+--pooled (part 1, with --runs-dir and two or more --ident-seeds) then fits the first sets of all the flights
+together and prints the errors and interval widths: what flying the mission n times buys.
 """
 from __future__ import annotations
 
@@ -166,6 +170,49 @@ def part1(preset: str, window_s: float, methods=("ls", "oe"), sources=("truth", 
                                + ", ".join(f"{k} {'yes' if q[k]['r2'] >= TABLE_4_R2[k] else 'NO'}"
                                            for k in TABLE_4_R2))
     return "\n".join(out)
+
+
+def pooled(preset: str, window_s: float, runs_dir: str, seeds) -> str:
+    """The first sets of the flights stored in runs_dir for `seeds` fitted together (smoother, output error),
+    validated on the first flight's second set: what flying the mission n times buys. Parameters a refusal
+    names are kept from the file, as for one flight."""
+    vessel = load_vessel(preset)
+    truth = zeta_of_hull(vessel.hull)
+    fits, vals = [], []
+    for s in seeds:
+        run_dir = _stored_run(runs_dir, preset if s == 1 else f"{preset}-seed{s}")
+        if run_dir is None:
+            return f"\n{preset}: pooled: no stored flight for seed {s} in {runs_dir} (run part 1 first)"
+        f, v = split_last_set(load_ident_run(run_dir, vessel, "smoother"))
+        fits.append(f)
+        vals.append(v)
+    fix = []
+    t0 = time.monotonic()
+    for _ in range(3):
+        try:
+            rep = identify(fits, vals[:1], vessel, window_s=window_s, fix=fix, method="oe")
+            break
+        except IdentificationError as e:
+            weak = [n for n in NAMES if f"{n} (" in str(e).split(" (--fix")[0] and n not in fix]
+            if not weak:
+                return f"\n{preset}: pooled: refused: {e}"
+            fix += weak
+    else:
+        return f"\n{preset}: pooled: still refused after keeping " + ", ".join(fix)
+    z, ci = rep.fit.zeta, rep.fit.ci95
+    err = 100 * (z - truth) / truth
+    inside = [lo <= t <= hi for (lo, hi), t in zip(ci, truth)]
+    half = 100 * (ci[:, 1] - ci[:, 0]) / 2 / np.abs(z)
+    q = rep.validation_x0[vals[0].name]
+    return "\n".join([
+        f"\n{preset}: the first sets of {len(seeds)} flights (seeds {','.join(map(str, seeds))}) fitted together "
+        f"(smoother, output error; {time.monotonic() - t0:.0f} s)",
+        "  err %: " + " ".join(f"{n} {'fixed' if n in fix else f'{e:+6.1f}'}{'' if i or n in fix else '!'}"
+                               for n, e, i in zip(NAMES, err, inside))
+        + f"   ({sum(inside) - len(fix)}/{9 - len(fix)} inside the 95 % CI)",
+        "   CI %: " + " ".join(f"{n} {'fixed' if n in fix else f'{h:6.1f}'}" for n, h in zip(NAMES, half)),
+        "  validation R^2 on seed 1's second set, first states fitted: "
+        + ", ".join(f"{k} {v['r2']:.4f}" for k, v in q.items())])
 
 
 def _smoother_error(run_dir, vessel) -> str:
@@ -350,6 +397,8 @@ def main() -> None:
     ap.add_argument("--sources", default="truth,smoother,estimate", help="part 1: velocity sources")
     ap.add_argument("--runs-dir", default=None, help="part 1: keep the flown runs here (DIR/<preset>/...) and "
                                                       "reuse them when present")
+    ap.add_argument("--pooled", action="store_true", help="part 1: also fit the flights of all --ident-seeds "
+                                                           "together (needs --runs-dir)")
     ap.add_argument("--workers", type=int, default=0, help="processes (default: one per preset, at most the cores)")
     a = ap.parse_args()
     presets = a.presets.split(",")
@@ -369,6 +418,11 @@ def main() -> None:
             jobs += [pool.submit(part2, p, a.window, seeds, tuple(a.methods.split(","))) for p in presets]
         for j in jobs:
             print(j.result(), flush=True)
+        if a.pooled and a.part in ("1", "both"):
+            if not a.runs_dir or len(ident_seeds) < 2:
+                sys.exit("--pooled needs --runs-dir and two or more --ident-seeds")
+            for j in [pool.submit(pooled, p, a.window, a.runs_dir, ident_seeds) for p in presets]:
+                print(j.result(), flush=True)
 
 
 if __name__ == "__main__":
