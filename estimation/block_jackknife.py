@@ -41,7 +41,7 @@ def block_jackknife_cov(info: np.ndarray, score: np.ndarray, block: np.ndarray) 
         scale = np.sqrt(np.maximum(np.diag(total), 1e-300))
         reduced = rest / np.outer(scale, scale)
         w, v = np.linalg.eigh(reduced)
-        weak = w <= 1e-10 * max(float(w.max()), 1e-300)
+        weak = w <= 1e-8 * max(float(w.max()), 1e-300)
         if weak.any():
             unidentified |= np.any(np.abs(v[:, weak]) > 1e-3, axis=1)
         inv = (v[:, ~weak] / w[~weak]) @ v[:, ~weak].T

@@ -285,7 +285,10 @@ def fit_hull_oe(segments: Sequence[OutputSegment], start: HullFit, require: Sequ
             continue
         std[i] = std_g[k]
         ci[i] = (zeta[i] - half[k], zeta[i] + half[k])
-        if NAMES[i] in require and not half[k] < abs(zeta[i]):
+        if NAMES[i] in require and not math.isfinite(half[k]):
+            problems.append(f"{NAMES[i]} ({MEANING[NAMES[i]]}) = {zeta[i]:.4g}: rests on one stretch of the run "
+                            f"(leaving it out leaves {NAMES[i]} undetermined): not excited enough")
+        elif NAMES[i] in require and not half[k] < abs(zeta[i]):
             problems.append(f"{NAMES[i]} ({MEANING[NAMES[i]]}) = {zeta[i]:.4g} +/- {half[k]:.3g}: not excited "
                             f"enough")
     if problems:

@@ -103,6 +103,16 @@ def test_with_velocities_that_err_alike_for_seconds_the_jackknife_intervals_stil
     assert inside["white"] <= 40, inside
 
 
+def test_a_fit_whose_turns_all_lie_in_one_stretch_is_refused_with_that_reason():
+    """Yaw terms pinned by a single turning segment: leaving that block out leaves them undetermined, so the
+    jackknife cannot say how well they are known, and the fit says why it refuses them."""
+    straight = _segments(5, noise=1.0, count=5, seconds=15.0, turns=False)
+    turning = _segments(6, noise=1.0, count=1, seconds=15.0)
+    segments = straight + turning
+    with pytest.raises(IdentificationError, match=r"(z3|z8) \(.*rests on one stretch of the run"):
+        fit_hull_oe(segments, _ls(segments, require=()), require=("z3", "z8"), block_s=15.0)
+
+
 def test_a_run_that_never_turns_is_refused():
     segments = _segments(4, noise=1.0, count=4, seconds=10.0, turns=False)
     with pytest.raises(IdentificationError, match=r"(z3|z8|z9) \(.*not excited"):
