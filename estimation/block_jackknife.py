@@ -34,11 +34,11 @@ def block_jackknife_cov(info: np.ndarray, score: np.ndarray, block: np.ndarray) 
     n = total.shape[0]
     d = np.empty((g, n))
     unidentified = np.zeros(n, dtype=bool)
+    scale = np.sqrt(np.maximum(np.diag(total), 1e-300))      # solve in units of each parameter's information
     for k, lab in enumerate(labels):
         sel = np.asarray(block) == lab
         rest = total - info[sel].sum(axis=0)
         s = score[sel].sum(axis=0)
-        scale = np.sqrt(np.maximum(np.diag(total), 1e-300))
         reduced = rest / np.outer(scale, scale)
         w, v = np.linalg.eigh(reduced)
         weak = w <= 1e-8 * max(float(w.max()), 1e-300)
