@@ -49,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import List
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -97,21 +98,42 @@ def _fly(vessel, tmp, plant_spec=None, seed: int = 1) -> str:
 
 
 def _identify(run_dir, vessel, source, window_s, require=NAMES, method="ls"):
-    """Fit set 1, validate on set 2; a refusal naming unexcited parameters is retried with them kept from the
-    file (what the refusal tells a user to do). Returns (report, validation run name, fixed names)."""
+    """Fit set 1, validate on set 2, keeping refused parameters from the file (_identify_keeping). Returns
+    (report, validation run name, fixed names)."""
     fit_run, val_run = split_last_set(load_ident_run(run_dir, vessel, source))
+    rep, fix = _identify_keeping([fit_run], [val_run], vessel, window_s, require, method)
+    return rep, val_run.name, fix
+
+
+def _identify_keeping(fit_runs, val_runs, vessel, window_s, require=NAMES, method="ls"):
+    """identify(); a refusal naming unexcited parameters is retried with them kept from the file (what the
+    refusal tells a user to do). Returns (report, fixed names); IdentificationError when still refused."""
     fix = []
     for _ in range(3):
         try:
-            return identify([fit_run], [val_run], vessel, window_s=window_s, require=require, fix=fix,
-                            method=method), \
-                val_run.name, fix
+            return identify(fit_runs, val_runs, vessel, window_s=window_s, require=require, fix=fix,
+                            method=method), fix
         except IdentificationError as e:
             weak = [n for n in NAMES if f"{n} (" in str(e).split(" (--fix")[0] and n not in fix]
             if not weak:
                 raise
             fix += weak
     raise IdentificationError("still refused after keeping " + ", ".join(fix))
+
+
+def _error_lines(z, ci, truth, fixed, label: str, note: str = "") -> List[str]:
+    """Each parameter's error against the truth [%] (! when its 95 % interval misses it) after `label`, and
+    each interval's half-width [% of the value] below it."""
+    err = 100 * (z - truth) / truth
+    inside = [lo <= t <= hi for (lo, hi), t in zip(ci, truth)]
+    half = 100 * (ci[:, 1] - ci[:, 0]) / 2 / np.abs(z)
+    pad = " " * len(label)
+    return [f"{label}err %: " + " ".join(f"{n} {'fixed' if n in fixed else f'{e:+6.1f}'}"
+                                         f"{'' if i or n in fixed else '!'}" for n, e, i in zip(NAMES, err, inside))
+            + f"   (! = truth outside the 95 % CI; {sum(inside) - len(fixed)}/{9 - len(fixed)} inside{note})",
+            f"{pad} CI %: " + " ".join(f"{n} {'fixed' if n in fixed else f'{h:6.1f}'}"
+                                       for n, h in zip(NAMES, half))
+            + "   (half-width of each 95 % interval, % of the value)"]
 
 
 def part1(preset: str, window_s: float, methods=("ls", "oe"), sources=("truth", "smoother", "estimate"),
@@ -140,17 +162,7 @@ def part1(preset: str, window_s: float, methods=("ls", "oe"), sources=("truth", 
                     continue
                 wall = time.monotonic() - t0
                 z, ci = rep.fit.zeta, rep.fit.ci95
-                err = 100 * (z - truth) / truth
-                inside = [lo <= t <= hi for (lo, hi), t in zip(ci, truth)]
-                out.append(f"  {label:12s} err %: " + " ".join(
-                    f"{n} {'fixed' if n in fixed else f'{e:+6.1f}'}{'' if i or n in fixed else '!'}"
-                    for n, e, i in zip(NAMES, err, inside))
-                    + f"   (! = truth outside the 95 % CI; {sum(inside) - len(fixed)}/{9 - len(fixed)} inside; "
-                      f"{wall:.0f} s)")
-                half = 100 * (ci[:, 1] - ci[:, 0]) / 2 / np.abs(z)
-                out.append(f"  {'':12s}  CI %: " + " ".join(
-                    f"{n} {'fixed' if n in fixed else f'{h:6.1f}'}" for n, h in zip(NAMES, half))
-                    + "   (half-width of each 95 % interval, % of the value)")
+                out += _error_lines(z, ci, truth, fixed, f"  {label:12s} ", f"; {wall:.0f} s")
                 q = rep.validation[val_name]
                 out.append(f"  {'':12s} validation R^2, segments open loop: "
                            + ", ".join(f"{k} {v['r2']:.4f}" for k, v in q.items()))
@@ -186,31 +198,16 @@ def pooled(preset: str, window_s: float, runs_dir: str, seeds) -> str:
         f, v = split_last_set(load_ident_run(run_dir, vessel, "smoother"))
         fits.append(f)
         vals.append(v)
-    fix = []
     t0 = time.monotonic()
-    for _ in range(3):
-        try:
-            rep = identify(fits, vals[:1], vessel, window_s=window_s, fix=fix, method="oe")
-            break
-        except IdentificationError as e:
-            weak = [n for n in NAMES if f"{n} (" in str(e).split(" (--fix")[0] and n not in fix]
-            if not weak:
-                return f"\n{preset}: pooled: refused: {e}"
-            fix += weak
-    else:
-        return f"\n{preset}: pooled: still refused after keeping " + ", ".join(fix)
-    z, ci = rep.fit.zeta, rep.fit.ci95
-    err = 100 * (z - truth) / truth
-    inside = [lo <= t <= hi for (lo, hi), t in zip(ci, truth)]
-    half = 100 * (ci[:, 1] - ci[:, 0]) / 2 / np.abs(z)
+    try:
+        rep, fix = _identify_keeping(fits, vals[:1], vessel, window_s, method="oe")
+    except IdentificationError as e:
+        return f"\n{preset}: pooled: refused: {e}"
     q = rep.validation_x0[vals[0].name]
     return "\n".join([
         f"\n{preset}: the first sets of {len(seeds)} flights (seeds {','.join(map(str, seeds))}) fitted together "
         f"(smoother, output error; {time.monotonic() - t0:.0f} s)",
-        "  err %: " + " ".join(f"{n} {'fixed' if n in fix else f'{e:+6.1f}'}{'' if i or n in fix else '!'}"
-                               for n, e, i in zip(NAMES, err, inside))
-        + f"   ({sum(inside) - len(fix)}/{9 - len(fix)} inside the 95 % CI)",
-        "   CI %: " + " ".join(f"{n} {'fixed' if n in fix else f'{h:6.1f}'}" for n, h in zip(NAMES, half)),
+        *_error_lines(rep.fit.zeta, rep.fit.ci95, truth, fix, "  "),
         "  validation R^2 on seed 1's second set, first states fitted: "
         + ", ".join(f"{k} {v['r2']:.4f}" for k, v in q.items())])
 
@@ -409,6 +406,8 @@ def main() -> None:
         for p in presets:
             print(part_gamepad(p, a.keep), flush=True)
         return
+    if a.pooled and (a.part not in ("1", "both") or not a.runs_dir or len(ident_seeds) < 2):
+        sys.exit("--pooled needs part 1, --runs-dir and two or more --ident-seeds")
     jobs = []
     with ProcessPoolExecutor(a.workers or min(len(presets), os.cpu_count() or 1)) as pool:
         if a.part in ("1", "both"):
@@ -418,9 +417,7 @@ def main() -> None:
             jobs += [pool.submit(part2, p, a.window, seeds, tuple(a.methods.split(","))) for p in presets]
         for j in jobs:
             print(j.result(), flush=True)
-        if a.pooled and a.part in ("1", "both"):
-            if not a.runs_dir or len(ident_seeds) < 2:
-                sys.exit("--pooled needs --runs-dir and two or more --ident-seeds")
+        if a.pooled:
             for j in [pool.submit(pooled, p, a.window, a.runs_dir, ident_seeds) for p in presets]:
                 print(j.result(), flush=True)
 
