@@ -31,18 +31,22 @@ ROS_DOMAIN_ID from the environment (default 40 + pid % 50).
 Part 1 fits with each method (--methods ls,oe: equation-error least squares, and that refined by output error)
 and prints the validation three ways: each open-loop segment flown whole from its first state (paper 000's measure),
 and flown in 10 s pieces (a directionally unstable hull diverges over a whole segment), and whole from first
-states fitted to each segment (autopilot.identify_hull.validate's initial="estimated").
+states fitted to each segment (autopilot.identify_hull.validate's initial="estimated"). For the smoother and the
+estimate it then scores the plant's own parameters the same way: what the measured track lets any model reach.
 
     python benchmarks/bench_identification.py [--presets foka,iacquabot,wamv] [--part 1|2|both|gamepad]
         [--seeds 1,2] [--ident-seeds 1] [--methods ls,oe] [--sources truth,smoother] [--runs-dir DIR] [--keep DIR]
-        [--pooled]
+        [--pooled] [--sets N]
 
 --pooled (part 1, with --runs-dir and two or more --ident-seeds) then fits the first sets of all the flights
-together and prints the errors and interval widths: what flying the mission n times buys.
+together and prints the errors and interval widths: what flying the mission n times buys. --sets N (part 1)
+flies each flight with N sets instead, fits the first N - 1 together and validates on the last: the same, in one
+longer run, as `autopilot identify` does with a mission of `sets: N`.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -57,7 +61,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from autopilot.config import CONFIG_DIR, load_mission, load_vessel  # noqa: E402
-from autopilot.identify_hull import identified_vessel, identify  # noqa: E402
+from autopilot.identify_hull import identified_vessel, identify, validate  # noqa: E402
 from autopilot.identify_runs import load_ident_run, split_last_set  # noqa: E402
 from estimation.hull_identification import NAMES, IdentificationError, zeta_of_hull  # noqa: E402
 from hil.environment import EnvironmentConfig  # noqa: E402
@@ -92,14 +96,17 @@ GAMEPAD_TOLERANCE_PCT = {"z1": 5, "z2": 5, "z3": 5, "z4": 5, "z5": 5, "z6": 10, 
 GAMEPAD_R2_FLOOR = {"u": 0.99, "r": 0.99, "x": 0.99, "y": 0.99, "psi": 0.99}
 
 
-def _fly(vessel, tmp, plant_spec=None, seed: int = 1) -> str:
-    run_dir, _ = fly_identification_mission(vessel, load_mission(MISSION), tmp, seed=seed, plant_spec=plant_spec)
+def _fly(vessel, tmp, plant_spec=None, seed: int = 1, sets: int = 2) -> str:
+    """The identification mission flown with `sets` sets of segments; returns the run directory."""
+    mission = load_mission(MISSION)
+    mission = dataclasses.replace(mission, identification=dataclasses.replace(mission.identification, sets=sets))
+    run_dir, _ = fly_identification_mission(vessel, mission, tmp, seed=seed, plant_spec=plant_spec)
     return run_dir
 
 
 def _identify(run_dir, vessel, source, window_s, require=NAMES, method="ls"):
-    """Fit set 1, validate on set 2, keeping refused parameters from the file (_identify_keeping). Returns
-    (report, validation run name, fixed names)."""
+    """Fit all sets but the last, validate on the last, keeping refused parameters from the file
+    (_identify_keeping). Returns (report, validation run name, fixed names)."""
     fit_run, val_run = split_last_set(load_ident_run(run_dir, vessel, source))
     rep, fix = _identify_keeping([fit_run], [val_run], vessel, window_s, require, method)
     return rep, val_run.name, fix
@@ -136,19 +143,31 @@ def _error_lines(z, ci, truth, fixed, label: str, note: str = "") -> List[str]:
             + "   (half-width of each 95 % interval, % of the value)"]
 
 
+def _floor_lines(truth_zeta, run_dir, vessel, source) -> List[str]:
+    """The validation R^2 of the plant's own parameters on the same validation set: the most any fit can reach
+    with these measured signals (1 Hz GNSS makes the measured track, not the model, the limit)."""
+    _, val_run = split_last_set(load_ident_run(run_dir, vessel, source))
+    pad = " " * 14
+    return [f"{pad}true parameters' R^2, segments open loop: "
+            + ", ".join(f"{k} {v['r2']:.4f}" for k, v in validate(truth_zeta, val_run).items()),
+            f"{pad}true parameters' R^2, first states fitted: "
+            + ", ".join(f"{k} {v['r2']:.4f}" for k, v in validate(truth_zeta, val_run, initial="estimated").items())]
+
+
 def part1(preset: str, window_s: float, methods=("ls", "oe"), sources=("truth", "smoother", "estimate"),
-          runs_dir=None, seed: int = 1) -> str:
+          runs_dir=None, seed: int = 1, sets: int = 2) -> str:
     vessel = load_vessel(preset)
     truth = zeta_of_hull(vessel.hull)
-    out = [f"\n{preset}: own plant, identification mission (seed {seed}), fit on set 1, validate on set 2 (real "
-           f"drivers, realistic 1 Hz GNSS)"]
-    stored = preset if seed == 1 else f"{preset}-seed{seed}"
+    fitted = "set 1" if sets == 2 else f"sets 1-{sets - 1}"
+    out = [f"\n{preset}: own plant, identification mission (seed {seed}), fit on {fitted}, validate on set {sets} "
+           f"(real drivers, realistic 1 Hz GNSS)"]
+    stored = (preset if seed == 1 else f"{preset}-seed{seed}") + ("" if sets == 2 else f"-sets{sets}")
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = _stored_run(runs_dir, stored) if runs_dir else None
         if run_dir is None:
             base = os.path.join(runs_dir, stored) if runs_dir else tmp
             os.makedirs(base, exist_ok=True)
-            run_dir = _fly(vessel, base, seed=seed)
+            run_dir = _fly(vessel, base, seed=seed, sets=sets)
         for source in sources:
             if source == "smoother":
                 out.append(_smoother_error(run_dir, vessel))
@@ -172,6 +191,8 @@ def part1(preset: str, window_s: float, methods=("ls", "oe"), sources=("truth", 
                 qx = rep.validation_x0[val_name]
                 out.append(f"  {'':12s} validation R^2, first states fitted: "
                            + ", ".join(f"{k} {v['r2']:.4f}" for k, v in qx.items()))
+                if source != "truth" and method == methods[-1]:
+                    out += _floor_lines(truth, run_dir, vessel, source)
                 if preset == "iacquabot" and source == "truth":
                     within = [n for i, n in enumerate(NAMES)
                               if n not in fixed and TABLE_3[n][1] <= z[i] <= TABLE_3[n][2]]
@@ -396,6 +417,8 @@ def main() -> None:
                                                       "reuse them when present")
     ap.add_argument("--pooled", action="store_true", help="part 1: also fit the flights of all --ident-seeds "
                                                            "together (needs --runs-dir)")
+    ap.add_argument("--sets", type=int, default=2, help="part 1: sets of segments each flight flies (the last "
+                    "validates, the others are fitted together)")
     ap.add_argument("--workers", type=int, default=0, help="processes (default: one per preset, at most the cores)")
     a = ap.parse_args()
     presets = a.presets.split(",")
@@ -406,13 +429,15 @@ def main() -> None:
         for p in presets:
             print(part_gamepad(p, a.keep), flush=True)
         return
-    if a.pooled and (a.part not in ("1", "both") or not a.runs_dir or len(ident_seeds) < 2):
-        sys.exit("--pooled needs part 1, --runs-dir and two or more --ident-seeds")
+    if a.pooled and (a.part not in ("1", "both") or not a.runs_dir or len(ident_seeds) < 2 or a.sets != 2):
+        sys.exit("--pooled needs part 1, --runs-dir, two or more --ident-seeds and two sets")
+    if not 2 <= a.sets <= 10:
+        sys.exit("--sets: 2 to 10 (one set or more to fit, the last to validate)")
     jobs = []
     with ProcessPoolExecutor(a.workers or min(len(presets), os.cpu_count() or 1)) as pool:
         if a.part in ("1", "both"):
             jobs += [pool.submit(part1, p, a.window, tuple(a.methods.split(",")), tuple(a.sources.split(",")),
-                                 a.runs_dir, s) for p in presets for s in ident_seeds]
+                                 a.runs_dir, s, a.sets) for p in presets for s in ident_seeds]
         if a.part in ("2", "both"):
             jobs += [pool.submit(part2, p, a.window, seeds, tuple(a.methods.split(","))) for p in presets]
         for j in jobs:
