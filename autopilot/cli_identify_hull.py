@@ -131,8 +131,9 @@ def format_report(r) -> str:
     if free:
         worst = max(free, key=lambda i: _half_width_pct(f, i))
         width = _half_width_pct(f, worst)
-        advice = (": more flights narrow it, about 1/sqrt(n) for n runs fitted together (autopilot identify hull "
-                  "RUN1 RUN2 --validate RUN3)") if width > WIDE_PCT else ""
+        advice = (": more data narrows it, about 1/sqrt(n) for n sets fitted together (a mission of "
+                  "identification.sets: 4 fits three and validates on the last, or fit several runs: "
+                  "autopilot identify hull RUN1 RUN2 --validate RUN3)") if width > WIDE_PCT else ""
         lines.append(f"  least well pinned: {NAMES[worst]}, known to +/-{width:.0f} % (95 %){advice}")
     lines.append("  vessel keys: " + ", ".join(f"{k} {v:.4g}" for k, v in r.keys.items()))
     note = " (on the fitting data: give a second run to validate)" if r.validated_on_fit_data else ""
