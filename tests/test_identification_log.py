@@ -112,3 +112,21 @@ def test_logs_that_cannot_identify_are_refused_with_the_reason(foka_run, tmp_pat
     other = dataclasses.replace(wamv, thrusters=wamv.thrusters * 2)                       # 4 thrusters
     with pytest.raises(IdentificationError, match="4 thrusters"):
         load_ident_run(run_dir, other)
+
+
+def test_a_run_of_three_sets_fits_the_first_two_and_validates_on_the_third():
+    """`sets: 3`: the fit gets both first sets (their segments, times from its own start), the validation only
+    the last, cut where its first segment starts."""
+    from autopilot.identify_runs import IdentRun, split_last_set
+    from estimation.hull_identification import RunData
+    t = np.arange(0.0, 30.0, 0.5)
+    z = np.zeros_like(t)
+    run = IdentRun("r", RunData(t, t.copy(), z, z, z, z, z), t.copy(), z, z, "truth", 2.0,
+                   segment_starts_s=((1.0, 1), (5.0, 1), (11.0, 2), (21.0, 3), (25.0, 3)),
+                   segment_ends_s=(4.0, 9.0, 19.0, 24.0, 29.0))
+    fit, val = split_last_set(run)
+    assert fit.name == "r (sets 1-2)" and val.name == "r (set 3)"
+    assert [k for _, k in fit.segment_starts_s] == [1, 1, 2] and fit.data.t_s[-1] == 20.5
+    assert val.segment_starts_s == ((0.0, 3), (4.0, 3)) and val.segment_ends_s == (3.0, 8.0)
+    assert val.north_m[0] == 21.0 and len(fit.data.t_s) + len(val.data.t_s) == len(t)
+    assert split_last_set(dataclasses.replace(run, segment_starts_s=((1.0, 1), (5.0, 1)))) is None
