@@ -13,7 +13,8 @@ How a cycle is processed:
 - IMU samples update a roll/pitch complementary filter (for tilt compensation) and are averaged per
   window of `window_s` into one gyro measurement of r + bias. Magnetometer samples are calibrated,
   tilt-compensated (see EkfTuning.tilt_reference), turned into true heading with the configured
-  declination, and averaged per window.
+  declination, and averaged per window. That preparation is estimation/ekf_measurements.py; the tuning
+  (noise densities, gates, timings) is estimation/ekf_tuning.py.
 - GNSS position is gated by its Mahalanobis distance (chi-square, 2 dof). Rejections are counted. When fixes
   keep being rejected for `gps_reacquire_s` (the filter is wrong, e.g. after an outage it did not
   account for, or GNSS moved for good), the position covariance is inflated to cover the innovation and
@@ -46,7 +47,6 @@ How a cycle is processed:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -57,85 +57,14 @@ from autopilot.config import VesselConfig
 from autopilot.types import NavState, SensorBatch, ThrustCommand
 from estimation.ekf_model import (IX_BIAS, IX_BR, IX_KD, IX_CE, IX_CN, IX_E, IX_N, IX_PSI, IX_R, IX_U, IX_V,
                                   N_STATES, VesselProcessModel)
+from estimation.ekf_measurements import GPS, GYRO, HEADING, HEADING_GYRO, MeasurementBuilder
+from estimation.ekf_tuning import EkfTuning
 from estimation.geodesy import LocalFrame
 from estimation.health import EstimatorHealth
-from estimation.heading import AttitudeFilter, tilt_compensated_heading_rad
 from estimation.mag_calibration import MagCalibration
 from estimation.model_consistency import DriftGate, InnovationMonitor
 
-CHI2_1DOF_999 = 10.828
-CHI2_2DOF_999 = 13.816
 CEP_TO_SIGMA = 1.0 / 1.1774   # CEP (50 %) of a circular Gaussian = 1.1774 sigma
-
-
-@dataclass(frozen=True)
-class EkfTuning:
-    """Noise densities, gates and timings of the navigation filter (SI units; defaults suit 1-5 m boats)."""
-
-    # process noise, continuous white-noise densities
-    pos_noise_mps: float = 0.005         # unmodelled motion of the position [m/s/sqrt(Hz)]
-    heading_noise_rps: float = 0.002     # [rad/s/sqrt(Hz)]
-    surge_accel_noise_mps2: float = 0.05   # unmodelled surge force / mass [m/s^2/sqrt(Hz)]
-    sway_accel_noise_mps2: float = 0.05
-    yaw_accel_noise_rps2: float = 0.05
-    unknown_thrust_factor: float = 3.0   # velocity noise multiplier when thrust is unknown (None)
-    gyro_bias_noise_rps: float = 2e-5    # bias random walk [rad/s/sqrt(s)]
-    current_noise_mps: float = 0.001     # current random walk [m/s/sqrt(s)]
-    drag_error_noise_per_s: float = 0.01  # random walk of the surge-drag error k_d [1/sqrt(s)] while the
-    #                                       innovations show model error (model_consistency); else k_d holds
-    yaw_bias_noise_rps2: float = 0.01    # model-error yaw acceleration random walk [rad/s^2/sqrt(s)]
-    # model consistency (estimation.model_consistency)
-    surge_bias_from_velocity_only: bool = False  # GNSS positions do not move the drag-error state
-    adaptive_noise: bool = True          # scale velocity/model-error process noise by the innovation statistics
-    adaptive_max_scale: float = 100.0
-    gps_vel_reaccept_run: int = 2        # this many GNSS velocities in a row outside the gate: the model is wrong
-    drift_gate: bool = True              # accept a gradual run of gate failures as model drift
-    turn_yaw_rate_rps: float = 0.05      # while |yaw rate| is above this, gyro and heading updates leave
-    #                                      position, current and drag error to GNSS (see _update)
-    # measurement noise floors
-    heading_floor_rad: float = math.radians(1.0)    # calibration residual, tilt errors
-    gyro_floor_rps: float = 0.002
-    speed_noise_floor_mps: float = 0.15   # GNSS velocity also carries wave motion the model cannot follow
-    gps_course_min_speed_mps: float = 0.5
-    # gates
-    gps_gate: float = CHI2_2DOF_999
-    gps_vel_gate: float = CHI2_2DOF_999
-    mag_gate: float = CHI2_1DOF_999
-    gps_reacquire_s: float = 3.0         # reject this long (and >= 3 fixes) before forcing re-acquisition
-    mag_reacquire_s: float = 5.0
-    mag_field_tolerance: float = 0.25    # calibrated |B| off the expected field by more: disturbed, ignored
-    # timing
-    window_s: float = 0.05               # gyro / mag samples within this span are averaged into one update
-    predict_gap_s: float = 0.03          # predict to a sample only when it is this far ahead of the filter
-    max_sample_age_s: float = 1.0        # older samples than this behind the filter are dropped
-    attitude_time_constant_s: float = 2.0
-    # Tilt reference for the magnetic heading. "absolute": the accelerometer's roll/pitch (right after a 3-D
-    # bench calibration, with an accelerometer whose bias is small). "dynamic": roll/pitch about their
-    # 60 s mean, i.e. the mean attitude is taken as level: insensitive to accelerometer bias (LSM9DS1: up to
-    # ~5 degrees of apparent tilt), and right after a 2-D on-water calibration, which already absorbed the
-    # hull's static trim into its offset. "auto": absolute with a 3-D calibration, else dynamic.
-    tilt_reference: str = "auto"
-    trim_time_constant_s: float = 60.0
-    # initial uncertainty
-    init_heading_std_rad: float = math.radians(10.0)
-    init_speed_std_mps: float = 0.5
-    init_yaw_rate_std_rps: float = 0.1
-    init_current_std_mps: float = 0.3
-    init_drag_error_std: float = 0.5      # k_d: the drag is (1 + k_d) times the file's; unknown at first (a
-    #                                       constant: it moves with process noise only while learning)
-    relearn_drag_error_std: float = 0.5   # widened to this when the innovations show the model is wrong
-    relearn_current_std_mps: float = 0.2
-    model_error_evidence_z: float = 4.0   # standard errors of one-signed bow innovations that start learning
-    learned_drag_error_std: float = 0.05  # learning stops once k_d is known this well (and the evidence is gone)
-    init_yaw_bias_std_rps2: float = 0.1
-    # published output
-    output_smoothing_s: float = 1.0
-    heading_smoothing_s: float = 0.5
-    output_max_rate_mps: float = 3.0
-    output_max_rate_rps: float = 0.5
-    # convergence limits for EstimatorHealth.converged
-    converged_pos_std_m: float = 1.5
-    converged_heading_std_rad: float = math.radians(5.0)
 
 
 class _VesselEKF(ExtendedKalmanFilter):
@@ -218,9 +147,7 @@ class NavigationEKF:
         self._step_key: Optional[tuple] = None  # (dt, thrust known, noise scale) of self._Q and self._lag_a
 
         # sensor constants
-        self._declination_rad = math.radians(sens.mag.declination_deg)
         incl = math.radians(sens.mag.inclination_deg)
-        self._field_t = sens.mag.field_t
         horiz_t = max(sens.mag.field_t * math.cos(incl), 1e-7)
         self._mag_var = (sens.mag.noise_t / horiz_t) ** 2
         self._gyro_var = sens.imu.gyro_noise_rps ** 2
@@ -238,13 +165,6 @@ class NavigationEKF:
         self._angle_cmd = None                     # pods' commanded angles [rad]; None for fixed thrusters
         self._lag_a: list = []                  # per-thruster lag factor exp(-dt / tau) of one predict step
         self._thrust_known = False
-
-        self.attitude = AttitudeFilter(tn.attitude_time_constant_s, tn.trim_time_constant_s)
-        if tn.tilt_reference not in ("auto", "absolute", "dynamic"):
-            raise ValueError(f"tilt_reference must be auto, absolute or dynamic, got {tn.tilt_reference!r}")
-        self._tilt_absolute = (tn.tilt_reference == "absolute" or
-                               (tn.tilt_reference == "auto" and mag_calibration is not None
-                                and mag_calibration.method == "3d"))
 
         # measurement work arrays
         self._H1 = np.zeros((1, N_STATES))
@@ -278,6 +198,10 @@ class NavigationEKF:
                              mag_accepted=0, mag_rejected=0, mag_reacquisitions=0, samples_too_old=0,
                              stale_samples=0, bad_samples=0, filter_resets=0, model_drift_accepts=0,
                              gps_vel_rejected=0, gps_vel_reaccepted=0)
+        self._measure = MeasurementBuilder(tn, sens.mag.field_t, math.radians(sens.mag.declination_deg),
+                                           mag_calibration, self.counters)
+        self._handlers = {GPS: self._on_gps, GYRO: self._on_gyro, HEADING: self._on_heading,
+                          HEADING_GYRO: self._on_heading_gyro}
         # published-output smoothing offset (north, east, heading)
         self._off_n = 0.0
         self._off_e = 0.0
@@ -291,14 +215,13 @@ class NavigationEKF:
             self.time_s = min([t_s] + [s.time_s for s in batch.gps] + [s.time_s for s in batch.imu]
                               + [s.time_s for s in batch.mag])
         try:
-            for ev in self._events(batch):
-                t_m = ev[0]
+            for t_m, kind, n, payload in self._measurements(batch):
                 if t_m < self.time_s - self.tuning.max_sample_age_s:
-                    self.counters["samples_too_old"] += ev[2] + (ev[3][1] if ev[1] == self._on_heading_gyro else 0)
+                    self.counters["samples_too_old"] += n + (payload[1] if kind == HEADING_GYRO else 0)
                     continue
                 if t_m > self.time_s + self.tuning.predict_gap_s:
                     self._predict_to(t_m)
-                ev[1](t_m - self.time_s, ev[2], ev[3])
+                self._handlers[kind](t_m - self.time_s, n, payload)
             self._predict_to(t_s)
             # a NaN or an infinity anywhere makes the sum non-finite (two numpy calls instead of four)
             healthy = math.isfinite(float(self.kf.x.sum())) and math.isfinite(float(self.kf.P.sum()))
@@ -370,87 +293,16 @@ class NavigationEKF:
         """A copy of the filter's state covariance (N_STATES, N_STATES)."""
         return self.kf.P.copy()
 
-    # ------------------------------------------------------------------------------------------ events
-    def _events(self, batch: SensorBatch) -> list:
-        """(time, handler, n_samples, payload) tuples sorted by time. Also feeds the attitude filter."""
-        events, gyro, heading = [], [], []
-        tn = self.tuning
-        for fix in batch.gps:
-            if not (_finite(fix.time_s) and _finite(fix.lat_deg) and _finite(fix.lon_deg)):
-                if fix.valid or not _finite(fix.time_s):
-                    self.counters["bad_samples"] += 1
-                    continue
-            events.append((fix.time_s, self._on_gps, 1, fix))
+    # ------------------------------------------------------------------------------------------ measurements
+    def _measurements(self, batch: SensorBatch) -> list:
+        """The batch's measurements in time order (estimation/ekf_measurements.py), the attitude filter fed with
+        the hull's own acceleration from the state and the model."""
+        accel = (0.0, 0.0)
         if batch.imu:
-            imu = sorted(batch.imu, key=_time_key) if len(batch.imu) > 1 else batch.imu
-            x = self.kf.x
             u_g, v_g = self._ground_body_velocity()
-            r = x[IX_R, 0]
-            # the hull's own acceleration in body axes (model surge/sway acceleration plus centripetal), FRD
-            acc_x = self.model.u_dot - v_g * r
-            acc_y = self.model.v_dot + u_g * r
-            t0 = None
-            for s in imu:
-                if s.stale:
-                    self.counters["stale_samples"] += 1
-                    continue
-                if not (_finite(s.time_s) and _finite3(s.accel_mps2) and _finite3(s.gyro_rps)):
-                    self.counters["bad_samples"] += 1
-                    continue
-                self.attitude.update(s.time_s, s.accel_mps2, s.gyro_rps, acc_x, acc_y)
-                if t0 is None or s.time_s - t0 > tn.window_s:
-                    if t0 is not None:
-                        gyro.append((t_sum / n, self._on_gyro, n, g_sum / n))
-                    t0, t_sum, g_sum, n = s.time_s, 0.0, 0.0, 0
-                t_sum += s.time_s
-                g_sum += s.gyro_rps[2]
-                n += 1
-            if t0 is not None:
-                gyro.append((t_sum / n, self._on_gyro, n, g_sum / n))
-        if batch.mag:
-            mag = sorted(batch.mag, key=_time_key) if len(batch.mag) > 1 else batch.mag
-            att = self.attitude
-            if self._tilt_absolute:
-                roll, pitch = att.roll_rad, att.pitch_rad
-            else:
-                roll, pitch = att.dynamic_roll_rad, att.dynamic_pitch_rad
-            cal = self.mag_calibration
-            t0 = None
-            for s in mag:
-                if s.stale:
-                    self.counters["stale_samples"] += 1
-                    continue
-                if not (_finite(s.time_s) and _finite3(s.field_t)) or s.field_t == (0.0, 0.0, 0.0):
-                    self.counters["bad_samples"] += 1
-                    continue
-                mx, my, mz = s.field_t
-                if cal is not None:
-                    mx, my, mz = cal.apply_xyz(mx, my, mz)
-                    norm = math.sqrt(mx * mx + my * my + mz * mz)
-                    if abs(norm - self._field_t) > tn.mag_field_tolerance * self._field_t:
-                        self.counters["mag_rejected"] += 1
-                        continue
-                psi = tilt_compensated_heading_rad(mx, my, mz, roll, pitch, self._declination_rad)
-                if t0 is None or s.time_s - t0 > tn.window_s:
-                    if t0 is not None:
-                        heading.append((t_sum / n, self._on_heading, n, wrap_pi(psi0 + d_sum / n)))
-                    t0, t_sum, psi0, d_sum, n = s.time_s, 0.0, psi, 0.0, 0
-                t_sum += s.time_s
-                d_sum += wrap_pi(psi - psi0)
-                n += 1
-            if t0 is not None:
-                heading.append((t_sum / n, self._on_heading, n, wrap_pi(psi0 + d_sum / n)))
-        if len(gyro) == 1 and len(heading) == 1 and abs(gyro[0][0] - heading[0][0]) <= tn.window_s:
-            # the usual cycle: one gyro mean and one heading, fused in a single update at the heading's time
-            tg, _, ng, rate = gyro[0]
-            th, _, nh, psi = heading[0]
-            events.append((th, self._on_heading_gyro, nh, (psi, ng, rate, tg - th)))
-        else:
-            events.extend(gyro)
-            events.extend(heading)
-        if len(events) > 1:
-            events.sort(key=_first)
-        return events
+            r = self.kf.x[IX_R, 0]
+            accel = (self.model.u_dot - v_g * r, self.model.v_dot + u_g * r)   # surge/sway + centripetal, FRD
+        return self._measure.measurements(batch, accel)
 
     # ------------------------------------------------------------------------------------------ predict
     def _set_thrust(self, thrust: Optional[ThrustCommand]) -> None:
@@ -897,17 +749,6 @@ def _finite(v) -> bool:
         return False
 
 
-def _finite3(v) -> bool:
-    return len(v) == 3 and _finite(v[0]) and _finite(v[1]) and _finite(v[2])
-
-
 def _const(value):
     return lambda _x: value
 
-
-def _time_key(sample):
-    return sample.time_s
-
-
-def _first(event):
-    return event[0]
