@@ -1,4 +1,4 @@
-"""A YAML file of navigation-filter tuning (estimation.ekf.EkfTuning fields), as `autopilot log replay
+"""A YAML file of navigation-filter tuning (estimation.ekf_tuning.EkfTuning fields), as `autopilot log replay
 --ekf-tuning FILE` takes it:
 
     # only what differs from the run's own tuning; units as in EkfTuning (SI: m, s, rad)
