@@ -100,7 +100,6 @@ class NavigationEKF:
                  tuning: Optional[EkfTuning] = None):
         self.vessel = vessel
         self.frame = frame
-        self.mag_calibration = mag_calibration
         self.tuning = tuning or EkfTuning()
         tn = self.tuning
         sens = vessel.sensors
@@ -292,6 +291,11 @@ class NavigationEKF:
     def covariance(self) -> np.ndarray:
         """A copy of the filter's state covariance (N_STATES, N_STATES)."""
         return self.kf.P.copy()
+
+    @property
+    def mag_calibration(self) -> Optional[MagCalibration]:
+        """The calibration applied to every MagSample (None: the driver applies one), fixed at construction."""
+        return self._measure.mag_calibration
 
     # ------------------------------------------------------------------------------------------ measurements
     def _measurements(self, batch: SensorBatch) -> list:
