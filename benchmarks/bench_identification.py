@@ -104,14 +104,6 @@ def _fly(vessel, tmp, plant_spec=None, seed: int = 1, sets: int = 2) -> str:
     return run_dir
 
 
-def _identify(run_dir, vessel, source, window_s, require=NAMES, method="ls"):
-    """Fit all sets but the last, validate on the last, keeping refused parameters from the file
-    (_identify_keeping). Returns (report, validation run name, fixed names)."""
-    fit_run, val_run = split_last_set(load_ident_run(run_dir, vessel, source))
-    rep, fix = _identify_keeping([fit_run], [val_run], vessel, window_s, require, method)
-    return rep, val_run.name, fix
-
-
 def _identify_keeping(fit_runs, val_runs, vessel, window_s, require=NAMES, method="ls"):
     """identify(); a refusal naming unexcited parameters is retried with them kept from the file (what the
     refusal tells a user to do). Returns (report, fixed names); IdentificationError when still refused."""
@@ -143,10 +135,9 @@ def _error_lines(z, ci, truth, fixed, label: str, note: str = "") -> List[str]:
             + "   (half-width of each 95 % interval, % of the value)"]
 
 
-def _floor_lines(truth_zeta, run_dir, vessel, source) -> List[str]:
-    """The validation R^2 of the plant's own parameters on the same validation set: the most any fit can reach
-    with these measured signals (1 Hz GNSS makes the measured track, not the model, the limit)."""
-    _, val_run = split_last_set(load_ident_run(run_dir, vessel, source))
+def _floor_lines(truth_zeta, val_run) -> List[str]:
+    """The validation R^2 of the plant's own parameters on the validation run: the most any fit can reach with
+    these measured signals (1 Hz GNSS makes the measured track, not the model, the limit)."""
     pad = " " * 14
     return [f"{pad}true parameters' R^2, segments open loop: "
             + ", ".join(f"{k} {v['r2']:.4f}" for k, v in validate(truth_zeta, val_run).items()),
@@ -171,11 +162,17 @@ def part1(preset: str, window_s: float, methods=("ls", "oe"), sources=("truth", 
         for source in sources:
             if source == "smoother":
                 out.append(_smoother_error(run_dir, vessel))
+            try:                                      # read once per source, fitted by each method
+                fit_run, val_run = split_last_set(load_ident_run(run_dir, vessel, source))
+            except IdentificationError as e:
+                out.append(f"  {source:12s} refused: {e}")
+                continue
+            val_name = val_run.name
             for method in methods:
                 label = f"{source}/{method}"
                 t0 = time.monotonic()
                 try:
-                    rep, val_name, fixed = _identify(run_dir, vessel, source, window_s, method=method)
+                    rep, fixed = _identify_keeping([fit_run], [val_run], vessel, window_s, method=method)
                 except IdentificationError as e:
                     out.append(f"  {label:12s} refused: {e}")
                     continue
@@ -192,7 +189,7 @@ def part1(preset: str, window_s: float, methods=("ls", "oe"), sources=("truth", 
                 out.append(f"  {'':12s} validation R^2, first states fitted: "
                            + ", ".join(f"{k} {v['r2']:.4f}" for k, v in qx.items()))
                 if source != "truth" and method == methods[-1]:
-                    out += _floor_lines(truth, run_dir, vessel, source)
+                    out += _floor_lines(truth, val_run)
                 if preset == "iacquabot" and source == "truth":
                     within = [n for i, n in enumerate(NAMES)
                               if n not in fixed and TABLE_3[n][1] <= z[i] <= TABLE_3[n][2]]
@@ -279,9 +276,11 @@ def part2(preset: str, window_s: float, seeds, methods=("ls", "oe")) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         spec = PlantSpec.resolve(wrong, 1, plant_vessel=true)
         run_dir = _fly(wrong, tmp, plant_spec=spec)
+        runs = split_last_set(load_ident_run(run_dir, wrong, "smoother"))     # read once, fitted by each method
+        val_name = runs[1].name
         for method in methods:
             try:
-                rep, val_name, fixed = _identify(run_dir, wrong, "smoother", window_s, method=method)
+                rep, fixed = _identify_keeping([runs[0]], [runs[1]], wrong, window_s, method=method)
             except IdentificationError as e:
                 out.append(f"  {method}: identification refused: {e}")
                 continue
