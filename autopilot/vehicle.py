@@ -257,10 +257,12 @@ class Autopilot:
                                       self.velocity_ctl.max_yaw_rate_rps, ki_per_s2=tc.integral_gain_per_s2)
         try:
             if tc.kind == "path":
-                return PathFollowMode(make_path(tc, self.guidance.waypoints_ned[0]), tracker,
+                mode = PathFollowMode(make_path(tc, self.guidance.waypoints_ned[0]), tracker,
                                       arrive_m=max(1.5, length), law=tc.path_law,
                                       lookahead_m=self.guidance.lookahead_m,
                                       sigma=mission.guidance.sigma)
+                mode.crab_hull_sway = self.guidance.crab_hull_sway
+                return mode
             reference = make_reference(tc, mission.source_file)
         except ValueError as e:
             raise ConfigError(mission.source_file or "<mission>", "trajectory", str(e)) from None
@@ -278,6 +280,7 @@ class Autopilot:
         rtl.speed_mps = cruise
         rtl.lookahead_m = self.guidance.lookahead_m
         rtl.crab_compensation = mission.guidance.crab_compensation
+        rtl.crab_hull_sway = self.guidance.crab_hull_sway
         rtl.arrive_m = max(mission.acceptance_radius_m, mission.loiter_radius_m)
         self.modes["HEADING_HOLD"].speed_mps = min(self.vessel.failsafe.gnss.slow_speed_mps, cruise)
 
@@ -471,6 +474,7 @@ class Autopilot:
         out = NEUTRAL
         mode = self.mode
         if self.armed and not self._enter_pending and (nav.valid or not mode.navigating):
+            self._share_drift()
             out = mode.update(t_s, nav)
             if getattr(mode, "install_pending", False):
                 mode.install_pending = False
@@ -781,7 +785,6 @@ class Autopilot:
         w = self.turn_watch
         w.update(t_s, yaw_rate_rps, yaw_nm)
         self.guidance.turn_scale = w.scale
-        self.guidance.drift_ne = self._drift_ne()
         if w.scale < WARN_SCALE and not self._turn_warned:
             self._turn_warned = True
             self._emit(t_s, "warning", f"the boat turns at {w.scale:.2f} x its vessel file's yaw rate in hard turns "
@@ -791,6 +794,15 @@ class Autopilot:
 
     def _cached_health(self, t_s: float):
         return self.health
+
+    def _share_drift(self) -> None:
+        """Give the estimator's drift to what steers by it: mission guidance (wheel-over point, crab angle), RTL
+        and a path's LOS laws (crab angle)."""
+        drift = self._drift_ne()
+        self.guidance.drift_ne = drift
+        for mode in (self.modes["RTL"], self.modes["AUTO"]):
+            if hasattr(mode, "drift_ne"):
+                mode.drift_ne = drift
 
     def _drift_ne(self) -> tuple[float, float]:
         """Drift over ground the estimator has learnt (its water current, which takes up the wind's push)."""

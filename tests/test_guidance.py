@@ -5,7 +5,7 @@ import math
 import pytest
 
 from autopilot.config import (AnchorConfig, GuidanceConfig, MissionConfig, PointConfig, load_vessel)
-from autopilot.guidance import CRAB_MAX_RAD, Leg, MissionGuidance, crab_angle_rad
+from autopilot.guidance import CRAB_MAX_RAD, Leg, MissionGuidance, crab_angle_rad, crab_takes_hull_sway
 from autopilot.types import NavState
 
 VESSEL = load_vessel("foka")
@@ -58,26 +58,68 @@ def drifting(n, e, surge, sway, psi=0.0, t=0.0):
 
 
 def test_crab_compensation_points_the_bow_into_the_drift():
-    # on the path of a north-going leg, drifting to starboard (east) at 0.2 m/s while making 1 m/s ahead:
-    # the course is 11.3 deg right of the heading, so the heading asked for is 11.3 deg left of the leg
+    # on the path of a north-going leg, the estimator's drift 0.2 m/s east (to starboard) while making 1 m/s
+    # ahead: the course is 11.3 deg right of the heading, so the heading asked for is 11.3 deg left of the leg
     g = MissionGuidance(mission([(0, 0), (100, 0)], law="los"), VESSEL)
+    g.drift_ne = (0.0, 0.2)
     g.update(0.0, drifting(0, 0, 1.0, 0.2))
     sp = g.update(0.1, drifting(10, 0, 1.0, 0.2, t=0.1))
     assert sp.heading_rad == pytest.approx(-math.atan2(0.2, 1.0))
     plain = MissionGuidance(mission([(0, 0), (100, 0)], law="los", crab_compensation=False), VESSEL)
+    plain.drift_ne = (0.0, 0.2)
     plain.update(0.0, drifting(0, 0, 1.0, 0.2))
     assert plain.update(0.1, drifting(10, 0, 1.0, 0.2, t=0.1)).heading_rad == pytest.approx(0.0)
 
 
+def test_a_quick_sliding_hulls_own_sway_does_not_move_the_heading_asked_for():
+    """FOKA slides in step with its yaw rate: its own sway (no drift) does not steer it further into the turn
+    it is making, which fed the yaw rate back into the desired heading and made it weave."""
+    assert not crab_takes_hull_sway(VESSEL)
+    g = MissionGuidance(mission([(0, 0), (100, 0)], law="los"), VESSEL)
+    g.update(0.0, drifting(0, 0, 1.0, 0.0))
+    still = g.update(0.1, drifting(10, 0, 1.0, 0.0, t=0.1)).heading_rad
+    sliding = g.update(0.2, drifting(10, 0, 1.0, -0.3, t=0.2)).heading_rad
+    assert still == pytest.approx(0.0) and sliding == pytest.approx(0.0)
+
+
+def test_a_slow_sliding_hull_steers_its_course_through_its_own_sway():
+    """The WAM-V's sway outlasts its heading loop: the crab takes the sway over ground the estimate has."""
+    wamv = load_vessel("wamv")
+    assert crab_takes_hull_sway(wamv)
+    g = MissionGuidance(mission([(0, 0), (100, 0)], law="los"), wamv)
+    g.update(0.0, drifting(0, 0, 1.0, -0.3))
+    assert g.update(0.1, drifting(10, 0, 1.0, -0.3, t=0.1)).heading_rad == pytest.approx(math.atan2(0.3, 1.0))
+
+
+def test_whether_the_crab_takes_the_hulls_sway_follows_its_time_against_the_heading_loop():
+    # FOKA: (m - Y_vdot) / -Y_v = 0.67 s against 1/omega_n = 0.67 s; the rule needs twice that
+    hull = VESSEL.hull
+    slower = dataclasses.replace(VESSEL, hull=dataclasses.replace(hull, y_v=hull.y_v / 2.5))
+    assert not crab_takes_hull_sway(VESSEL) and crab_takes_hull_sway(slower)
+    undamped = dataclasses.replace(VESSEL, hull=dataclasses.replace(hull, y_v=0.0))
+    assert crab_takes_hull_sway(undamped)
+
+
+def test_crab_angle_is_the_drift_across_the_bow_over_the_surge():
+    east = (0.0, 0.2)
+    assert crab_angle_rad(drifting(0, 0, 1.0, 0.0), east) == pytest.approx(math.atan2(0.2, 1.0))
+    # heading east, the same drift is dead astern: no crab; heading south it is to port
+    assert crab_angle_rad(drifting(0, 0, 1.0, 0.0, psi=math.pi / 2), east) == pytest.approx(0.0, abs=1e-12)
+    assert crab_angle_rad(drifting(0, 0, 1.0, 0.0, psi=math.pi), east) == pytest.approx(-math.atan2(0.2, 1.0))
+
+
 def test_crab_angle_fades_out_at_low_speed_and_is_clamped():
-    assert crab_angle_rad(drifting(0, 0, 0.1, 0.2)) == 0.0          # too slow: the course is noise
-    assert crab_angle_rad(drifting(0, 0, -1.0, 0.2)) == 0.0         # going astern
-    half = crab_angle_rad(drifting(0, 0, 0.3, 0.1))                  # half-way through the fade
+    east = (0.0, 0.2)
+    assert crab_angle_rad(drifting(0, 0, 0.1, 0.0), east) == 0.0          # too slow: the course is noise
+    assert crab_angle_rad(drifting(0, 0, -1.0, 0.0), east) == 0.0         # going astern
+    half = crab_angle_rad(drifting(0, 0, 0.3, 0.0), (0.0, 0.1))           # half-way through the fade
     assert half == pytest.approx(0.5 * math.atan2(0.1, 0.3))
-    assert crab_angle_rad(drifting(0, 0, 1.0, 5.0)) == pytest.approx(CRAB_MAX_RAD)
-    assert crab_angle_rad(drifting(0, 0, 1.0, -5.0)) == pytest.approx(-CRAB_MAX_RAD)
-    invalid = dataclasses.replace(drifting(0, 0, 1.0, 0.5), valid=False)
-    assert crab_angle_rad(invalid) == 0.0
+    assert crab_angle_rad(drifting(0, 0, 1.0, 0.0), (0.0, 5.0)) == pytest.approx(CRAB_MAX_RAD)
+    assert crab_angle_rad(drifting(0, 0, 1.0, 0.0), (0.0, -5.0)) == pytest.approx(-CRAB_MAX_RAD)
+    invalid = dataclasses.replace(drifting(0, 0, 1.0, 0.0), valid=False)
+    assert crab_angle_rad(invalid, east) == 0.0
+    # with the hull's sway: the estimate's sway over ground, whatever the drift
+    assert crab_angle_rad(drifting(0, 0, 1.0, 0.1), east, hull_sway=True) == pytest.approx(math.atan2(0.1, 1.0))
 
 
 def test_ilos_integral_follows_its_ode_and_removes_steady_offset():

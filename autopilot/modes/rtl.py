@@ -3,7 +3,8 @@
 The leg runs from where the boat is on entry to `home` (the position at arming); the desired heading is
 psi_d = chi + atan(-y / lookahead) with y the cross-track error (guidance's LOS law), the speed the mission's
 cruise speed, slowing linearly within two lookaheads of home to a third of it. With `crab_compensation` the LOS
-angle is the desired course over ground and the estimated crab angle is taken off it (see autopilot.guidance).
+angle is the desired course over ground and the crab angle (autopilot.guidance.crab_angle_rad: the estimator's
+drift `drift_ne`, set by the vehicle each cycle, and with `crab_hull_sway` the hull's own sway) is taken off it.
 `finished` once the boat is within `arrive_m` of home or has passed it along the leg.
 """
 from __future__ import annotations
@@ -27,6 +28,8 @@ class RtlMode(Mode):
         self.speed_mps = speed_mps
         self.lookahead_m = lookahead_m
         self.arrive_m = arrive_m
+        self.drift_ne = (0.0, 0.0)     # the estimator's drift over ground (its current) [m/s] north, east
+        self.crab_hull_sway = False    # the crab takes the hull's own sway too (guidance.crab_takes_hull_sway)
         self.leg: Optional[Leg] = None
         self._arrived = False
 
@@ -47,7 +50,7 @@ class RtlMode(Mode):
         if leg.length_m > 1e-3:
             psi = leg.path_angle_rad + math.atan2(-y, self.lookahead_m)
             if self.crab_compensation:
-                psi -= crab_angle_rad(nav)
+                psi -= crab_angle_rad(nav, self.drift_ne, self.crab_hull_sway)
         else:
             psi = math.atan2(leg.e1 - nav.east_m, leg.n1 - nav.north_m)
         zone = 2.0 * self.lookahead_m

@@ -148,6 +148,8 @@ class PathFollowMode(Mode):
         self.law, self.lookahead_m, self.sigma = law, lookahead_m, sigma if law == "ilos" else 0.0
         self.y_int = 0.0
         self._t_prev: Optional[float] = None
+        self.drift_ne = (0.0, 0.0)     # the estimator's drift over ground [m/s] north, east: the los laws' crab
+        self.crab_hull_sway = False    # the crab takes the hull's own sway too (guidance.crab_takes_hull_sway)
         self.arrive_m = arrive_m
         self.phase = "track"
         self.progress = None
@@ -194,7 +196,8 @@ class PathFollowMode(Mode):
         self._t_prev = t_s
         if self.sigma > 0.0 and dt > 0.0:
             self.y_int += dt * delta * y / ((y + self.sigma * self.y_int) ** 2 + delta ** 2)
-        psi_d = float(self.path.heading[i]) + math.atan2(-y - self.sigma * self.y_int, delta) - crab_angle_rad(nav)
+        psi_d = (float(self.path.heading[i]) + math.atan2(-y - self.sigma * self.y_int, delta)
+                 - crab_angle_rad(nav, self.drift_ne, self.crab_hull_sway))
         return GuidanceSetpoint(heading_rad=math.remainder(psi_d, 2 * math.pi), speed_mps=self.speed_ref_mps,
                                 xte_m=y, distance_to_waypoint_m=self.path.length_m - float(self.path.s[i]),
                                 yaw_rate_ff_rps=self.speed_ref_mps * float(self.path.kappa[i]))
