@@ -405,8 +405,9 @@ class GuidanceConfig:
                                                 "moment, autopilot/turning.py); 0 flies lookahead_m as given")
     crab_compensation: bool = param(True, doc="los/ilos and RTL: steer the course over ground, i.e. the heading "
                                               "is the LOS course less the crab angle of the estimated drift "
-                                              "(current and wind's push, not the hull's own sway); false gives "
-                                              "the textbook heading-based law")
+                                              "(current and wind's push; with the hull's own sway when that is "
+                                              "slow against the heading loop, autopilot/guidance.py); false "
+                                              "gives the textbook heading-based law")
     wheel_over: bool = param(True, doc="los/ilos/xtrack_pid: begin a turn of 20-135 deg before its waypoint, so "
                                        "that the boat, turning at the rate it measures and drifting with the "
                                        "current it estimates, comes out of the turn on the next leg")
