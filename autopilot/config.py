@@ -402,7 +402,8 @@ class GuidanceConfig:
     lookahead_min_turn_radii: float = param(1.0, min=0.0, max=10.0,
                                             doc="los/ilos and RTL: the lookahead is at least this many of the "
                                                 "boat's turning radii (at the mission's speed on half its yaw "
-                                                "moment, autopilot/turning.py); 0 flies lookahead_m as given")
+                                                "moment, autopilot/turning.py), and at least 4.5 x speed / "
+                                                "the heading loop's omega_n; 0 flies lookahead_m as given")
     crab_compensation: bool = param(True, doc="los/ilos and RTL: steer the course over ground, i.e. the heading "
                                               "is the LOS course less the crab angle of the estimated drift "
                                               "(current and wind's push; with the hull's own sway when that is "

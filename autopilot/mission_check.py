@@ -117,10 +117,11 @@ def check_config(config_path, mission_path=None, max_leg_m: float = DEFAULT_MAX_
 
 def lookahead_note(vessel: VesselConfig, mission: MissionConfig) -> str:
     """What `check` says when guidance will fly a longer LOS lookahead than the mission's (the boat's turning
-    radius, autopilot/turning.py); "" otherwise."""
-    from autopilot.turning import max_yaw_moment_nm, mission_speed_mps, raised_lookahead_m
+    radius or its heading loop, autopilot/turning.py); "" otherwise."""
+    from autopilot.turning import lookahead_floor_reason, max_yaw_moment_nm, raised_lookahead_m
     try:
-        raised = raised_lookahead_m(vessel, mission, max_yaw_moment_nm(vessel))
+        max_yaw_nm = max_yaw_moment_nm(vessel)
+        raised = raised_lookahead_m(vessel, mission, max_yaw_nm)
     except (ValueError, ConfigError):
         return ""                     # the thrusters' problem is reported elsewhere
     if raised is None:
@@ -128,9 +129,8 @@ def lookahead_note(vessel: VesselConfig, mission: MissionConfig) -> str:
     filed, flown = raised
     where = (f"{mission.source_file or '<mission>'}: guidance.lookahead_m" if mission.guidance.lookahead_m is not None
              else f"{vessel.source_file or vessel.name}: control.lookahead_hull_lengths")
-    return (f"{where}: {filed:.1f} m is shorter than {vessel.name}'s turning radius at "
-            f"{mission_speed_mps(vessel, mission):g} m/s on half its yaw moment; guidance flies {flown:.1f} m "
-            f"(the mission's guidance.lookahead_min_turn_radii: 0 keeps {filed:.1f} m)")
+    return (f"{where}: {filed:.1f} m is shorter than {lookahead_floor_reason(vessel, mission, max_yaw_nm)}; "
+            f"guidance flies {flown:.1f} m (the mission's guidance.lookahead_min_turn_radii: 0 keeps {filed:.1f} m)")
 
 
 def wheel_over_note(vessel: VesselConfig, mission: MissionConfig) -> str:

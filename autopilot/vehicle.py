@@ -62,7 +62,7 @@ from autopilot.prearm import ArmResult, PrearmInputs, prearm_failures
 from autopilot.reference_models import HeadingReference
 from autopilot.trajectory import ControlPointTracker, make_path, make_reference
 from autopilot.turn_rate_watch import WARN_SCALE, TurnRateWatch
-from autopilot.turning import guidance_lookahead_m, raised_lookahead_m
+from autopilot.turning import guidance_lookahead_m, lookahead_floor_reason, raised_lookahead_m
 from autopilot.types import (GpsFix, GuidanceSetpoint, NavState, PulseCommand, SensorBatch, ThrustCommand,
                              Wrench)
 from autopilot.velocity_control import VelocityController
@@ -246,8 +246,9 @@ class Autopilot:
         self._emit(self._now(), "mission", f"mission {mission.name!r} loaded ({len(mission.waypoints)} waypoints)")
         raised = raised_lookahead_m(self.vessel, mission, self.allocator.max_yaw_nm)
         if raised:
-            self._emit(self._now(), "mission", f"LOS lookahead {raised[0]:.1f} m raised to {raised[1]:.1f} m: the "
-                                               f"boat's turning radius (guidance.lookahead_min_turn_radii)")
+            why = lookahead_floor_reason(self.vessel, mission, self.allocator.max_yaw_nm)
+            self._emit(self._now(), "mission", f"LOS lookahead {raised[0]:.1f} m raised to {raised[1]:.1f} m: "
+                                               f"{why} (guidance.lookahead_min_turn_radii: 0 keeps it)")
 
     def _trajectory_mode(self, mission: MissionConfig, cruise_mps: float):
         """AUTO for a trajectory or path mission; a reference that cannot be made (an unreadable CSV) is a
