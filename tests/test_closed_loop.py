@@ -153,12 +153,12 @@ def test_ten_hz_gnss_beyond_the_l76k_is_simulated_as_a_faster_receiver():
     assert 190 <= len(res.gps_ne) <= 200          # 20 s of 10 Hz fixes through the real L76K driver
 
 
-@pytest.mark.parametrize("mismatch, max_r_dps, max_xte_m", [({}, 8.0, 0.7), ({"y_v": 0.6}, 12.0, 0.9)],
-                         ids=["matched", "sway-damping-x0.6"])
-def test_foka_holds_its_heading_on_the_hexagon_legs_at_speed(mismatch, max_r_dps, max_xte_m):
+@pytest.mark.parametrize("mismatch", [{}, {"y_v": 0.6}], ids=["matched", "sway-damping-x0.6"])
+def test_foka_holds_its_heading_on_the_hexagon_legs_at_speed(mismatch):
     """FOKA at the hexagon's 1.5 m/s in the demo's weather runs its legs straight, on its own plant and on one
     that slides more in its turns. When the crab angle took the hull's own sway (which follows the yaw rate in a
-    turn), it wove +-25 deg on every leg: yaw rate RMS mid-leg 15 and 22 deg/s, cross-track 0.92 and 1.53 m."""
+    turn) and the lookahead was 3 m, it wove +-25 deg on every leg: yaw rate RMS mid-leg 15 and 22 deg/s,
+    cross-track 0.92 and 1.53 m (now about 2.5 deg/s and 0.46-0.50 m)."""
     env = EnvironmentConfig(wind_speed_mps=3, wind_from_deg=90, current_speed_mps=0.2, current_toward_deg=0,
                             wave_hs_m=0.2, wave_tp_s=3, wave_from_deg=90)
     vessel = load_vessel("foka")
@@ -177,5 +177,5 @@ def test_foka_holds_its_heading_on_the_hexagon_legs_at_speed(mismatch, max_r_dps
             if 0.25 * leg.length_m < along < 0.75 * leg.length_m:
                 mid_leg_r.append(r)
     assert len(mid_leg_r) > 1000
-    assert math.degrees(float(np.sqrt(np.mean(np.square(mid_leg_r))))) < max_r_dps
-    assert res.report["xte_rms_m"] < max_xte_m
+    assert math.degrees(float(np.sqrt(np.mean(np.square(mid_leg_r))))) < 6.0
+    assert res.report["xte_rms_m"] < 0.65
