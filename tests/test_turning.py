@@ -62,8 +62,8 @@ def test_a_fast_mission_gets_a_lookahead_its_heading_loop_can_follow():
     foka, hexagon = load_vessel("foka"), load_mission(CONFIG_DIR / "missions" / "hexagon.yaml")
     assert MissionGuidance(hexagon, foka, max_yaw_nm=max_yaw_moment_nm(foka)).lookahead_m == pytest.approx(4.5)
     assert MissionGuidance(load_mission(DEMO), foka, max_yaw_nm=max_yaw_moment_nm(foka)).lookahead_m == 3.0
-    said = [n for n in check_config(CONFIG_DIR / "vessels" / "foka.yaml", CONFIG_DIR / "missions" / "hexagon.yaml").notes
-            if "lookahead" in n]
+    notes = check_config(CONFIG_DIR / "vessels" / "foka.yaml", CONFIG_DIR / "missions" / "hexagon.yaml").notes
+    said = [n for n in notes if "lookahead" in n]
     assert len(said) == 1 and "shorter than 4.5 x 1.5 m/s over the heading loop's omega_n 1.5 rad/s" in said[0]
     assert "guidance flies 4.5 m" in said[0]
 
