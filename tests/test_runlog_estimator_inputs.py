@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import struct
 import subprocess
 import sys
 import textwrap
@@ -124,6 +125,32 @@ def test_a_cut_or_damaged_file_reads_up_to_the_damage(sim_run, tmp_path):
     assert damaged.damaged and "CRC" in damaged.damaged and not damaged.cut_tail
     assert 0 < len(damaged.steps) < len(whole.steps)
     assert damaged.steps[-1] == whole.steps[len(damaged.steps) - 1]
+
+
+def test_a_damaged_length_field_mid_file_is_damage_not_a_cut_tail(sim_run, tmp_path):
+    """A record whose length field now points past the end of the file looks like a crash's cut record, but
+    whole records follow it: the read stops there and says it is damage."""
+    run_dir, _sim = sim_run
+    data = bytearray((run_dir / FILE_NAME).read_bytes())
+    whole = read_estimator_inputs(run_dir)
+    head = struct.Struct("<BII")                      # kind, payload length, CRC-32 (estimator_inputs.py)
+    starts, pos = [], struct.calcsize("<4sH")         # after the magic and the format version
+    while pos < len(data):
+        starts.append(pos)
+        pos += head.size + head.unpack_from(data, pos)[1]
+    mid = starts[len(starts) // 2]                    # records: the header, then one per step
+    kind, _length, crc = head.unpack_from(data, mid)
+    head.pack_into(data, mid, kind, len(data) - mid + 1000, crc)
+    damaged = read_estimator_inputs(_copy(run_dir, tmp_path / "len", bytes(data)))
+    assert damaged.damaged and f"byte {mid}" in damaged.damaged and "length" in damaged.damaged
+    assert not damaged.cut_tail
+    assert len(damaged.steps) == len(starts) // 2 - 1 and damaged.steps[-1] == whole.steps[len(damaged.steps) - 1]
+    # the same length field on the last record is a crash's cut tail
+    data = bytearray((run_dir / FILE_NAME).read_bytes())
+    kind, _length, crc = head.unpack_from(data, starts[-1])
+    head.pack_into(data, starts[-1], kind, len(data) - starts[-1] + 1000, crc)
+    cut = read_estimator_inputs(_copy(run_dir, tmp_path / "last", bytes(data)))
+    assert cut.cut_tail and cut.damaged is None and len(cut.steps) == len(whole.steps) - 1
 
 
 @pytest.mark.parametrize("content, reason", [

@@ -19,7 +19,8 @@ File layout (little endian):
 
 Crash safety: the logger's writer thread appends whole records and fsyncs with the other files; a record cut
 by a SIGKILL or a power cut fails its length or CRC check and ends the read there (`cut_tail`), everything
-before it is intact. A record that fails its CRC with more data after it is damage, reported by position.
+before it is intact. A record that fails its CRC with more data after it, or whose length runs past the end with
+whole records after it (a damaged length field), is damage, reported by position.
 """
 from __future__ import annotations
 
@@ -52,6 +53,7 @@ _NAV = struct.Struct("<8dB")
 _U32 = struct.Struct("<I")
 _GPS_FIELDS = {f.name for f in dataclasses.fields(GpsFix)}
 _MAX_RECORD = 64 << 20                        # a bigger length field is damage, not a record
+_RESYNC_WINDOW = 1 << 20                       # how far past a record that runs off the end to look for whole ones
 
 
 class EstimatorInputsError(ValueError):
@@ -252,7 +254,11 @@ class EstimatorInputsReader:
             return None
         payload = self._f.read(length)
         if len(payload) < length:
-            self.cut_tail = True
+            if self._whole_record_follows(pos + 1):
+                self.damaged = (f"byte {pos}: record length {length} runs past the end of the file, yet "
+                                f"CRC-checked records follow it (a damaged length field)")
+            else:
+                self.cut_tail = True
             return None
         if zlib.crc32(payload) != crc:
             if not self._f.read(1):
@@ -262,6 +268,23 @@ class EstimatorInputsReader:
             return None
         self._pos = pos + _RECORD_HEAD.size + length
         return kind, payload
+
+    def _whole_record_follows(self, start: int) -> bool:
+        """Whether a whole step record (its head, and a payload that passes its CRC) begins within
+        _RESYNC_WINDOW bytes after byte `start`. A crash cuts only the last record; a length field damaged
+        mid-file also points past the end, but whole records follow it."""
+        self._f.seek(start)
+        window = self._f.read(_RESYNC_WINDOW)
+        marker = bytes([KIND_STEP])
+        head = _RECORD_HEAD.size
+        i = window.find(marker)
+        while 0 <= i <= len(window) - head:
+            _kind, length, crc = _RECORD_HEAD.unpack_from(window, i)
+            end = i + head + length
+            if end <= len(window) and zlib.crc32(window[i + head:end]) == crc:
+                return True
+            i = window.find(marker, i + 1)
+        return False
 
     def steps(self):
         """The recorded steps in order, until the end of the file, a cut tail or a damaged record."""
