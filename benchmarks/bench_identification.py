@@ -276,8 +276,13 @@ def part2(preset: str, window_s: float, seeds, methods=("ls", "oe")) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         spec = PlantSpec.resolve(wrong, 1, plant_vessel=true)
         run_dir = _fly(wrong, tmp, plant_spec=spec)
-        runs = split_last_set(load_ident_run(run_dir, wrong, "smoother"))     # read once, fitted by each method
-        val_name = runs[1].name
+        try:                                          # read once, fitted by each method
+            runs = split_last_set(load_ident_run(run_dir, wrong, "smoother"))
+        except IdentificationError as e:
+            out.append(f"  identification refused: {e}")
+            methods = ()
+        else:
+            val_name = runs[1].name
         for method in methods:
             try:
                 rep, fixed = _identify_keeping([runs[0]], [runs[1]], wrong, window_s, method=method)
