@@ -57,15 +57,15 @@ def test_check_says_when_the_lookahead_is_raised():
 
 
 def test_a_fast_mission_gets_a_lookahead_its_heading_loop_can_follow():
-    """FOKA on the hexagon (1.5 m/s, 3 m filed; omega_n 1.5 rad/s): 4.5 x 1.5 / 1.5 = 4.5 m, and check says why;
+    """FOKA on the hexagon (1.5 m/s, 3 m filed; omega_n 2.0 rad/s): 4.5 x 1.5 / 2.0 = 3.4 m, and check says why;
     the same boat on the demo's 0.8 m/s keeps its 3 m."""
     foka, hexagon = load_vessel("foka"), load_mission(CONFIG_DIR / "missions" / "hexagon.yaml")
-    assert MissionGuidance(hexagon, foka, max_yaw_nm=max_yaw_moment_nm(foka)).lookahead_m == pytest.approx(4.5)
+    assert MissionGuidance(hexagon, foka, max_yaw_nm=max_yaw_moment_nm(foka)).lookahead_m == pytest.approx(3.375)
     assert MissionGuidance(load_mission(DEMO), foka, max_yaw_nm=max_yaw_moment_nm(foka)).lookahead_m == 3.0
     notes = check_config(CONFIG_DIR / "vessels" / "foka.yaml", CONFIG_DIR / "missions" / "hexagon.yaml").notes
     said = [n for n in notes if "lookahead" in n]
-    assert len(said) == 1 and "shorter than 4.5 x 1.5 m/s over the heading loop's omega_n 1.5 rad/s" in said[0]
-    assert "guidance flies 4.5 m" in said[0]
+    assert len(said) == 1 and "shorter than 4.5 x 1.5 m/s over the heading loop's omega_n 2 rad/s" in said[0]
+    assert "guidance flies 3.4 m" in said[0]
 
 
 def test_the_speed_falls_while_the_bow_points_away_from_the_desired_heading():
