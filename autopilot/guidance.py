@@ -7,7 +7,13 @@ Laws (chosen by the mission's `guidance.law`):
           y_int_dot = Delta*y / ((y + sigma*y_int)^2 + Delta^2).
 - `xtrack_pid`: psi_d = chi_p - clamp(kp*y + ki*int(y) + kd*y_dot, +-max_correction).
 Here chi_p is the leg's path angle and y the cross-track error, positive when the boat is to the right
-(starboard side) of the leg. The integral state is reset at each waypoint switch.
+(starboard side) of the leg. The integral state is reset at each waypoint switch, and held while the boat
+closes on the line by itself (ilos_integral_held): more than ILOS_HOLD_MIN_XTE_M off it and moving toward it
+fast enough to get there within ILOS_HOLD_LOOKAHEAD_TIMES lookahead transits (Delta / u). Fossen's law
+integrates every metre of an approach, and the offset it learns there is a turn's, not the drift's: the
+IAcquaBot came onto each hexagon leg from 7 m outside with 4.6 deg of integral, crossed the line and sat 2 m
+beyond it for half a minute while the integral unwound (cross-track RMS 1.20 m with 2.5x its surge added
+mass, 0.61 m with the hold). A steady offset (not closing) and the last metre are integrated as before.
 
 Crab-angle compensation (`guidance.crab_compensation`, on by default): the LOS and ILOS angles above are
 taken as the desired course over ground, and the heading asked for is that course less the crab angle beta,
@@ -67,6 +73,11 @@ CRAB_MIN_SPEED_MPS = 0.2         # forward speed over ground below which the cra
 CRAB_FULL_SPEED_MPS = 0.4        # ... and above which it is used in full (linear in between)
 CRAB_MAX_RAD = math.radians(45.0)
 CRAB_SWAY_LOOP_RATIO = 2.0       # hull sway time constant x heading omega_n from which the crab takes the sway
+ILOS_HOLD_MIN_XTE_M = 1.0        # ILOS integrates within this of the line whatever the boat does (the estimate's
+                                 # own error is about 0.5 m RMS with a 2 m CEP receiver)
+ILOS_HOLD_LOOKAHEAD_TIMES = 4.0  # ... and beyond it, holds while the boat would reach the line within this many
+                                 # lookahead transits (Delta / u) at its present rate
+ILOS_HOLD_MIN_SPEED_MPS = 0.3    # the surge a lookahead transit is timed at, at least
 WHEEL_OVER_MIN_TURN_RAD = math.radians(20.0)    # turns this sharp or sharper start before their waypoint ...
 WHEEL_OVER_MAX_TURN_RAD = math.radians(135.0)   # ... up to this sharp (a U-turn has no line to aim the arc at)
 WHEEL_OVER_MIN_LEG_SHARE = 0.5   # never leave a leg before half of it is flown
@@ -124,6 +135,20 @@ def crab_angle_rad(nav: NavState, drift_ne: tuple[float, float], hull_sway: bool
     beta = max(-CRAB_MAX_RAD, min(CRAB_MAX_RAD, math.atan2(sideways, u)))
     weight = min(1.0, (u - CRAB_MIN_SPEED_MPS) / (CRAB_FULL_SPEED_MPS - CRAB_MIN_SPEED_MPS))
     return weight * beta
+
+
+def ilos_integral_held(xte_m: float, nav: NavState, path_angle_rad: float, lookahead_m: float) -> bool:
+    """True while the ILOS integral should not move: the boat is more than ILOS_HOLD_MIN_XTE_M from the leg's
+    line (xte_m, + to starboard of the leg) and its estimated velocity over ground brings it to the line within
+    ILOS_HOLD_LOOKAHEAD_TIMES * lookahead_m / surge seconds. False for an invalid estimate."""
+    if not nav.valid or abs(xte_m) <= ILOS_HOLD_MIN_XTE_M:
+        return False
+    a = nav.heading_rad - path_angle_rad
+    xte_rate_mps = nav.surge_mps * math.sin(a) + nav.sway_mps * math.cos(a)
+    if xte_m * xte_rate_mps >= 0.0:
+        return False
+    transit_s = lookahead_m / max(ILOS_HOLD_MIN_SPEED_MPS, abs(nav.surge_mps))
+    return abs(xte_m) < abs(xte_rate_mps) * ILOS_HOLD_LOOKAHEAD_TIMES * transit_s
 
 
 def mission_frame(mission: MissionConfig) -> LocalFrame:
@@ -375,7 +400,7 @@ class MissionGuidance:
             dist = haversine_m(lat, lon, wlat, wlon)
         elif self.law in ("los", "ilos"):
             delta = self.lookahead_m
-            if self.sigma > 0.0 and dt > 0.0:
+            if self.sigma > 0.0 and dt > 0.0 and not ilos_integral_held(y, nav, leg.path_angle_rad, delta):
                 self.y_int += dt * delta * y / ((y + self.sigma * self.y_int) ** 2 + delta ** 2)
             psi_d = leg.path_angle_rad + math.atan2(-y - self.sigma * self.y_int, delta)
             if self.crab_compensation:
