@@ -5,7 +5,9 @@ import math
 import pytest
 
 from autopilot.config import (AnchorConfig, GuidanceConfig, MissionConfig, PointConfig, load_vessel)
-from autopilot.guidance import CRAB_MAX_RAD, Leg, MissionGuidance, crab_angle_rad, crab_takes_hull_sway
+import autopilot.guidance as guidance_module
+from autopilot.guidance import (CRAB_MAX_RAD, Leg, MissionGuidance, crab_angle_rad, crab_takes_hull_sway,
+                                ilos_integral_held)
 from autopilot.types import NavState
 
 VESSEL = load_vessel("foka")
@@ -132,6 +134,45 @@ def test_ilos_integral_follows_its_ode_and_removes_steady_offset():
     assert g.y_int > 0
     sp = g.update(200 * dt, nav(14, y, t=200 * dt))
     assert sp.heading_rad < math.atan2(-y, 4.0)
+
+
+def approach_integral(monkeypatch, hold_times):
+    """The ILOS integral after coming onto a north-going leg from 7 m to starboard, heading 40 deg toward it at
+    1 m/s, until 1.2 m off."""
+    monkeypatch.setattr(guidance_module, "ILOS_HOLD_LOOKAHEAD_TIMES", hold_times)
+    g = MissionGuidance(mission([(0, 0), (1000, 0)], law="ilos", sigma=0.5), VESSEL)
+    g.update(0.0, nav(0, 0))                    # the first waypoint, reached at once: the leg to (1000, 0) is on
+    psi, dt, k = math.radians(-40.0), 0.02, 0
+    y = 7.0
+    while y > 1.2:
+        k += 1
+        y = 7.0 - math.sin(math.radians(40.0)) * k * dt
+        g.update(k * dt, nav(10 + math.cos(math.radians(40.0)) * k * dt, y, psi=psi, t=k * dt))
+    return g, k * dt
+
+
+def test_ilos_integral_is_held_while_the_boat_closes_on_the_line_by_itself(monkeypatch):
+    # Fossen's law would have learnt a 7 m approach as an offset to steer against
+    assert approach_integral(monkeypatch, 0.0)[0].y_int > 1.0
+    g, t0 = approach_integral(monkeypatch, 4.0)
+    assert g.y_int == 0.0
+    # the boat now holds a parallel course 2 m off: that offset is integrated
+    for k in range(1, 100):
+        g.update(t0 + k * 0.02, nav(20 + k * 0.02, 2.0, t=t0 + k * 0.02))
+    assert g.y_int > 0.5
+
+
+def test_what_counts_as_closing_on_the_line():
+    def at(y, psi_deg, surge=1.0, valid=True):
+        return ilos_integral_held(y, NavState(time_s=0, north_m=0, east_m=y, heading_rad=math.radians(psi_deg),
+                                              surge_mps=surge, sway_mps=0.0, yaw_rate_rps=0.0, valid=valid),
+                                  0.0, 4.0)
+    assert at(7.0, -40.0) and at(-7.0, 40.0)           # turned toward the line, either side
+    assert not at(7.0, 40.0)                           # turned away: integrate
+    assert not at(7.0, 0.0)                            # parallel: a steady offset, integrate
+    assert not at(0.8, -40.0)                          # within a metre of the line: always integrate
+    assert not at(7.0, -2.0)                           # closing at 0.03 m/s: 200 s away, not by itself
+    assert not at(7.0, -40.0, valid=False)
 
 
 def test_wrap_of_desired_heading_across_south():
