@@ -60,10 +60,14 @@ def _fly_hexagon(omega_factor: float, zeta: float = None) -> dict:
     return run_sim(store.vessel, store.mission, SimOptions(seed=1, duration_s=60.0)).report
 
 
-def test_a_twitchy_heading_loop_tracks_tighter_but_the_cost_prefers_the_calm_one():
+def test_a_twitchy_heading_loop_reverses_its_thrusters_and_the_cost_charges_it_for_that():
+    """The WAM-V's heading loop at 3x its bandwidth and zeta 0.5 on the hexagon's first minute. While the ILOS
+    integral wound up on every approach it tracked tighter than the calm loop there (what an xte-only cost
+    would reward); with the integral held on an approach it does not (0.80 against 0.52 m). Either way the cost
+    charges its reversals on top of its tracking."""
     calm, twitchy = _fly_hexagon(1.0), _fly_hexagon(3.0, zeta=0.5)
-    assert twitchy["xte_rms_m"] < calm["xte_rms_m"]            # what an xte-only cost would reward
     assert twitchy["thruster_usage"]["reversals_per_min"] > 5 * max(1.0, calm["thruster_usage"]["reversals_per_min"])
     # both are cut at 60 s: only tracking and thruster usage are compared
     rows = [dict(complete=True, xte_rms_m=r["xte_rms_m"], **r["thruster_usage"]) for r in (calm, twitchy)]
     assert cost(rows[:1]) < cost(rows[1:])
+    assert cost(rows[1:]) - cost(rows[:1]) > 1.0 + (twitchy["xte_rms_m"] - calm["xte_rms_m"])
