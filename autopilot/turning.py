@@ -17,6 +17,11 @@ heading loop must follow that several times faster, or the two loops swing toget
 1.5 m/s with its 3 m (the ratio 3.0) weaved; with 4.5 m its cross-track RMS over the mismatch campaign fell from
 0.65 to 0.52 m (matched 0.52 to 0.46 m; 68 of 69 runs closer). 4.5 is the demo's ratio for the IAcquaBot and
 the WAM-V (3 m at 0.8 m/s against omega_n 1.2 rad/s), so no preset's demo lookahead changes.
+
+At speed that separation is not enough for a hull whose Munk moment undamps its yaw (heading_zeta_at_speed):
+a second-order loop damped less than 1/sqrt(2) peaks in its response to a reference near its bandwidth, so
+the LOS loop is kept further off, by RESONANCE_FREE_ZETA over that damping. FOKA on the hexagon (1.5 m/s, zeta
+about 0.55 with the Munk loss) flies 4.3 m instead of 3.4 m; no preset's demo lookahead changes.
 """
 from __future__ import annotations
 
@@ -27,6 +32,8 @@ from autopilot.config import HullConfig, MissionConfig, VesselConfig, default_lo
 
 TURN_MOMENT_SHARE = 0.5   # share of the largest yaw moment a planned turn may use
 LOS_LOOP_SEPARATION = 4.5  # heading loop bandwidth omega_n over the LOS loop's U / lookahead, at least
+RESONANCE_FREE_ZETA = 1.0 / math.sqrt(2.0)  # a second-order loop damped less peaks in its reference response
+LEAST_ZETA = 0.2           # the lookahead grows with 1 / zeta down to this damping ratio, no further
 
 
 def steady_yaw_rate_rps(damping_nm_s: float, quadratic_nm_s2: float, yaw_nm: float) -> float:
@@ -58,10 +65,37 @@ def mission_speed_mps(vessel: VesselConfig, mission: MissionConfig) -> float:
     return min(max(speeds), vessel.hull.max_speed_mps)
 
 
+def munk_yaw_undamping_nm_s(hull: HullConfig, speed_mps: float) -> float:
+    """Yaw damping [N*m*s, >= 0] the Munk moment takes from the file's hull at `speed_mps` [m/s].
+
+    Turning at yaw rate r the hull sways at v = -(m - X_udot) u r / -Y_v (steady sway), and the Munk moment
+    -(X_udot - Y_vdot) u v then pushes the turn on with (X_udot - Y_vdot)(m - X_udot) u^2 / -Y_v per unit r.
+    0 when that is negative (the hull's sway added mass is below its surge's: the moment damps) or the file has
+    no linear sway damping to set a steady sway. Quasi-steady: the sway lags the yaw rate, so this is an upper
+    figure for yaw motions faster than the sway's time constant."""
+    if not hull.y_v < 0.0:
+        return 0.0
+    munk = (hull.x_udot - hull.y_vdot) * (hull.mass_kg - hull.x_udot) * speed_mps * speed_mps / -hull.y_v
+    return max(0.0, munk)
+
+
+def heading_zeta_at_speed(vessel: VesselConfig, speed_mps: float) -> float:
+    """The heading loop's damping ratio on the file's hull at `speed_mps` [m/s]: the filed zeta less the share
+    the Munk moment takes (control.HeadingController's Kd + d is max(2 zeta omega_n m, d)); may be <= 0 (the
+    loop is then unstable at that speed as designed)."""
+    hull, cfg = vessel.hull, vessel.control.heading
+    m, d, w = hull.iz_kgm2 - hull.n_rdot, -hull.n_r, cfg.omega_n_rps
+    return (max(2.0 * cfg.zeta * w * m, d) - munk_yaw_undamping_nm_s(hull, speed_mps)) / (2.0 * w * m)
+
+
 def heading_loop_lookahead_m(vessel: VesselConfig, mission: MissionConfig) -> float:
     """Shortest lookahead [m] whose LOS loop (about U / lookahead [rad/s], U the mission's fastest speed) is
-    LOS_LOOP_SEPARATION times slower than the heading loop's omega_n [rad/s]."""
-    return LOS_LOOP_SEPARATION * mission_speed_mps(vessel, mission) / vessel.control.heading.omega_n_rps
+    LOS_LOOP_SEPARATION times slower than the heading loop's omega_n [rad/s], and further by
+    RESONANCE_FREE_ZETA / zeta when the loop's damping ratio at U (heading_zeta_at_speed) is below that."""
+    speed = mission_speed_mps(vessel, mission)
+    zeta = heading_zeta_at_speed(vessel, speed)
+    spread = RESONANCE_FREE_ZETA / max(zeta, LEAST_ZETA) if zeta < RESONANCE_FREE_ZETA else 1.0
+    return LOS_LOOP_SEPARATION * speed / vessel.control.heading.omega_n_rps * spread
 
 
 def lookahead_floor_m(vessel: VesselConfig, mission: MissionConfig, max_yaw_nm: Optional[float]) -> float:
@@ -84,8 +118,13 @@ def lookahead_floor_reason(vessel: VesselConfig, mission: MissionConfig, max_yaw
     if lookahead_floor_m(vessel, mission, max_yaw_nm) > heading_loop_lookahead_m(vessel, mission) + 1e-9:
         return (f"{vessel.name}'s turning radius at {mission_speed_mps(vessel, mission):g} m/s on half its yaw "
                 f"moment")
-    return (f"{LOS_LOOP_SEPARATION:g} x {mission_speed_mps(vessel, mission):g} m/s over the heading loop's "
-            f"omega_n {vessel.control.heading.omega_n_rps:g} rad/s (the LOS loop slower than the heading loop)")
+    speed = mission_speed_mps(vessel, mission)
+    why = (f"{LOS_LOOP_SEPARATION:g} x {speed:g} m/s over the heading loop's omega_n "
+           f"{vessel.control.heading.omega_n_rps:g} rad/s (the LOS loop slower than the heading loop")
+    zeta = heading_zeta_at_speed(vessel, speed)
+    if zeta < RESONANCE_FREE_ZETA:
+        why += f", and further with the loop's damping ratio {zeta:.2f} at that speed (the Munk moment)"
+    return why + ")"
 
 
 def guidance_lookahead_m(vessel: VesselConfig, mission: MissionConfig, max_yaw_nm: Optional[float]) -> float:

@@ -8,8 +8,9 @@ from autopilot.config import (CONFIG_DIR, AnchorConfig, GuidanceConfig, HullConf
                               load_mission, load_vessel)
 from autopilot.guidance import HEADING_SLOWDOWN_FLOOR, MissionGuidance, heading_speed_factor
 from autopilot.mission_check import check_config
-from autopilot.turning import (TURN_MOMENT_SHARE, guidance_lookahead_m, max_yaw_moment_nm, steady_yaw_rate_rps,
-                               turning_radius_m)
+from autopilot.turning import (TURN_MOMENT_SHARE, guidance_lookahead_m, heading_loop_lookahead_m,
+                               heading_zeta_at_speed, max_yaw_moment_nm, munk_yaw_undamping_nm_s,
+                               steady_yaw_rate_rps, turning_radius_m)
 from autopilot.types import NavState
 
 DEMO = CONFIG_DIR / "missions" / "demo.yaml"
@@ -56,16 +57,37 @@ def test_check_says_when_the_lookahead_is_raised():
     assert not [n for n in check_config(CONFIG_DIR / "vessels" / "foka.yaml", DEMO).notes if "lookahead" in n]
 
 
+def test_the_munk_moment_takes_yaw_damping_in_proportion_to_the_speed_squared():
+    # (X_udot - Y_vdot)(m - X_udot) u^2 / -Y_v = (-1 + 5)(10 + 1) 2^2 / 4 = 44 N*m*s
+    munky = dataclasses.replace(hull(-2.0, 0.0), x_udot=-1.0, y_vdot=-5.0, y_v=-4.0)
+    assert munk_yaw_undamping_nm_s(munky, 2.0) == pytest.approx(44.0)
+    assert munk_yaw_undamping_nm_s(munky, 1.0) == pytest.approx(11.0)
+    # more surge added mass than sway added mass: the moment damps the turn, nothing is taken
+    assert munk_yaw_undamping_nm_s(dataclasses.replace(munky, x_udot=-6.0), 2.0) == 0.0
+    assert munk_yaw_undamping_nm_s(dataclasses.replace(munky, y_v=0.0), 2.0) == 0.0
+
+
 def test_a_fast_mission_gets_a_lookahead_its_heading_loop_can_follow():
-    """FOKA on the hexagon (1.5 m/s, 3 m filed; omega_n 2.0 rad/s): 4.5 x 1.5 / 2.0 = 3.4 m, and check says why;
-    the same boat on the demo's 0.8 m/s keeps its 3 m."""
+    """FOKA on the hexagon (1.5 m/s, 3 m filed; omega_n 2.0 rad/s, zeta 1.0): the Munk moment takes
+    4.25 x 15.75 x 1.5^2 / 30 = 5.02 N*m*s of the loop's 2 x 2.0 x 2.8 = 11.2, leaving zeta 0.55, so
+    4.5 x 1.5 / 2.0 = 3.375 m is spread by 0.707 / 0.552 to 4.3 m, and check says why; the same boat on the
+    demo's 0.8 m/s (zeta 0.87) keeps its 3 m."""
     foka, hexagon = load_vessel("foka"), load_mission(CONFIG_DIR / "missions" / "hexagon.yaml")
-    assert MissionGuidance(hexagon, foka, max_yaw_nm=max_yaw_moment_nm(foka)).lookahead_m == pytest.approx(3.375)
+    assert heading_zeta_at_speed(foka, 1.5) == pytest.approx(1.0 - 4.25 * 15.75 * 2.25 / 30.0 / 11.2)
+    expected_m = 3.375 * math.sqrt(0.5) / (1.0 - 4.25 * 15.75 * 2.25 / 30.0 / 11.2)
+    assert MissionGuidance(hexagon, foka, max_yaw_nm=max_yaw_moment_nm(foka)).lookahead_m == pytest.approx(expected_m)
     assert MissionGuidance(load_mission(DEMO), foka, max_yaw_nm=max_yaw_moment_nm(foka)).lookahead_m == 3.0
     notes = check_config(CONFIG_DIR / "vessels" / "foka.yaml", CONFIG_DIR / "missions" / "hexagon.yaml").notes
     said = [n for n in notes if "lookahead" in n]
     assert len(said) == 1 and "shorter than 4.5 x 1.5 m/s over the heading loop's omega_n 2 rad/s" in said[0]
-    assert "guidance flies 3.4 m" in said[0]
+    assert "damping ratio 0.55 at that speed (the Munk moment)" in said[0] and "guidance flies 4.3 m" in said[0]
+
+
+def test_a_well_damped_heading_loop_keeps_the_plain_separation_at_speed():
+    """The WAM-V (zeta 1.5 filed) keeps zeta 1.15 on the hexagon's 1.5 m/s: its loop floor stays 4.5 U / omega_n."""
+    wamv, hexagon = load_vessel("wamv"), load_mission(CONFIG_DIR / "missions" / "hexagon.yaml")
+    assert heading_zeta_at_speed(wamv, 1.5) > 1.0
+    assert heading_loop_lookahead_m(wamv, hexagon) == pytest.approx(4.5 * 1.5 / 1.2)
 
 
 def test_the_speed_falls_while_the_bow_points_away_from_the_desired_heading():
