@@ -123,7 +123,7 @@ def lookahead_floor_reason(vessel: VesselConfig, mission: MissionConfig, max_yaw
            f"{vessel.control.heading.omega_n_rps:g} rad/s (the LOS loop slower than the heading loop")
     zeta = heading_zeta_at_speed(vessel, speed)
     if zeta < RESONANCE_FREE_ZETA:
-        why += f", and further with the loop's damping ratio {zeta:.2f} at that speed (the Munk moment)"
+        why += f", and further as the Munk moment leaves the loop a damping ratio of {zeta:.2f} at that speed"
     return why + ")"
 
 
