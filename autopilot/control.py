@@ -36,6 +36,12 @@ def _step_dt(t_prev, t_s: float) -> float:
     return dt if dt < MAX_DT_S else MAX_DT_S
 
 
+def heading_pd_gains(m_kgm2: float, d_nms: float, omega_n_rps: float, zeta: float) -> tuple[float, float]:
+    """(Kp [N*m/rad], Kd [N*m/(rad/s)]) placing the poles of m r_dot = -d r + tau at omega_n, zeta: Kp = m w^2,
+    Kd = max(0, 2 z w m - d); m = Iz - N_rdot > 0, d = -N_r >= 0 (HeadingController's design)."""
+    return m_kgm2 * omega_n_rps * omega_n_rps, max(0.0, 2.0 * zeta * omega_n_rps * m_kgm2 - d_nms)
+
+
 class HeadingController:
     """Heading PID by pole placement on the yaw model (Iz - N_rdot) r_dot - N_r r = tau_r (Fossen).
 
@@ -100,9 +106,7 @@ class HeadingController:
 
     def _design(self, m: float, d: float) -> None:
         """Gains by pole placement on m r_dot = -d r + tau (see the class docstring)."""
-        w, z = self._w, self._z
-        self.kp = m * w * w                                   # N*m/rad
-        self.kd = max(0.0, 2.0 * z * w * m - d)               # N*m/(rad/s)
+        self.kp, self.kd = heading_pd_gains(m, d, self._w, self._z)
         self.ki = self.kp / self._ti if self._ti > 0.0 else 0.0   # N*m/(rad*s)
         self._d = d
 

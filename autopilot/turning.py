@@ -29,6 +29,7 @@ import math
 from typing import Optional, Tuple
 
 from autopilot.config import HullConfig, MissionConfig, VesselConfig, default_lookahead_m
+from autopilot.control import heading_pd_gains
 
 TURN_MOMENT_SHARE = 0.5   # share of the largest yaw moment a planned turn may use
 LOS_LOOP_SEPARATION = 4.5  # heading loop bandwidth omega_n over the LOS loop's U / lookahead, at least
@@ -80,12 +81,13 @@ def munk_yaw_undamping_nm_s(hull: HullConfig, speed_mps: float) -> float:
 
 
 def heading_zeta_at_speed(vessel: VesselConfig, speed_mps: float) -> float:
-    """The heading loop's damping ratio on the file's hull at `speed_mps` [m/s]: the filed zeta less the share
-    the Munk moment takes (control.HeadingController's Kd + d is max(2 zeta omega_n m, d)); may be <= 0 (the
-    loop is then unstable at that speed as designed)."""
+    """The heading loop's damping ratio on the file's hull at `speed_mps` [m/s]: the damping its gains give
+    (control.heading_pd_gains: Kd + d) less what the Munk moment takes; may be <= 0 (the loop is then unstable
+    at that speed as designed)."""
     hull, cfg = vessel.hull, vessel.control.heading
     m, d, w = hull.iz_kgm2 - hull.n_rdot, -hull.n_r, cfg.omega_n_rps
-    return (max(2.0 * cfg.zeta * w * m, d) - munk_yaw_undamping_nm_s(hull, speed_mps)) / (2.0 * w * m)
+    _, kd = heading_pd_gains(m, d, w, cfg.zeta)
+    return (kd + d - munk_yaw_undamping_nm_s(hull, speed_mps)) / (2.0 * w * m)
 
 
 def heading_loop_lookahead_m(vessel: VesselConfig, mission: MissionConfig) -> float:
