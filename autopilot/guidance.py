@@ -32,6 +32,11 @@ turning: negative yaw damping (FOKA on the hexagon at 1.5 m/s wove +-25 deg on i
 slide keeps it on the next leg (on the drift alone, their demo survey's cross-track RMS grew from 0.53 to
 0.76 m and from 0.71 to 0.89 m). Beta fades in between CRAB_MIN_SPEED_MPS and CRAB_FULL_SPEED_MPS of forward
 speed over ground (below that the course is noise) and is clamped to +-CRAB_MAX_RAD.
+Beta is taken at the speed the boat has been running at, not below its surge averaged over CRAB_SPEED_TAU_S
+unless guidance itself asked for less: a hard turn on a yaw-first allocator takes the thrust that made way,
+and a crab taken on that dip grew as the boat slowed, asked for more turn and slowed it further (the
+IAcquaBot with motors at 0.4 of their table: surge 0.87 -> 0.33 m/s in 2 s, the heading asked for swung 27 deg
+on a straight leg). Slowing that guidance asks for (a corner) still takes the crab at the slower speed.
 
 Speed: the leg's (the waypoint's, else the mission's cruise), slowed within two lookaheads of a sharp turn and
 while the boat points away from the desired heading (heading_speed_factor). Given the allocator's largest yaw
@@ -72,6 +77,7 @@ TURN_SCALE_FULL_RAD = math.radians(45.0)   # a slow turner's further slowdown is
 CRAB_MIN_SPEED_MPS = 0.2         # forward speed over ground below which the crab angle is not used
 CRAB_FULL_SPEED_MPS = 0.4        # ... and above which it is used in full (linear in between)
 CRAB_MAX_RAD = math.radians(45.0)
+CRAB_SPEED_TAU_S = 10.0          # the speed the boat has been making: its surge averaged over this [s]
 CRAB_SWAY_LOOP_RATIO = 2.0       # hull sway time constant x heading omega_n from which the crab takes the sway
 ILOS_HOLD_MIN_XTE_M = 1.0        # ILOS integrates within this of the line whatever the boat does (the estimate's
                                  # own error is about 0.5 m RMS with a 2 m CEP receiver)
@@ -118,13 +124,16 @@ def crab_takes_hull_sway(vessel: VesselConfig) -> bool:
     return sway_time_s * vessel.control.heading.omega_n_rps >= CRAB_SWAY_LOOP_RATIO
 
 
-def crab_angle_rad(nav: NavState, drift_ne: tuple[float, float], hull_sway: bool = False) -> float:
+def crab_angle_rad(nav: NavState, drift_ne: tuple[float, float], hull_sway: bool = False,
+                   running_surge_mps: float = 0.0) -> float:
     """Crab angle [rad] of a boat making the estimated surge over ground ahead and carried sideways by the drift
     over ground `drift_ne` (north, east [m/s]), and with `hull_sway` by its own estimated sway as well (then the
     sideways speed is the estimate's sway over ground): beta = atan2(sideways, surge), + to starboard of where
-    it points (course = heading + beta). 0 below CRAB_MIN_SPEED_MPS forward speed over ground, faded in
-    linearly up to CRAB_FULL_SPEED_MPS, clamped to +-CRAB_MAX_RAD."""
-    u = nav.surge_mps
+    it points (course = heading + beta). The surge is taken as at least `running_surge_mps` [m/s] (the speed
+    the boat is running at when a hard turn has briefly stalled it; MissionGuidance). 0 below
+    CRAB_MIN_SPEED_MPS forward speed over ground, faded in linearly up to CRAB_FULL_SPEED_MPS, clamped to
+    +-CRAB_MAX_RAD."""
+    u = max(nav.surge_mps, running_surge_mps)
     if not nav.valid or u <= CRAB_MIN_SPEED_MPS:
         return 0.0
     if hull_sway:
@@ -209,6 +218,8 @@ class MissionGuidance:
         self.waypoints_geo = [self.frame.to_wgs84(n, e) if p.lat_deg is None else (p.lat_deg, p.lon_deg)
                               for p, (n, e) in zip(mission.waypoints, self.waypoints_ned)]
         self.max_speed_mps = vessel.hull.max_speed_mps
+        self._running_surge_mps = 0.0  # estimated surge averaged over CRAB_SPEED_TAU_S [m/s]
+        self._speed_asked_mps = 0.0    # the speed this guidance asked for on its last cycle [m/s]
         self.turn_scale = 1.0          # measured / file yaw rate in hard turns, (0, 1] (TurnRateWatch.scale)
         self.drift_ne = (0.0, 0.0)     # the estimator's drift over ground (its current) [m/s] north, east
         h = vessel.hull
@@ -389,6 +400,9 @@ class MissionGuidance:
             return None
         dt = 0.0 if self._t_prev is None else max(0.0, t_s - self._t_prev)
         self._t_prev = t_s
+        if math.isfinite(nav.surge_mps):
+            a = min(1.0, dt / CRAB_SPEED_TAU_S)
+            self._running_surge_mps += a * (nav.surge_mps - self._running_surge_mps)
         leg = self.leg
         along, y = leg.along_cross_m(nav.north_m, nav.east_m)
         dist = math.hypot(leg.n1 - nav.north_m, leg.e1 - nav.east_m)
@@ -404,7 +418,8 @@ class MissionGuidance:
                 self.y_int += dt * delta * y / ((y + self.sigma * self.y_int) ** 2 + delta ** 2)
             psi_d = leg.path_angle_rad + math.atan2(-y - self.sigma * self.y_int, delta)
             if self.crab_compensation:
-                psi_d -= crab_angle_rad(nav, self.drift_ne, self.crab_hull_sway)
+                running = min(self._running_surge_mps, self._speed_asked_mps)
+                psi_d -= crab_angle_rad(nav, self.drift_ne, self.crab_hull_sway, running)
         else:  # xtrack_pid
             g = self.mission.guidance
             y_dot = 0.0 if (self._xte_prev is None or dt <= 0.0) else (y - self._xte_prev) / dt
@@ -417,5 +432,6 @@ class MissionGuidance:
             psi_d = leg.path_angle_rad - correction
 
         speed = self._speed_ref(dist) * heading_speed_factor(wrap_pi(psi_d - nav.heading_rad), self.turn_scale)
+        self._speed_asked_mps = speed
         return GuidanceSetpoint(heading_rad=wrap_pi(psi_d), speed_mps=speed, xte_m=y,
                                 waypoint_index=self.index, distance_to_waypoint_m=dist)

@@ -124,6 +124,55 @@ def test_crab_angle_fades_out_at_low_speed_and_is_clamped():
     assert crab_angle_rad(drifting(0, 0, 1.0, 0.1), east, hull_sway=True) == pytest.approx(math.atan2(0.1, 1.0))
 
 
+def _crab_flown(g, t_s, surge_mps):
+    """The crab angle [rad] guidance takes off the leg's course for a boat on a north-going leg's line making
+    surge_mps over ground, carried east by the guidance's drift (the desired heading's offset from north)."""
+    return -g.update(t_s, drifting(t_s, 0.0, surge_mps, 0.0, t=t_s)).heading_rad
+
+
+def test_a_hard_turn_that_stalls_the_surge_does_not_raise_the_crab_angle():
+    """A yaw-first allocator gives a hard turn the thrust that made way: the boat slows for a few seconds while
+    still asked for its speed. The crab angle is taken on the speed it has been making, not on that dip, or the
+    larger crab asks for more turn and slows it further (the IAcquaBot with weak motors swung 27 deg on its
+    legs that way)."""
+    g = MissionGuidance(mission([(0, 0), (1000, 0)], law="los"), VESSEL)
+    g.drift_ne = (0.0, 0.2)
+    t = 0.0
+    while t < 30.0:                       # running at the asked 1 m/s
+        running = _crab_flown(g, t, 1.0)
+        t += 0.1
+    assert running == pytest.approx(math.atan2(0.2, 1.0), abs=1e-3)
+    dip_end = t + 3.0
+    while t < dip_end:                    # the turn takes the surge down to 0.4 m/s for 3 s
+        dip = _crab_flown(g, t, 0.4)
+        t += 0.1
+    assert dip < math.atan2(0.2, 0.75)    # not the 26.6 deg of 0.4 m/s
+    assert dip > running
+
+
+def test_the_crab_angle_follows_a_speed_the_boat_keeps_or_is_asked_for():
+    """A boat that cannot make its speed (weak motors) gets the crab of the speed it makes once it has kept
+    it; a boat slowing where guidance slows it (before a sharp corner) gets the crab of its speed at once."""
+    weak = MissionGuidance(mission([(0, 0), (1000, 0)], law="los"), VESSEL)
+    weak.drift_ne = (0.0, 0.2)
+    t = 0.0
+    while t < 30.0:
+        _crab_flown(weak, t, 1.0)
+        t += 0.1
+    while t < 90.0:
+        kept = _crab_flown(weak, t, 0.5)
+        t += 0.1
+    assert kept == pytest.approx(math.atan2(0.2, 0.5), abs=2e-3)
+    cornering = MissionGuidance(mission([(0, 0), (1000, 0)], law="los"), VESSEL)
+    cornering.drift_ne = (0.0, 0.2)
+    cornering._speed_ref = lambda dist_m: 0.5      # guidance itself asks for 0.5 m/s
+    t = 0.0
+    while t < 30.0:
+        _crab_flown(cornering, t, 1.0)
+        t += 0.1
+    assert _crab_flown(cornering, t, 0.5) == pytest.approx(math.atan2(0.2, 0.5), abs=1e-3)
+
+
 def test_ilos_integral_follows_its_ode_and_removes_steady_offset():
     g = MissionGuidance(mission([(0, 0), (1000, 0)], law="ilos", sigma=0.5), VESSEL)
     g.update(0.0, nav(0, 0))
