@@ -178,7 +178,8 @@ class Autopilot:
         self.modes: dict[str, Mode] = {
             "MANUAL": self.manual,
             "HOLD": HoldMode(),
-            "LOITER": LoiterMode(mission.loiter_radius_m, 0.5, drift_fn=self._drift_ne),
+            "LOITER": LoiterMode(mission.loiter_radius_m, 0.5, drift_fn=self._drift_ne,
+                                 drift_std_fn=self._drift_std_mps),
             "AUTO": AutoMode(None),
             "RTL": RtlMode(self._home, 0.5, 1.0, 1.0),
             "VELOCITY": self.velocity,
@@ -811,6 +812,11 @@ class Autopilot:
         if h is None:
             return 0.0, 0.0
         return h.current_north_mps, h.current_east_mps
+
+    def _drift_std_mps(self) -> float:
+        """How well the estimator knows that drift: its current's standard deviation [m/s] (inf before any)."""
+        h = self.health
+        return math.inf if h is None else h.current_std_mps
 
     def _raw_offset_m(self) -> float:
         """How far the published estimate lies from the filter's own state (large right after a re-acquisition)."""

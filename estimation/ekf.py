@@ -280,6 +280,7 @@ class NavigationEKF:
             model_worst_axis=self.consistency.worst_axis,
             process_noise_scale=self.consistency.process_noise_scale,
             surge_drag_error=float(x[IX_KD, 0]), yaw_model_error_rps2=float(x[IX_BR, 0]),
+            current_std_mps=math.sqrt(max(_max_eig_2x2(P[IX_CN, IX_CN], P[IX_CN, IX_CE], P[IX_CE, IX_CE]), 0.0)),
             **self.counters)
 
     @property

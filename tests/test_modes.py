@@ -136,6 +136,26 @@ def test_loiter_backs_into_the_drift_near_the_centre_and_turns_round_from_afar()
     assert abs(bow_first.setpoint.heading_rad) == pytest.approx(math.pi)     # bow into the drift
 
 
+def test_loiter_does_not_steer_by_a_drift_the_estimator_does_not_know_yet():
+    std, drift = [0.2], [(0.05, -0.27)]
+    m = LoiterMode(radius_m=8.0, max_speed_mps=0.4, drift_fn=lambda: drift[0], drift_std_fn=lambda: std[0],
+                   astern=True)
+    m.set_center(0.0, 0.0)
+    m.enter(0.0, nav(psi=0.0))
+    # just launched: a few GNSS velocities say the drift runs west, +-0.2 m/s. Near the point the law holds the
+    # heading as in calm water instead of turning the bow east against a drift that may not be there
+    early = m.update(0.0, nav(n=1.0, psi=0.0))
+    assert early.setpoint.heading_rad == pytest.approx(0.0) and early.setpoint.speed_mps == 0.0
+    std[0] = 0.1                                              # within half its size: known, the bow into it
+    known = m.update(0.0, nav(n=1.0, psi=0.0))
+    assert known.setpoint.heading_rad == pytest.approx(math.atan2(0.27, -0.05))
+    std[0] = 0.25                                             # a little worse again: still used (hysteresis)
+    assert m.update(0.0, nav(n=1.0, psi=0.0)).setpoint.heading_rad == pytest.approx(known.setpoint.heading_rad)
+    std[0], drift[0] = 0.6, (0.3, 0.0)                        # lost (GNSS gone for long) and swung north: the
+    lost = m.update(0.0, nav(n=1.0, psi=0.3))                 # heading asked for is held, not turned after it
+    assert lost.setpoint.heading_rad == pytest.approx(known.setpoint.heading_rad) and lost.setpoint.speed_mps == 0.0
+
+
 def test_loiter_centre_is_where_the_boat_is_unless_one_was_set():
     m = LoiterMode(2.0, 0.4)
     m.enter(0.0, nav(n=5.0, e=-3.0))

@@ -1,8 +1,9 @@
 """LOITER: keep station within `radius_m` of a point.
 
 The law asks for a velocity over ground toward the centre, proportional to the distance beyond a quiet zone
-(`quiet_frac` of the radius, where estimate noise is not chased; gain_per_s, at most max_speed_mps), and steers the bow along the velocity through the WATER that needs: that velocity minus the
-drift the estimator has learnt (its water-current estimate, which also takes up the steady push of the wind).
+(`quiet_frac` of the radius, where estimate noise is not chased; gain_per_s, at most max_speed_mps), and
+steers the bow along the velocity through the WATER that needs: that velocity minus the drift the estimator
+has learnt (its water-current estimate, which also takes up the steady push of the wind).
 At the centre the boat therefore points into the drift and pushes just hard enough to stand still over
 ground; off to one side it crabs back; downstream it drives forward, upstream it eases off or backs. The
 speed setpoint is the wanted ground velocity along the boat's actual heading, so a boat facing the wrong way
@@ -14,6 +15,13 @@ heading points the stern along it instead and the boat backs, until the bow come
 again; from further away it turns round and drives. A boat launched or arriving facing downstream
 then holds its station stern-first instead of being carried off while it turns round (a slow turner at 3 deg/s
 takes a minute for that: the IAcquaBot with thrust x 0.4 in 0.2 m/s, 95th percentile 9.6 m from the point).
+
+The drift is used once the estimator knows it: its standard deviation (`drift_std_fn`) at most
+DRIFT_KNOWN_STD_REL of its size, or DRIFT_KNOWN_STD_MPS for a weak one (and forgotten again only past twice
+that). Until then the law flies as in calm water. Right after launch the filter's current is a few noisy
+GNSS velocities: on the IAcquaBot launched facing downstream in 0.2 m/s, the first said the drift ran west,
+the bow was turned east, and by the time the estimate swung north the boat was turning round bow-first
+(4.4 m from the point; 95th percentile 3.1 m over the 300 s against 1.4-1.7 m on other seeds).
 
 Without drift (calm water) and near the centre, the velocity through the water becomes too small to define a
 heading: the heading is then held (with hysteresis between `hold_below_mps` and twice that) and only the
@@ -33,10 +41,16 @@ from autopilot.types import GuidanceSetpoint
 ASTERN_ENTER_RAD = math.radians(110.0)     # with `astern`, hold stern-first once the bow is this far off
 ASTERN_LEAVE_RAD = math.radians(70.0)      # ... and turn bow-first again once it is within this
 ASTERN_WITHIN_RADII = 3.0                  # ... starting only this many loiter radii from the centre
+DRIFT_KNOWN_STD_REL = 0.5     # the drift estimate is used once its std is within this share of its size ...
+DRIFT_KNOWN_STD_MPS = 0.05    # ... or within this [m/s]
 
 
 def _no_drift() -> tuple[float, float]:
     return 0.0, 0.0
+
+
+def _drift_known_exactly() -> float:
+    return 0.0
 
 
 class LoiterMode(Mode):
@@ -44,11 +58,14 @@ class LoiterMode(Mode):
 
     def __init__(self, radius_m: float, max_speed_mps: float,
                  drift_fn: Optional[Callable[[], tuple[float, float]]] = None, gain_per_s: float = 0.3,
-                 hold_below_mps: float = 0.1, quiet_frac: float = 0.25, astern: bool = False):
+                 hold_below_mps: float = 0.1, quiet_frac: float = 0.25, astern: bool = False,
+                 drift_std_fn: Optional[Callable[[], float]] = None):
         self.radius_m = radius_m
         self.quiet_frac = quiet_frac
         self.max_speed_mps = max_speed_mps
         self.drift_fn = drift_fn or _no_drift       # () -> (north, east) drift over ground [m/s]
+        self.drift_std_fn = drift_std_fn or _drift_known_exactly   # () -> the drift's standard deviation [m/s]
+        self.drift_known = False                    # the drift estimate is good enough to steer by
         self.gain_per_s = gain_per_s
         self.hold_below_mps = hold_below_mps
         self.center_ned: Optional[tuple[float, float]] = None
@@ -76,6 +93,17 @@ class LoiterMode(Mode):
         self._holding = True
         self._astern_now = False
 
+    def _drift_ne(self) -> tuple[float, float]:
+        """The drift to steer by [m/s, NED]: the estimator's once it is known (module docstring), else none."""
+        drift_n, drift_e = self.drift_fn()
+        limit = max(DRIFT_KNOWN_STD_MPS, DRIFT_KNOWN_STD_REL * math.hypot(drift_n, drift_e))
+        std = self.drift_std_fn()
+        if std <= limit:
+            self.drift_known = True
+        elif not std <= 2.0 * limit:
+            self.drift_known = False
+        return (drift_n, drift_e) if self.drift_known else (0.0, 0.0)
+
     def update(self, t_s, nav) -> ModeOutput:
         cn, ce = self.center_ned
         dn, de = cn - nav.north_m, ce - nav.east_m
@@ -85,7 +113,7 @@ class LoiterMode(Mode):
             vgn, vge = v * dn, v * de
         else:
             vgn = vge = 0.0
-        drift_n, drift_e = self.drift_fn()
+        drift_n, drift_e = self._drift_ne()
         wn, we = vgn - drift_n, vge - drift_e
         w = math.hypot(wn, we)
         psi = nav.heading_rad
