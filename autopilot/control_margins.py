@@ -1,16 +1,25 @@
 """How wrong the vessel file may be before the heading loop loses its phase margin.
 
-The heading PID (autopilot.control.HeadingController) is designed from the vessel file. On the true boat the
-loop is, linearised about a straight course (Laplace variable s, rad/s):
+The heading PID (autopilot.control.HeadingController) is designed from the vessel file's yaw model. On the
+true boat the loop is, linearised about a straight course at speed U through the water (Laplace variable s,
+rad/s):
 
-    L(s) = C(s) G(s),   C(s) = Kp + Kd s + Ki / s          (gains from the FILE's m33, N_r)
-    G(s) = k_t e^(-s T) / (s (m33' s + d') (tau' s + 1))   (the TRUE boat: m33', d', thruster lag tau')
+    L(s) = C(s) k_t e^(-s T) G_r(s) / (s (tau' s + 1)),   C(s) = Kp + Kd s + Ki / s   (gains from the FILE)
+    G_r(s) = (m22' s + d_v') / ((m33' s + d_r')(m22' s + d_v') - (m22' - m11') m11' U^2)
 
-with m33 = Iz - N_rdot, d = -N_r, k_t the true thrust over the table's, and T the loop's delay (one control
-period of computation plus half a period of zero-order hold). `heading_phase_margin_deg` is 180 deg plus the
-phase of L where |L| first falls through 1 (the worst crossing if there are several). `coefficient_margins`
-scales one coefficient of the true boat at a time and reports the factor range over which the margin stays
-at or above `required_deg` (45 deg): the figure `autopilot check` prints. Pure numpy, no I/O.
+G_r is the yaw rate per unit yaw moment of the TRUE boat's sway-yaw pair (Fossen's 3-DOF model as the
+plant flies it: m22 v_dot = -m11 U r - d_v v, m33 r_dot = tau - (m22 - m11) U v - d_r r), with m11 = m -
+X_udot, m22 = m - Y_vdot, m33 = Iz - N_rdot, d_v = -Y_v, d_r = -N_r, the thruster lag tau', k_t the true
+thrust over the table's and T the loop's delay (one control period of computation plus half a period of
+zero-order hold). At rest (U = 0) G_r is the yaw model alone, 1 / (m33 s + d_r). Under way the Munk moment
+(m22 - m11) U v of the sway a turn makes acts against the yaw damping; on a hull with m22 > m11 it can undo it
+(the hull is then directionally unstable: d_r d_v < (m22 - m11) m11 U^2).
+
+`heading_phase_margin_deg` is the least phase lag that, added to the loop, brings L(jw) onto -1 at one of the
+frequencies where |L| = 1, when the loop is stable as it is (its closed-loop poles, with a first-order Pade
+delay, all in the left half plane); -inf when it is not. `coefficient_margins` scales one coefficient of the
+true boat at a time and reports the factor range over which the margin stays at or above `required_deg` (45
+deg): the figure `autopilot check` prints, at rest and at the hull's max_speed_mps. Pure numpy, no I/O.
 """
 from __future__ import annotations
 
@@ -24,43 +33,62 @@ from autopilot.config import VesselConfig
 
 OMEGA_RPS = np.logspace(-3, 3, 4000)
 FACTORS = np.exp(np.linspace(math.log(0.05), math.log(20.0), 241))
-COEFFICIENTS = ("iz", "n_rdot", "n_r", "thrust", "tau")
+YAW_COEFFICIENTS = ("iz", "n_rdot", "n_r", "thrust", "tau")
+SWAY_COEFFICIENTS = ("x_udot", "y_vdot", "y_v")     # enter the loop only under way
+COEFFICIENTS = YAW_COEFFICIENTS + SWAY_COEFFICIENTS
 
 
-def heading_phase_margin_deg(vessel: VesselConfig, iz: float = 1.0, n_rdot: float = 1.0, n_r: float = 1.0,
-                             thrust: float = 1.0, tau: float = 1.0) -> Optional[float]:
-    """Phase margin [deg] of the heading loop designed from `vessel` on a boat whose coefficients are the
-    file's times the given factors; None when |L| never crosses 1 (no crossover in 1e-3..1e3 rad/s)."""
-    pm = _phase_margins_deg(vessel, iz=iz, n_rdot=n_rdot, n_r=n_r, thrust=thrust, tau=tau)[0]
-    return None if math.isnan(pm) else float(pm)
+def heading_phase_margin_deg(vessel: VesselConfig, speed_mps: float = 0.0, **factors: float) -> float:
+    """Phase margin [deg] of the heading loop designed from `vessel` on a boat whose coefficients (names in
+    COEFFICIENTS) are the file's times the given factors, at speed_mps through the water; -inf when that loop
+    is unstable, inf when |L| never crosses 1 (in 1e-3..1e3 rad/s)."""
+    unknown = set(factors) - set(COEFFICIENTS)
+    if unknown:
+        raise ValueError(f"heading_phase_margin_deg: unknown coefficient(s) {sorted(unknown)}")
+    return float(_phase_margins_deg(vessel, speed_mps, **factors)[0])
 
 
-def _phase_margins_deg(vessel: VesselConfig, **factors) -> np.ndarray:
+def _phase_margins_deg(vessel: VesselConfig, speed_mps: float, **factors) -> np.ndarray:
     """heading_phase_margin_deg for many boats at once: each factor a scalar or a 1-D array (all arrays of one
-    length K); returns K margins [deg], NaN where |L| never crosses 1."""
+    length K); returns K margins [deg]."""
     f = {k: np.atleast_1d(np.asarray(factors.get(k, 1.0), float))[:, None] for k in COEFFICIENTS}
     h, cfg = vessel.hull, vessel.control.heading
-    m33 = h.iz_kgm2 - h.n_rdot
-    d = -h.n_r
+    m33_file = h.iz_kgm2 - h.n_rdot
     w, z = cfg.omega_n_rps, cfg.zeta
-    kp = m33 * w * w
-    kd = max(0.0, 2.0 * z * w * m33 - d)
+    kp = m33_file * w * w
+    kd = max(0.0, 2.0 * z * w * m33_file + h.n_r)
     ki = kp / cfg.integral_time_s if cfg.integral_time_s > 0 else 0.0
-    m33_true = h.iz_kgm2 * f["iz"] - h.n_rdot * f["n_rdot"]
-    d_true = d * f["n_r"]
-    tau_true = max(t.time_constant_s for t in vessel.thrusters) * f["tau"]
+    m11 = h.mass_kg - h.x_udot * f["x_udot"]
+    m22 = h.mass_kg - h.y_vdot * f["y_vdot"]
+    m33 = h.iz_kgm2 * f["iz"] - h.n_rdot * f["n_rdot"]
+    d_r = -h.n_r * f["n_r"]
+    d_v = -h.y_v * f["y_v"]
+    munk = (m22 - m11) * m11 * speed_mps * speed_mps
+    tau = max(t.time_constant_s for t in vessel.thrusters) * f["tau"]
+    kt = f["thrust"]
     delay_s = 1.5 / vessel.control.loop_rate_hz
-    w_rps = OMEGA_RPS[None, :]
-    # gain and phase of L(jw) factor by factor (real arithmetic, no unwrapping): C, the delay, the integrator,
-    # the hull's first-order lag and the thruster's
-    mag = (np.hypot(kp, kd * w_rps - ki / w_rps) * f["thrust"]
-           / (w_rps * np.hypot(m33_true * w_rps, d_true) * np.hypot(tau_true * w_rps, 1.0)))
-    phase_rad = (np.arctan2(kd * w_rps - ki / w_rps, kp) - w_rps * delay_s - math.pi / 2
-                 - np.arctan2(m33_true * w_rps, d_true) - np.arctan(tau_true * w_rps))
-    down = (mag[:, :-1] >= 1.0) & (mag[:, 1:] < 1.0)
-    # each margin brought into (-180, 180]
-    margin = ((np.degrees(phase_rad[:, :-1]) + 360.0) % 360.0) - 180.0
-    return np.where(down.any(axis=1), np.where(down, margin, np.inf).min(axis=1), np.nan)
+    s = 1j * OMEGA_RPS[None, :]
+    sway = m22 * s + d_v
+    loop = ((kp + kd * s + ki / s) * kt * np.exp(-s * delay_s) * sway
+            / (s * (tau * s + 1.0) * ((m33 * s + d_r) * sway - munk)))
+    mag = np.abs(loop)
+    crossing = (mag[:, :-1] >= 1.0) != (mag[:, 1:] >= 1.0)
+    lag_deg = (np.degrees(np.angle(loop[:, :-1])) + 180.0) % 360.0
+    margin = np.where(crossing.any(axis=1), np.where(crossing, lag_deg, np.inf).min(axis=1), np.inf)
+    stable = np.array([_closed_loop_stable(kp, kd, ki, kt_k, delay_s, tau_k, m33_k, d_r_k, m22_k, d_v_k, munk_k)
+                       for kt_k, tau_k, m33_k, d_r_k, m22_k, d_v_k, munk_k in
+                       np.broadcast(kt[:, 0], tau[:, 0], m33[:, 0], d_r[:, 0], m22[:, 0], d_v[:, 0], munk[:, 0])])
+    return np.where(stable, margin, -np.inf)
+
+
+def _closed_loop_stable(kp, kd, ki, kt, delay_s, tau, m33, d_r, m22, d_v, munk) -> bool:
+    """All roots of 1 + L(s) = 0 in the left half plane, the delay as (1 - sT/2) / (1 + sT/2)."""
+    P = np.polynomial.polynomial
+    num = P.polymul(P.polymul([ki * kt, kp * kt, kd * kt], [d_v, m22]), [1.0, -delay_s / 2.0])
+    yaw = P.polysub(P.polymul([d_r, m33], [d_v, m22]), [munk])
+    den = P.polymul(P.polymul(P.polymul([0.0, 0.0, 1.0], [1.0, tau]), [1.0, delay_s / 2.0]), yaw)
+    roots = P.polyroots(P.polyadd(den, num))
+    return bool(np.all(roots.real < 0.0))
 
 
 @dataclass(frozen=True)
@@ -79,14 +107,14 @@ class CoefficientMargin:
         return f"{self.coefficient} {lo} .. {hi}"
 
 
-def coefficient_margins(vessel: VesselConfig, required_deg: float = 45.0) -> list:
-    """For each of COEFFICIENTS alone: the factor range around 1 over which the phase margin stays >=
-    required_deg (scanned on a log grid from x0.05 to x20)."""
+def coefficient_margins(vessel: VesselConfig, required_deg: float = 45.0, speed_mps: float = 0.0) -> list:
+    """For each coefficient alone (YAW_COEFFICIENTS at rest, all of COEFFICIENTS under way): the factor range
+    around 1 over which the phase margin at speed_mps stays >= required_deg (scanned on a log grid from x0.05
+    to x20)."""
     out = []
     one = int(np.argmin(np.abs(FACTORS - 1.0)))
-    for name in COEFFICIENTS:
-        pm = _phase_margins_deg(vessel, **{name: FACTORS})
-        ok = ~np.isnan(pm) & (np.nan_to_num(pm, nan=-np.inf) >= required_deg)
+    for name in (COEFFICIENTS if speed_mps > 0.0 else YAW_COEFFICIENTS):
+        ok = _phase_margins_deg(vessel, speed_mps, **{name: FACTORS}) >= required_deg
         if not ok[one]:
             out.append(CoefficientMargin(name, None, None, False, False))
             continue

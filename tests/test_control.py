@@ -256,6 +256,29 @@ def test_20_degree_step_with_sway_coupling_at_cruise_speed(name):
         assert lowest >= 0.0
 
 
+def test_the_margin_under_way_sees_the_weave_the_yaw_only_margin_misses():
+    """The WAM-V's heading loop detuned to 0.25 rad/s has 50 deg of margin on its yaw model alone, 10 deg at
+    1.5 m/s with the sway-yaw coupling (autopilot/control_margins.py). In this harness (nonlinear, thrust maps,
+    pulse quantisation) a minute after a 20 deg step it still swings 3.9 deg peak to peak under way, 1.1 deg at
+    rest; at 0.5 rad/s (56 deg under way) 0.2 deg."""
+    from autopilot.control_margins import heading_phase_margin_deg
+    wamv = load_vessel("wamv")
+
+    def swing_deg(vessel, cruise):
+        trace, _ = yaw_step("wamv", 20.0, sway=True, cruise=cruise, vessel=vessel, duration_s=120.0)
+        late = [p for t, p in trace if t > 60.0]
+        return max(late) - min(late)
+
+    def detuned(w):
+        return dataclasses.replace(wamv, control=dataclasses.replace(wamv.control, heading=dataclasses.replace(
+            wamv.control.heading, omega_n_rps=w, adaptive=False)))
+
+    weak, firm = detuned(0.25), detuned(0.5)
+    assert heading_phase_margin_deg(weak) >= 45.0 > 20.0 > heading_phase_margin_deg(weak, 1.5)
+    assert swing_deg(weak, cruise=True) > 2.0 > swing_deg(weak, cruise=False)
+    assert heading_phase_margin_deg(firm, 1.5) >= 45.0 and swing_deg(firm, cruise=True) < 0.5
+
+
 # Presets whose forward-only differential thrust at cruise makes a 20 deg step without reversing a thruster.
 # The IAcquaBot of paper 000 (yaw damping 200 N*m s/rad, thrusters +-0.25 m off the centre line) has 15 N*m
 # of forward-only moment at 1 m/s: it reverses the inner pair to turn, as its allocation allows.

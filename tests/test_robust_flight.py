@@ -120,6 +120,48 @@ def test_a_detuned_loop_is_reported_below_the_required_margin():
     assert coefficient_margins(hot)[0].low is None
 
 
+def _with_heading(vessel, **changes):
+    return dataclasses.replace(vessel, control=dataclasses.replace(
+        vessel.control, heading=dataclasses.replace(vessel.control.heading, **changes)))
+
+
+def test_the_margin_under_way_counts_the_munk_moment_of_the_sway_a_turn_makes():
+    """FOKA (m - Y_vdot > m - X_udot: the Munk moment undamps its yaw) loses margin with speed; its loop at
+    2.0 rad/s keeps 45 deg to 1.5 m/s, not to its 1.8 m/s top speed. The IAcquaBot's file has m - X_udot >
+    m - Y_vdot: there the Munk moment adds yaw damping and the margin does not fall. The linear sway-yaw loop's
+    slow pole pair at 1.5 m/s has the damping ratio the simulator showed before the loop moved from 1.5 to 2.0
+    rad/s (about 0.40 then, 0.55 after; README, "Mismatch campaigns")."""
+    foka, iacq = load_vessel("foka"), load_vessel("iacquabot")
+    at = [heading_phase_margin_deg(foka, u) for u in (0.0, 0.8, 1.5, 1.8)]
+    assert at == sorted(at, reverse=True) and at[2] >= 45.0 > at[3]
+    assert heading_phase_margin_deg(iacq, 1.5) >= heading_phase_margin_deg(iacq) - 1.0
+    # the under-way coefficients: more surge added mass (m11 up) takes the Munk moment away on FOKA
+    fast = {m.coefficient: m for m in coefficient_margins(foka, speed_mps=1.5)}
+    assert {"x_udot", "y_vdot", "y_v"} <= set(fast)
+    assert fast["y_vdot"].high is not None and fast["y_vdot"].high < 2.0 and fast["x_udot"].high_limited
+    with pytest.raises(ValueError, match="unknown coefficient"):
+        heading_phase_margin_deg(foka, 1.0, n_v=2.0)
+
+
+def test_check_names_the_speed_a_loop_keeps_its_margin_to_and_the_damping_that_would_keep_it():
+    notes = "\n".join(check_config(CONFIG_DIR / "vessels" / "foka.yaml").notes)
+    assert "38 deg at 1.8 m/s" in notes and "kept up to 1.5 m/s" in notes
+    zeta = float(notes.split("control.heading.zeta to ")[1].split()[0])
+    foka = _with_heading(load_vessel("foka"), zeta=zeta)
+    assert min(heading_phase_margin_deg(foka), heading_phase_margin_deg(foka, 1.8)) >= 45.0
+    assert heading_phase_margin_deg(_with_heading(foka, zeta=zeta - 0.05), 1.8) < 45.0
+
+
+def test_a_loop_the_sway_coupling_makes_unstable_is_reported_unstable():
+    """The WAM-V is directionally unstable at 2.2 m/s (Y_v N_r 80000 against the Munk term 144500): a heading
+    loop at 0.1 rad/s cannot hold it there, though at rest its margin is positive."""
+    from autopilot.mission_check import model_notes
+    slow = _with_heading(load_vessel("wamv"), omega_n_rps=0.1, adaptive=False)
+    assert heading_phase_margin_deg(slow) > 0.0
+    assert heading_phase_margin_deg(slow, 1.5) == -math.inf
+    assert "none (the loop is unstable) at 2.2 m/s" in "\n".join(model_notes(slow))
+
+
 def test_check_warns_about_an_unvalidated_model_and_prints_the_margins(tmp_path):
     report = check_config(CONFIG_DIR / "vessels" / "foka.yaml")
     text = "\n".join(report.notes)
