@@ -30,6 +30,7 @@ from typing import Optional
 import numpy as np
 
 from autopilot.config import VesselConfig
+from autopilot.control import heading_pd_gains
 
 OMEGA_RPS = np.logspace(-3, 3, 4000)
 FACTORS = np.exp(np.linspace(math.log(0.05), math.log(20.0), 241))
@@ -55,8 +56,7 @@ def _phase_margins_deg(vessel: VesselConfig, speed_mps: float, **factors) -> np.
     h, cfg = vessel.hull, vessel.control.heading
     m33_file = h.iz_kgm2 - h.n_rdot
     w, z = cfg.omega_n_rps, cfg.zeta
-    kp = m33_file * w * w
-    kd = max(0.0, 2.0 * z * w * m33_file + h.n_r)
+    kp, kd = heading_pd_gains(m33_file, -h.n_r, w, z)
     ki = kp / cfg.integral_time_s if cfg.integral_time_s > 0 else 0.0
     m11 = h.mass_kg - h.x_udot * f["x_udot"]
     m22 = h.mass_kg - h.y_vdot * f["y_vdot"]
@@ -82,10 +82,12 @@ def _phase_margins_deg(vessel: VesselConfig, speed_mps: float, **factors) -> np.
 
 
 def _closed_loop_stable(kp, kd, ki, kt, delay_s, tau, m33, d_r, m22, d_v, munk) -> bool:
-    """All roots of 1 + L(s) = 0 in the left half plane, the delay as (1 - sT/2) / (1 + sT/2)."""
+    """All roots of 1 + L(s) = 0 in the left half plane, the delay as (1 - sT/2) / (1 + sT/2). Without the Munk
+    term the sway factor cancels from L and is left out (it would put a root of its own, -d_v / m22, in)."""
     P = np.polynomial.polynomial
-    num = P.polymul(P.polymul([ki * kt, kp * kt, kd * kt], [d_v, m22]), [1.0, -delay_s / 2.0])
-    yaw = P.polysub(P.polymul([d_r, m33], [d_v, m22]), [munk])
+    sway = [d_v, m22] if munk != 0.0 else [1.0]
+    num = P.polymul(P.polymul([ki * kt, kp * kt, kd * kt], sway), [1.0, -delay_s / 2.0])
+    yaw = P.polysub(P.polymul([d_r, m33], sway), [munk])
     den = P.polymul(P.polymul(P.polymul([0.0, 0.0, 1.0], [1.0, tau]), [1.0, delay_s / 2.0]), yaw)
     roots = P.polyroots(P.polyadd(den, num))
     return bool(np.all(roots.real < 0.0))

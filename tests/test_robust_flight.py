@@ -141,6 +141,9 @@ def test_the_margin_under_way_counts_the_munk_moment_of_the_sway_a_turn_makes():
     assert fast["y_vdot"].high is not None and fast["y_vdot"].high < 2.0 and fast["x_udot"].high_limited
     with pytest.raises(ValueError, match="unknown coefficient"):
         heading_phase_margin_deg(foka, 1.0, n_v=2.0)
+    # at rest the sway does not enter the loop, even a sway left undamped in the file
+    no_sway_damping = dataclasses.replace(foka, hull=dataclasses.replace(foka.hull, y_v=0.0))
+    assert heading_phase_margin_deg(no_sway_damping) == pytest.approx(at[0])
 
 
 def test_check_names_the_speed_a_loop_keeps_its_margin_to_and_the_damping_that_would_keep_it():
