@@ -146,6 +146,30 @@ def crab_angle_rad(nav: NavState, drift_ne: tuple[float, float], hull_sway: bool
     return weight * beta
 
 
+class RunningSurge:
+    """The speed the boat has been running at, for the crab angle (module docstring): its estimated surge
+    averaged over CRAB_SPEED_TAU_S [m/s], and never more than the speed guidance last asked for (`asked_mps`,
+    set by the caller each cycle). `value_mps` is 0 until the first update."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        self.mean_mps = 0.0           # estimated surge averaged over CRAB_SPEED_TAU_S [m/s]
+        self.asked_mps = 0.0          # the speed guidance asked for on its last cycle [m/s]
+        self._t_prev: Optional[float] = None
+
+    def update(self, t_s: float, surge_mps: float) -> None:
+        dt = 0.0 if self._t_prev is None else max(0.0, t_s - self._t_prev)
+        self._t_prev = t_s
+        if math.isfinite(surge_mps):
+            self.mean_mps += min(1.0, dt / CRAB_SPEED_TAU_S) * (surge_mps - self.mean_mps)
+
+    @property
+    def value_mps(self) -> float:
+        return min(self.mean_mps, self.asked_mps)
+
+
 def ilos_integral_held(xte_m: float, nav: NavState, path_angle_rad: float, lookahead_m: float) -> bool:
     """True while the ILOS integral should not move: the boat is more than ILOS_HOLD_MIN_XTE_M from the leg's
     line (xte_m, + to starboard of the leg) and its estimated velocity over ground brings it to the line within
@@ -218,8 +242,7 @@ class MissionGuidance:
         self.waypoints_geo = [self.frame.to_wgs84(n, e) if p.lat_deg is None else (p.lat_deg, p.lon_deg)
                               for p, (n, e) in zip(mission.waypoints, self.waypoints_ned)]
         self.max_speed_mps = vessel.hull.max_speed_mps
-        self._running_surge_mps = 0.0  # estimated surge averaged over CRAB_SPEED_TAU_S [m/s]
-        self._speed_asked_mps = 0.0    # the speed this guidance asked for on its last cycle [m/s]
+        self._running = RunningSurge()  # the speed the crab angle is taken at
         self.turn_scale = 1.0          # measured / file yaw rate in hard turns, (0, 1] (TurnRateWatch.scale)
         self.drift_ne = (0.0, 0.0)     # the estimator's drift over ground (its current) [m/s] north, east
         h = vessel.hull
@@ -400,9 +423,7 @@ class MissionGuidance:
             return None
         dt = 0.0 if self._t_prev is None else max(0.0, t_s - self._t_prev)
         self._t_prev = t_s
-        if math.isfinite(nav.surge_mps):
-            a = min(1.0, dt / CRAB_SPEED_TAU_S)
-            self._running_surge_mps += a * (nav.surge_mps - self._running_surge_mps)
+        self._running.update(t_s, nav.surge_mps)
         leg = self.leg
         along, y = leg.along_cross_m(nav.north_m, nav.east_m)
         dist = math.hypot(leg.n1 - nav.north_m, leg.e1 - nav.east_m)
@@ -418,8 +439,7 @@ class MissionGuidance:
                 self.y_int += dt * delta * y / ((y + self.sigma * self.y_int) ** 2 + delta ** 2)
             psi_d = leg.path_angle_rad + math.atan2(-y - self.sigma * self.y_int, delta)
             if self.crab_compensation:
-                running = min(self._running_surge_mps, self._speed_asked_mps)
-                psi_d -= crab_angle_rad(nav, self.drift_ne, self.crab_hull_sway, running)
+                psi_d -= crab_angle_rad(nav, self.drift_ne, self.crab_hull_sway, self._running.value_mps)
         else:  # xtrack_pid
             g = self.mission.guidance
             y_dot = 0.0 if (self._xte_prev is None or dt <= 0.0) else (y - self._xte_prev) / dt
@@ -432,6 +452,6 @@ class MissionGuidance:
             psi_d = leg.path_angle_rad - correction
 
         speed = self._speed_ref(dist) * heading_speed_factor(wrap_pi(psi_d - nav.heading_rad), self.turn_scale)
-        self._speed_asked_mps = speed
+        self._running.asked_mps = speed
         return GuidanceSetpoint(heading_rad=wrap_pi(psi_d), speed_mps=speed, xte_m=y,
                                 waypoint_index=self.index, distance_to_waypoint_m=dist)

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from autopilot.angles import wrap_pi
 from autopilot.config import load_mission, load_vessel
 from autopilot.modes.heading_hold import HeadingHoldMode
 from autopilot.modes.loiter import LoiterMode
@@ -183,6 +184,27 @@ def test_rtl_follows_the_line_home_slows_near_it_and_finishes_there():
     m2 = RtlMode(lambda: None, 1.0, 3.0, 2.0)
     m2.enter(0.0, nav(n=10.0))
     assert m2.update(0.0, nav(n=10.0)).setpoint is None and m2.finished
+
+
+def test_rtl_takes_the_crab_at_the_speed_the_boat_has_been_running_at():
+    """Going home due south across a drift to the east, running at 1 m/s: a dip to 0.4 m/s (a hard correction on a
+    yaw-first allocator takes the thrust that made way) does not raise the crab angle to the dip's."""
+    m = RtlMode(lambda: (0.0, 0.0), speed_mps=1.0, lookahead_m=3.0, arrive_m=2.0)
+    m.drift_ne = (0.0, 0.2)
+    m.enter(0.0, nav(n=500.0, psi=math.pi, u=1.0))
+
+    def crab(t, u):                            # the bow's offset from due south, + toward the west (into the drift)
+        return wrap_pi(m.update(t, nav(n=500.0, psi=math.pi, u=u)).setpoint.heading_rad - math.pi)
+
+    t = 0.0
+    while t < 30.0:
+        running = crab(t, 1.0)
+        t += 0.1
+    assert running == pytest.approx(math.atan2(0.2, 1.0), abs=2e-3)
+    while t < 33.0:
+        dip = crab(t, 0.4)
+        t += 0.1
+    assert running < dip < math.atan2(0.2, 0.75)           # not the 26.6 deg of 0.4 m/s
 
 
 def test_brake_holds_the_heading_at_zero_speed_and_finishes_once_stopped():
