@@ -23,6 +23,7 @@ deg): the figure `autopilot check` prints, at rest and at the hull's max_speed_m
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Optional
@@ -37,6 +38,7 @@ FACTORS = np.exp(np.linspace(math.log(0.05), math.log(20.0), 241))
 YAW_COEFFICIENTS = ("iz", "n_rdot", "n_r", "thrust", "tau")
 SWAY_COEFFICIENTS = ("x_udot", "y_vdot", "y_v")     # enter the loop only under way
 COEFFICIENTS = YAW_COEFFICIENTS + SWAY_COEFFICIENTS
+REQUIRED_MARGIN_DEG = 45.0        # the phase margin `autopilot check` asks of the heading loop
 
 
 def heading_phase_margin_deg(vessel: VesselConfig, speed_mps: float = 0.0, **factors: float) -> float:
@@ -109,7 +111,8 @@ class CoefficientMargin:
         return f"{self.coefficient} {lo} .. {hi}"
 
 
-def coefficient_margins(vessel: VesselConfig, required_deg: float = 45.0, speed_mps: float = 0.0) -> list:
+def coefficient_margins(vessel: VesselConfig, required_deg: float = REQUIRED_MARGIN_DEG,
+                        speed_mps: float = 0.0) -> list:
     """For each coefficient alone (YAW_COEFFICIENTS at rest, all of COEFFICIENTS under way): the factor range
     around 1 over which the phase margin at speed_mps stays >= required_deg (scanned on a log grid from x0.05
     to x20)."""
@@ -128,3 +131,30 @@ def coefficient_margins(vessel: VesselConfig, required_deg: float = 45.0, speed_
             hi += 1
         out.append(CoefficientMargin(name, float(FACTORS[lo]), float(FACTORS[hi]), lo == 0, hi == len(FACTORS) - 1))
     return out
+
+
+def margin_kept_to_mps(vessel: VesselConfig, up_to_mps: float, required_deg: float = REQUIRED_MARGIN_DEG,
+                       steps: int = 72) -> Optional[float]:
+    """The highest speed [m/s] on a grid of `steps` intervals from rest to up_to_mps below which the loop as
+    filed keeps required_deg at every grid speed; None when it does not even at rest."""
+    kept = None
+    for u in np.linspace(0.0, up_to_mps, steps + 1):
+        if heading_phase_margin_deg(vessel, float(u)) < required_deg:
+            break
+        kept = float(u)
+    return kept
+
+
+def zeta_keeping_margin(vessel: VesselConfig, speed_mps: float, required_deg: float = REQUIRED_MARGIN_DEG,
+                        zeta_max: float = 3.0) -> Optional[float]:
+    """The least control.heading.zeta, from the file's up in steps of 0.05 to zeta_max, with which the loop keeps
+    required_deg both at rest and at speed_mps [m/s]; None when none does."""
+    heading = vessel.control.heading
+    zeta = heading.zeta
+    while zeta <= zeta_max:
+        tried = dataclasses.replace(vessel, control=dataclasses.replace(
+            vessel.control, heading=dataclasses.replace(heading, zeta=zeta)))
+        if min(heading_phase_margin_deg(tried), heading_phase_margin_deg(tried, speed_mps)) >= required_deg:
+            return zeta
+        zeta = round(zeta + 0.05, 2)
+    return None

@@ -319,11 +319,12 @@ def _check_mag_calibration(vessel: VesselConfig, report: CheckReport) -> None:
 
 def model_notes(vessel) -> List[str]:
     """What `check` says about the vessel model: whether it was ever validated against data, and how far
-    its yaw coefficients may be off before the heading loop loses 45 deg of phase margin."""
-    import numpy as np
-
-    from autopilot.control_margins import coefficient_margins, heading_phase_margin_deg
+    its yaw coefficients may be off before the heading loop loses REQUIRED_MARGIN_DEG of phase margin, at rest
+    and at the hull's max_speed_mps."""
+    from autopilot.control_margins import (REQUIRED_MARGIN_DEG, coefficient_margins, heading_phase_margin_deg,
+                                           margin_kept_to_mps, zeta_keeping_margin)
     vfile = vessel.source_file or vessel.name
+    req = f"{REQUIRED_MARGIN_DEG:g} deg"
     notes = []
     b = vessel.battery
     if b.low_voltage_v is None:
@@ -337,43 +338,23 @@ def model_notes(vessel) -> List[str]:
     pm = heading_phase_margin_deg(vessel)
     margins = ", ".join(m.describe() for m in coefficient_margins(vessel))
     notes.append(f"{vfile}: heading loop phase margin {_margin_text(pm)} at rest as filed; "
-                 f"stays >= 45 deg with the true boat's {margins}")
+                 f"stays >= {req} with the true boat's {margins}")
     fast = vessel.hull.max_speed_mps
     pm_fast = heading_phase_margin_deg(vessel, fast)
     head = (f"{vfile}: under way the sway a turn makes adds the Munk moment to the yaw: heading loop phase "
             f"margin {_margin_text(pm_fast)} at {fast:g} m/s (hull.max_speed_mps) as filed")
     if pm_fast >= REQUIRED_MARGIN_DEG:
         margins = ", ".join(m.describe() for m in coefficient_margins(vessel, speed_mps=fast))
-        notes.append(f"{head}; stays >= 45 deg with the true boat's {margins}")
+        notes.append(f"{head}; stays >= {req} with the true boat's {margins}")
     else:
-        speeds = np.linspace(0.0, fast, 73)
-        kept = [u for u in speeds if heading_phase_margin_deg(vessel, float(u)) >= REQUIRED_MARGIN_DEG]
-        upto = (f"45 deg is kept up to {max(kept):.2g} m/s" if kept and kept[0] == 0.0
-                else "45 deg is not kept even at rest")
-        zeta = _zeta_keeping_margin(vessel, fast)
+        upto = margin_kept_to_mps(vessel, fast)
+        upto_text = f"{req} is not kept even at rest" if upto is None else f"{req} is kept up to {upto:.2g} m/s"
+        zeta = zeta_keeping_margin(vessel, fast)
         fix = ("" if zeta is None else
                f", or raise control.heading.zeta to {zeta:.2f} (rate damping in place of what the Munk moment "
-               f"takes) to keep 45 deg from rest to {fast:g} m/s")
-        notes.append(f"{head}: warning: below 45 deg; {upto}. Fly slower{fix}")
+               f"takes) to keep {req} from rest to {fast:g} m/s")
+        notes.append(f"{head}: warning: below {req}; {upto_text}. Fly slower{fix}")
     return notes
-
-
-def _zeta_keeping_margin(vessel, speed_mps: float) -> Optional[float]:
-    """The least control.heading.zeta (in steps of 0.05, up to 3) that keeps REQUIRED_MARGIN_DEG both at rest
-    and at speed_mps; None if none does."""
-    from autopilot.control_margins import heading_phase_margin_deg
-    heading = vessel.control.heading
-    zeta = heading.zeta
-    while zeta <= 3.0:
-        tried = dataclasses.replace(vessel, control=dataclasses.replace(
-            vessel.control, heading=dataclasses.replace(heading, zeta=zeta)))
-        if min(heading_phase_margin_deg(tried), heading_phase_margin_deg(tried, speed_mps)) >= REQUIRED_MARGIN_DEG:
-            return zeta
-        zeta = round(zeta + 0.05, 2)
-    return None
-
-
-REQUIRED_MARGIN_DEG = 45.0
 
 
 def _margin_text(pm_deg: float) -> str:
