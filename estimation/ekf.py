@@ -481,11 +481,11 @@ class NavigationEKF:
             ax, ay = self._antenna_x_m, self._antenna_y_m
             self._init_position(north - (ax * c - ay * s), east - (ax * s + ay * c), var)
             self._last_gps_s = t_m
-            if self._gps_velocity_rows(fix, 2):
+            if self._gps_velocity_rows(fix, 2, dt_s):
                 self._update(z[2:], H[2:], hx[2:], R[2:, 2:], None)
             return
         use_pos = self._gps_position_rows(dt_s, t_m, north, east, var)
-        use_vel = self._gps_velocity_rows(fix, 2)
+        use_vel = self._gps_velocity_rows(fix, 2, dt_s)
         if use_pos and use_vel:
             self._update(z, H, hx, R, None, position_rows=2)
         elif use_pos:
@@ -562,9 +562,15 @@ class NavigationEKF:
         self._gps_nis += 0.05 * (nis - self._gps_nis)
         return True
 
-    def _gps_velocity_rows(self, fix, row: int) -> bool:
-        """Fill rows row, row+1 with speed/course as a NED ground velocity (no time extrapolation: velocity
-        is smooth) and gate it. True if it is to be used."""
+    def _gps_velocity_rows(self, fix, row: int, dt_s: float) -> bool:
+        """Fill rows row, row+1 with speed/course as a NED ground velocity at the fix time, dt_s after the
+        filter time (negative: the fix describes the boat earlier), and gate it. True if it is to be used.
+
+        Speed and direction through the water are taken as the filter's now; the heading is taken back to
+        the fix time (psi + r dt_s). A fix completes dt_s = -0.76 s after its epoch on an L76K at 9600 baud,
+        and in a turn at 0.1 rad/s the boat's velocity has turned 4 degrees since: compared with the heading
+        of now, that reads as sway the turn never made (the filter then learnt a turn sway 1.3-1.6 times the
+        file's on a matched hull)."""
         if fix.sog_mps is None or fix.cog_rad is None:
             return False
         sog = fix.sog_mps
@@ -576,15 +582,17 @@ class NavigationEKF:
                 return False
         H, hx, z, R = self._H4, self._hx4, self._z4, self._R4
         x = self.kf.x
-        psi = x[IX_PSI, 0]
+        psi = x[IX_PSI, 0] + dt_s * x[IX_R, 0]
         c, s = math.cos(psi), math.sin(psi)
         u, v = x[IX_U, 0], x[IX_V, 0]
         a, b = row, row + 1
         H[a, IX_PSI] = -u * s - v * c
+        H[a, IX_R] = dt_s * H[a, IX_PSI]
         H[a, IX_U] = c
         H[a, IX_V] = -s
         H[a, IX_CN] = 1.0
         H[b, IX_PSI] = u * c - v * s
+        H[b, IX_R] = dt_s * H[b, IX_PSI]
         H[b, IX_U] = s
         H[b, IX_V] = c
         H[b, IX_CE] = 1.0
