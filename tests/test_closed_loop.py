@@ -85,15 +85,15 @@ def test_iacquabot_flies_the_survey_with_four_thrusters():
     assert np.all(np.abs(res.thrust_n).max(axis=0) > 1.0)     # all four thrusters work
     # paper 000's hull turns at about 9 deg/s at full differential thrust: a 5 m turning radius at 0.8 m/s,
     # against the survey's 3 m lookahead. Guidance flies a lookahead of its turning radius (9.9 m); on the
-    # mission's 3 m it weaves on the legs with a thruster at its limit most of the time (measured, seeds 1 and
-    # 3: 82/85 % of cycles against 21/24 %, the survey 436/441 s against 394/399 s, cross-track RMS 1.07/1.06 m
-    # against 0.60/0.52 m)
+    # mission's 3 m it weaves on the legs with a thruster at its limit much of the time (measured, seeds 1 and
+    # 3: 46/71 % of cycles against 20/21 %, cross-track RMS 0.77/0.87 m against 0.61/0.49 m). It used to take
+    # 10 % longer too (436/441 s against 394/399 s) until the filter took a late fix's velocity at the fix's
+    # heading; now 380/409 s against 393/397 s, so the time is no longer what tells them apart.
     as_filed = dataclasses.replace(mission, guidance=dataclasses.replace(mission.guidance,
                                                                          lookahead_min_turn_radii=0.0))
     weaving = run_sim(load_vessel("iacquabot"), as_filed, opts).report
     assert weaving["mission_complete"]
     assert res.report["thruster_usage"]["saturated_frac"] < 0.5 * weaving["thruster_usage"]["saturated_frac"]
-    assert res.report["mission_complete_time_s"] < 0.95 * weaving["mission_complete_time_s"]
     assert res.report["xte_rms_m"] < weaving["xte_rms_m"]
     assert res.report["xte_rms_m"] < 2.0
 
