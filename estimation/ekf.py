@@ -2,7 +2,8 @@
 
 `NavigationEKF.step(t_s, batch, thrust)` implements autopilot.interfaces.NavigationFilter. The filter is
 filterpy's ExtendedKalmanFilter (Joseph-form update) with the process model of estimation/ekf_model.py;
-the state is [north, east, heading, u, v, r, gyro bias, current north, current east] (see ekf_model).
+the state is [north, east, heading, u, v, r, gyro bias, current north, current east, surge drag error, yaw
+acceleration bias] (see ekf_model); what a GNSS fix should read is estimation/ekf_gnss_rows.py.
 
 How a cycle is processed:
 - Samples are taken in time order. A measurement is compared with the state extrapolated to the
@@ -57,6 +58,7 @@ from autopilot.config import VesselConfig
 from autopilot.types import NavState, SensorBatch, ThrustCommand
 from estimation.ekf_model import (IX_BIAS, IX_BR, IX_KD, IX_CE, IX_CN, IX_E, IX_N, IX_PSI, IX_R, IX_U, IX_V,
                                   N_STATES, VesselProcessModel)
+from estimation.ekf_gnss_rows import antenna_position_rows, antenna_velocity_rows
 from estimation.ekf_measurements import GPS, GYRO, HEADING, HEADING_GYRO, MeasurementBuilder
 from estimation.ekf_tuning import EkfTuning
 from estimation.geodesy import LocalFrame
@@ -500,25 +502,9 @@ class NavigationEKF:
         """Fill rows 0-1 of the GNSS measurement with the antenna position extrapolated to the fix time;
         gate it (with re-acquisition after a persistent disagreement). True if it is to be used."""
         H, hx, z, R = self._H4, self._hx4, self._z4, self._R4
-        x = self.kf.x
-        psi = x[IX_PSI, 0]
+        antenna_position_rows(self.kf.x, dt_s, self._antenna_x_m, self._antenna_y_m, H, hx)
+        psi = self.kf.x[IX_PSI, 0]
         c, s = math.cos(psi), math.sin(psi)
-        ax, ay = self._antenna_x_m, self._antenna_y_m
-        u, v = x[IX_U, 0], x[IX_V, 0]
-        vn = u * c - v * s + x[IX_CN, 0]
-        ve = u * s + v * c + x[IX_CE, 0]
-        H[0, IX_N] = 1.0
-        H[1, IX_E] = 1.0
-        H[0, IX_PSI] = -ax * s - ay * c + dt_s * (-u * s - v * c)
-        H[1, IX_PSI] = ax * c - ay * s + dt_s * (u * c - v * s)
-        H[0, IX_U] = dt_s * c
-        H[0, IX_V] = -dt_s * s
-        H[1, IX_U] = dt_s * s
-        H[1, IX_V] = dt_s * c
-        H[0, IX_CN] = dt_s
-        H[1, IX_CE] = dt_s
-        hx[0, 0] = x[IX_N, 0] + ax * c - ay * s + dt_s * vn
-        hx[1, 0] = x[IX_E, 0] + ax * s + ay * c + dt_s * ve
         z[0, 0] = north
         z[1, 0] = east
         R[0, 0] = R[1, 1] = var
@@ -566,10 +552,10 @@ class NavigationEKF:
         """Fill rows row, row+1 with speed/course as a NED ground velocity at the fix time, dt_s after the
         filter time (negative: the fix describes the boat earlier), and gate it. True if it is to be used.
 
-        Speed and direction through the water are taken as the filter's now, at the antenna (u - r y_ant,
-        v + r x_ant: on the stern deck 1.2 m aft, a 0.38 rad/s turn moves it 0.46 m/s sideways more than the
-        reference point, tests/test_ekf_antenna_velocity.py); the heading is taken back to the fix time
-        (psi + r dt_s). An L76K at 9600 baud hands a fix over 0.74-0.76 s after the first
+        Speed and direction through the water are taken as the filter's now, at the antenna (on the stern
+        deck 1.2 m aft, a 0.38 rad/s turn moves it 0.46 m/s sideways more than the reference point,
+        tests/test_ekf_antenna_velocity.py); the heading is taken back to the fix time (psi + r dt_s): see
+        estimation/ekf_gnss_rows.py. An L76K at 9600 baud hands a fix over 0.74-0.76 s after the first
         sentence that stamps it (dt_s = -0.76), and in a turn at 0.1 rad/s the boat's velocity has turned
         4 degrees since: compared with the heading of now, that reads as sway the model did not predict
         (tests/test_ekf_late_fix.py)."""
@@ -583,25 +569,8 @@ class NavigationEKF:
             else:
                 return False
         H, hx, z, R = self._H4, self._hx4, self._z4, self._R4
-        x = self.kf.x
-        psi = x[IX_PSI, 0] + dt_s * x[IX_R, 0]
-        c, s = math.cos(psi), math.sin(psi)
-        ax, ay = self._antenna_x_m, self._antenna_y_m
-        r = x[IX_R, 0]
-        u, v = x[IX_U, 0] - r * ay, x[IX_V, 0] + r * ax     # the antenna's velocity through the water, body
+        c, s = antenna_velocity_rows(self.kf.x, dt_s, self._antenna_x_m, self._antenna_y_m, H, hx, row)
         a, b = row, row + 1
-        H[a, IX_PSI] = -u * s - v * c
-        H[a, IX_R] = dt_s * H[a, IX_PSI] - ay * c - ax * s
-        H[a, IX_U] = c
-        H[a, IX_V] = -s
-        H[a, IX_CN] = 1.0
-        H[b, IX_PSI] = u * c - v * s
-        H[b, IX_R] = dt_s * H[b, IX_PSI] - ay * s + ax * c
-        H[b, IX_U] = s
-        H[b, IX_V] = c
-        H[b, IX_CE] = 1.0
-        hx[a, 0] = u * c - v * s + x[IX_CN, 0]
-        hx[b, 0] = u * s + v * c + x[IX_CE, 0]
         z[a, 0] = sog * math.cos(fix.cog_rad)
         z[b, 0] = sog * math.sin(fix.cog_rad)
         var = self._speed_var
