@@ -101,6 +101,8 @@ class MagCalibrationWatch:
         self._slow_since: Optional[float] = None  # fallback: when the speed last fell below its threshold [s]
         mag_cfg = vessel.sensors.mag
         self._decl_rad = math.radians(mag_cfg.declination_deg)
+        self._antenna_x_m = vessel.sensors.gnss.antenna_x_m
+        self._antenna_y_m = vessel.sensors.gnss.antenna_y_m
         self._h_t = mag_cfg.field_t * math.cos(math.radians(mag_cfg.inclination_deg))
         self._z_t = mag_cfg.field_t * math.sin(math.radians(mag_cfg.inclination_deg))
 
@@ -139,7 +141,7 @@ class MagCalibrationWatch:
             for fix in batch.gps:
                 if fix.valid and fix.cog_rad is not None and fix.sog_mps is not None:
                     self._learn_drift(fix.time_s, nav, estimator, fix.cog_rad)
-                    crab = self._crab_rad(fix.cog_rad, fix.sog_mps)
+                    crab = self._crab_rad(fix.cog_rad, fix.sog_mps, nav)
                     self._last_sog = fix.sog_mps
                     if self.fallback and crab is not None and fix.time_s - self._drift_t0 >= DRIFT_SETTLE_S:
                         # one course is good to several degrees: the mean of the last FALLBACK_MEAN_FIXES, each
@@ -214,9 +216,18 @@ class MagCalibrationWatch:
             old = self._sector_drift.get(k, self.drift_ne)
             self._sector_drift[k] = (old[0] + a * (d[0] - old[0]), old[1] + a * (d[1] - old[1]))
 
-    def _crab_rad(self, cog_rad: float, sog_mps: float) -> Optional[float]:
-        """COG minus the heading of (velocity over ground - drift): the crab the drift explains [rad]."""
+    def _crab_rad(self, cog_rad: float, sog_mps: float, nav) -> Optional[float]:
+        """COG minus the heading of (velocity over ground - drift): the crab the drift explains [rad].
+
+        The course is the antenna's: away from the reference point it moves r x (x_ant, y_ant) faster, which
+        is taken out first (1.2 m aft at 0.05 rad/s, the fastest turn a reference is taken in, would read
+        as 3.4 degrees of crab at 1 m/s)."""
         dn, de = self._sector_drift.get(_sector(cog_rad), self.drift_ne or (0.0, 0.0))
+        r = nav.yaw_rate_rps if math.isfinite(nav.yaw_rate_rps) else 0.0
+        lx, ly = -r * self._antenna_y_m, r * self._antenna_x_m        # the lever arm's velocity, body
+        c, s = math.cos(nav.heading_rad), math.sin(nav.heading_rad)
+        dn += c * lx - s * ly
+        de += s * lx + c * ly
         vn, ve = sog_mps * math.cos(cog_rad) - dn, sog_mps * math.sin(cog_rad) - de
         if math.hypot(vn, ve) < self.cfg.min_speed_mps:
             return None                          # too slow through the water for the course to mean a heading
