@@ -502,9 +502,7 @@ class NavigationEKF:
         """Fill rows 0-1 of the GNSS measurement with the antenna position extrapolated to the fix time;
         gate it (with re-acquisition after a persistent disagreement). True if it is to be used."""
         H, hx, z, R = self._H4, self._hx4, self._z4, self._R4
-        antenna_position_rows(self.kf.x, dt_s, self._antenna_x_m, self._antenna_y_m, H, hx)
-        psi = self.kf.x[IX_PSI, 0]
-        c, s = math.cos(psi), math.sin(psi)
+        c, s = antenna_position_rows(self.kf.x, dt_s, self._antenna_x_m, self._antenna_y_m, H, hx)
         z[0, 0] = north
         z[1, 0] = east
         R[0, 0] = R[1, 1] = var

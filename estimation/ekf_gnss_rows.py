@@ -21,8 +21,9 @@ from estimation.ekf_model import IX_CE, IX_CN, IX_E, IX_N, IX_PSI, IX_R, IX_U, I
 
 
 def antenna_position_rows(x: np.ndarray, dt_s: float, ax_m: float, ay_m: float, H: np.ndarray, hx: np.ndarray,
-                          row: int = 0) -> None:
-    """Predicted antenna north/east [m] at the fix time into hx[row:row + 2], its Jacobian into H's rows."""
+                          row: int = 0) -> tuple[float, float]:
+    """Predicted antenna north/east [m] at the fix time into hx[row:row + 2], its Jacobian into H's rows.
+    Returns (cos, sin) of the filter's heading (the bow the caller splits the innovation along)."""
     psi = x[IX_PSI, 0]
     c, s = math.cos(psi), math.sin(psi)
     u, v = x[IX_U, 0], x[IX_V, 0]
@@ -41,6 +42,7 @@ def antenna_position_rows(x: np.ndarray, dt_s: float, ax_m: float, ay_m: float, 
     H[b, IX_CE] = dt_s
     hx[a, 0] = x[IX_N, 0] + ax_m * c - ay_m * s + dt_s * vn
     hx[b, 0] = x[IX_E, 0] + ax_m * s + ay_m * c + dt_s * ve
+    return c, s
 
 
 def antenna_velocity_rows(x: np.ndarray, dt_s: float, ax_m: float, ay_m: float, H: np.ndarray, hx: np.ndarray,
