@@ -223,9 +223,11 @@ class MagCalibrationWatch:
         is taken out first (1.2 m aft at 0.05 rad/s, the fastest turn a reference is taken in, would read
         as 3.4 degrees of crab at 1 m/s)."""
         dn, de = self._sector_drift.get(_sector(cog_rad), self.drift_ne or (0.0, 0.0))
-        r = nav.yaw_rate_rps if math.isfinite(nav.yaw_rate_rps) else 0.0
+        r, psi = nav.yaw_rate_rps, nav.heading_rad
+        if not (math.isfinite(r) and math.isfinite(psi)):
+            r = psi = 0.0                        # no lever-arm term rather than a NaN reference heading
         lx, ly = -r * self._antenna_y_m, r * self._antenna_x_m        # the lever arm's velocity, body
-        c, s = math.cos(nav.heading_rad), math.sin(nav.heading_rad)
+        c, s = math.cos(psi), math.sin(psi)
         dn += c * lx - s * ly
         de += s * lx + c * ly
         vn, ve = sog_mps * math.cos(cog_rad) - dn, sog_mps * math.sin(cog_rad) - de

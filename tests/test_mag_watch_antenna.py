@@ -55,3 +55,14 @@ def _circle_slowly(antenna_x_m: float, seconds: float = 150.0) -> float:
 def test_a_right_compass_agrees_with_a_stern_antennas_course_in_a_slow_circle():
     assert _circle_slowly(0.0) < 0.3                   # the lever arm is the only error in this flight
     assert _circle_slowly(-1.2) == pytest.approx(_circle_slowly(0.0), abs=0.3)
+
+
+def test_a_non_finite_heading_or_yaw_rate_gives_no_nan_reference():
+    """An estimator handing over NaN must not poison the fallback's mean of courses."""
+    vessel = with_sensors(load_vessel("foka"), gnss={"antenna_x_m": -1.2})
+    watch = MagCalibrationWatch(vessel, None, None, emit=lambda *a, **k: None)
+    for heading, rate in ((math.nan, 0.01), (0.3, math.nan), (math.inf, math.inf)):
+        nav = NavState(time_s=0.0, north_m=0.0, east_m=0.0, heading_rad=heading, surge_mps=1.0, sway_mps=0.0,
+                       yaw_rate_rps=rate)
+        crab = watch._crab_rad(0.3, 1.0, nav)
+        assert crab is not None and math.isfinite(crab)
