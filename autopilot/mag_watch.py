@@ -17,6 +17,11 @@ while the mean of the last DRIFT_TRUST_FIXES reference errors exceeds warn_consi
 drift on the present course has come back within DRIFT_RESUME_MPS of the held one (after a correction the
 filter unlearns the disturbance slowly) or DRIFT_MAX_HOLD_S has passed: the disturbance cannot teach it.
 A drift that changes while held (wind shifts, a new current) is the error this leaves.
+A course becomes a reference only once the boat has run straight (|yaw rate| at most the online calibration's
+max_ref_yaw_rate_rps) for REF_SETTLE_SWAY_TCS of the file's sway time constants, (m - Y_vdot) / -Y_v: a hull
+slides out of every turn, and one whose sway is slow still slides after its yaw rate has died (the
+IAcquaBot's 3.2 s: the first 5 s after its turns read 15 degrees RMS off a right compass, in the demo survey it
+was warned of as a magnetic disturbance), while the drift, low-passed over DRIFT_TAU_S, holds none of it.
 
 An accepted update is an Event (kind "calibration") with before/after figures, and, when there is a
 calibration file (sensors.mag.calibration_file, or the path given), is written over it with the old file kept:
@@ -61,6 +66,8 @@ DRIFT_SETTLE_S = 30.0       # no reference heading before the drift has been lea
 DRIFT_SECTORS = 8           # the drift is also learnt per sector of course over ground (leeway varies with it)
 DRIFT_RESUME_MPS = 0.05     # a held drift follows the EKF again once the EKF's drift is back this close to it
 DRIFT_MAX_HOLD_S = 600.0    # ... or after this long (real currents change too)
+REF_SETTLE_SWAY_TCS = 2.0   # a course is a reference only after this many sway time constants straight ...
+REF_SETTLE_MAX_S = 10.0     # ... and at most this long (a file without linear sway damping)
 
 
 class MagCalibrationWatch:
@@ -99,6 +106,10 @@ class MagCalibrationWatch:
         self._gyro_t: Optional[float] = None
         self._last_sog: Optional[float] = None
         self._slow_since: Optional[float] = None  # fallback: when the speed last fell below its threshold [s]
+        h = vessel.hull
+        sway_tc_s = (h.mass_kg - h.y_vdot) / -h.y_v if h.y_v < 0.0 else REF_SETTLE_MAX_S
+        self._ref_settle_s = min(REF_SETTLE_MAX_S, REF_SETTLE_SWAY_TCS * sway_tc_s)
+        self._straight_since: Optional[float] = None
         mag_cfg = vessel.sensors.mag
         self._decl_rad = math.radians(mag_cfg.declination_deg)
         self._antenna_x_m = vessel.sensors.gnss.antenna_x_m
@@ -137,6 +148,10 @@ class MagCalibrationWatch:
             if self._gyro_t is not None and math.isfinite(nav.yaw_rate_rps):
                 self._gyro_heading += nav.yaw_rate_rps * max(0.0, t_s - self._gyro_t)
             self._gyro_t = t_s
+        if nav is not None and nav.valid and math.isfinite(nav.yaw_rate_rps):
+            if abs(nav.yaw_rate_rps) > self.online.limits.max_ref_yaw_rate_rps or self._straight_since is None:
+                self._straight_since = t_s
+        settled = self._straight_since is not None and t_s - self._straight_since >= self._ref_settle_s
         if nav is not None and nav.valid and converged:
             for fix in batch.gps:
                 if fix.valid and fix.cog_rad is not None and fix.sog_mps is not None:
@@ -150,7 +165,7 @@ class MagCalibrationWatch:
                         off.append(math.remainder(fix.cog_rad - crab - self._gyro_heading, 2.0 * math.pi))
                         mean = math.atan2(sum(map(math.sin, off)), sum(map(math.cos, off)))
                         self._pending.append((fix.time_s, self._gyro_heading + mean))
-                    if crab is not None and fix.time_s - self._drift_t0 >= DRIFT_SETTLE_S:
+                    if crab is not None and settled and fix.time_s - self._drift_t0 >= DRIFT_SETTLE_S:
                         self.online.add_reference(fix.time_s, fix.cog_rad, fix.sog_mps, crab, nav.yaw_rate_rps)
                 if fix.utc:
                     self._utc = fix.utc
