@@ -19,14 +19,17 @@ Printed per preset and mission: runs, missions completed, false failsafes (every
 injected here), xte_rms on true position against the matched run of the same seed (median and worst ratio,
 and how many runs are over 1.5x), the same for path_rms (distance from the path, corners included), the worst
 xte_max, the worst estimate error (RMS, true position) and the smallest raw GNSS error (RMS) of any
-run, the runs whose estimate was not better than raw GNSS, and for LOITER the worst 95th percentile. Then the
+run, the runs whose estimate was not better than raw GNSS, for LOITER the worst 95th percentile, and the runs
+with a compass warning (`compassW`: the simulated magnetometer is undistorted, so every one is false). Then the
 worst runs by xte ratio. Runs go through hil/campaign.py's runner: worker processes (all cores by default) or
 Ray tasks (--ray), each row kept in --out as it finishes. Nothing is asserted here.
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import math
 import os
 import sys
 import tempfile
@@ -41,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_failsafes import STATION  # noqa: E402  (the same station-keeping mission)
 
 from autopilot.config import CONFIG_DIR, load_mission, load_vessel  # noqa: E402
+from autopilot.turning import steady_yaw_rate_rps  # noqa: E402
 from hil.environment import EnvironmentConfig  # noqa: E402
 from hil.plant_spec import PlantSpec, RANDOM_KEYS, realistic_extras  # noqa: E402
 from hil.sim_runner import SimOptions, run_sim  # noqa: E402
@@ -84,7 +88,9 @@ def run_one(task: dict) -> dict:
         row.update(complete=bool(r["mission_complete"]), xte_rms_m=r["xte_rms_m"], xte_max_m=r["xte_max_m"],
                    path_rms_m=r["path_rms_m"], pos_err_rms_m=r["pos_err_rms_m"], gps_err_rms_m=r["gps_err_rms_m"],
                    failsafes=[f"{e['kind']}->{e['action']}" for e in r["failsafe_events"]],
-                   factors=spec.mismatch, wall_s=r["wall_time_s"])
+                   factors=spec.mismatch, wall_s=r["wall_time_s"],
+                   compass_warnings=sum(1 for e in res.events if e.kind == "warning" and e.message.startswith(
+                       "magnetic heading disagrees")))
         if task["mission"] == "loiter":
             entered = [e.time_s for e in res.events if e.kind == "mode" and "-> LOITER" in e.message]
             tr = res.trace
@@ -120,11 +126,60 @@ def _false_failsafes(row) -> int:
     return sum(1 for f in row.get("failsafes", []) if not f.endswith("->recovered"))
 
 
+TURN_BINS = (0.5, 0.8, 1.25)   # edges of the turn-rate ratio bins (0.8: autopilot/turn_rate_watch.WARN_SCALE)
+
+
+@functools.lru_cache(maxsize=None)
+def _yaw_model(preset: str) -> tuple:
+    """(-N_r, -N_r|r|, the allocator's largest yaw moment [N*m]) of a preset's vessel file."""
+    from autopilot.allocation import Allocator
+    from drivers.thrust_map import make_thrust_map
+    vessel = load_vessel(preset)
+    h = vessel.hull
+    return -h.n_r, -h.n_rr, Allocator(vessel, [make_thrust_map(t, vessel) for t in vessel.thrusters]).max_yaw_nm
+
+
+def turn_rate_ratio(preset: str, factors: dict) -> float:
+    """How fast the plant turns against its vessel file: its steady yaw rate on the allocator's largest yaw
+    moment over the file's, with N_r, N_r|r| and the thrust scaled by the run's mismatch factors."""
+    d, drr, moment = _yaw_model(preset)
+    plant = steady_yaw_rate_rps(d * factors.get("n_r", 1.0), drr * factors.get("n_rr", 1.0),
+                                moment * factors.get("thrust", 1.0))
+    return plant / steady_yaw_rate_rps(d, drr, moment)
+
+
+def summarise_by_turn_rate(rows: list) -> None:
+    """Runs over 1.5x the matched run's xte_rms, by how fast the true boat turns against its file."""
+    matched = {(r["preset"], r["mission"], r["seed"]): r for r in rows if r["label"] == "matched"}
+    edges = (0.0,) + TURN_BINS + (math.inf,)
+    names = ([f"<{TURN_BINS[0]:g}"] + [f"{a:g}-{b:g}" for a, b in zip(TURN_BINS, TURN_BINS[1:])]
+             + [f">={TURN_BINS[-1]:g}"])
+    counts: dict = {}
+    for r in rows:
+        m = matched.get((r["preset"], r["mission"], r["seed"]))
+        if r["label"] == "matched" or r["mission"] == "loiter" or "error" in r or not m or "error" in m:
+            continue
+        k = turn_rate_ratio(r["preset"], r.get("factors") or {})
+        b = next(i for i in range(len(names)) if edges[i] <= k < edges[i + 1])
+        for preset in (r["preset"], "all"):
+            c = counts.setdefault((preset, b), [0, 0])
+            c[0] += 1
+            c[1] += r["xte_rms_m"] / m["xte_rms_m"] > 1.5
+    if not counts:
+        return
+    print("\nruns over 1.5x by turn-rate ratio k (the plant's steady yaw rate on the full yaw moment over the file's;"
+          "\nthe autopilot warns below 0.8), over / runs, demo and hexagon:")
+    print(f"  {'preset':9s} " + " ".join(f"{n:>10s}" for n in names))
+    for preset in dict.fromkeys(p for p, _ in counts):
+        cells = [counts.get((preset, b), [0, 0]) for b in range(len(names))]
+        print(f"  {preset:9s} " + " ".join(f"{f'{o}/{n}':>10s}" for n, o in cells))
+
+
 def summarise(rows: list) -> None:
     matched = {(r["preset"], r["mission"], r["seed"]): r for r in rows if r["label"] == "matched"}
     print(f"{'preset':9s} {'mission':8s} {'runs':>5s} {'done':>5s} {'falseFS':>7s} {'xteRatio med/max':>17s} "
           f"{'>1.5x':>5s} {'pathRatio med/max':>17s} {'xteMax':>7s} {'estRMS max':>10s} {'gpsRMS min':>10s} "
-          f"{'est>=gps':>8s} {'loiterP95':>9s} {'errors':>6s}")
+          f"{'est>=gps':>8s} {'loiterP95':>9s} {'compassW':>8s} {'errors':>6s}")
     worst = []
     for preset in dict.fromkeys(r["preset"] for r in rows):
         for mission in dict.fromkeys(r["mission"] for r in rows):
@@ -150,7 +205,8 @@ def summarise(rows: list) -> None:
                   f"{(max(r['xte_max_m'] for r in ok) if ok and mission != 'loiter' else float('nan')):7.2f} "
                   f"{max(est) if est else float('nan'):10.2f} {min(gps) if gps else float('nan'):10.2f} "
                   f"{sum(r['pos_err_rms_m'] >= r['gps_err_rms_m'] for r in ok):8d} "
-                  f"{(max(loiter) if loiter else float('nan')):9.2f} {len(group) - len(ok):6d}")
+                  f"{(max(loiter) if loiter else float('nan')):9.2f} "
+                  f"{sum(r.get('compass_warnings', 0) > 0 for r in ok):8d} {len(group) - len(ok):6d}")
     worst.sort(key=lambda x: -x[0])
     if worst:
         print("\nworst runs by xte_rms ratio to the matched run of the same seed:")
@@ -208,6 +264,7 @@ def main() -> None:
     print(f"mismatch campaign: {len(rows)} runs in {time.perf_counter() - t0:.0f} s wall on {where}; "
           f"demo weather, 1 Hz GNSS 2.0 m CEP white{', realistic extras' if args.extras else ''}")
     summarise(rows)
+    summarise_by_turn_rate(rows)
 
 
 if __name__ == "__main__":
