@@ -17,11 +17,13 @@ while the mean of the last DRIFT_TRUST_FIXES reference errors exceeds warn_consi
 drift on the present course has come back within DRIFT_RESUME_MPS of the held one (after a correction the
 filter unlearns the disturbance slowly) or DRIFT_MAX_HOLD_S has passed: the disturbance cannot teach it.
 A drift that changes while held (wind shifts, a new current) is the error this leaves.
-A course becomes a reference only once the boat has run straight (|yaw rate| at most the online calibration's
-max_ref_yaw_rate_rps) for REF_SETTLE_SWAY_TCS of the file's sway time constants, (m - Y_vdot) / -Y_v: a hull
-slides out of every turn, and one whose sway is slow still slides after its yaw rate has died (the
-IAcquaBot's 3.2 s: the first 5 s after its turns read 15 degrees RMS off a right compass, in the demo survey it
-was warned of as a magnetic disturbance), while the drift, low-passed over DRIFT_TAU_S, holds none of it.
+A course becomes a reference only while the hull's slide the vessel file predicts is within MAX_SLIDE_RAD of
+the bow: the file's linear sway, v relaxing toward (m - X_udot) u r / Y_v with the time constant
+(m - Y_vdot) / -Y_v, driven by the estimate's surge and yaw rate. A hull slides out of every turn, and one whose
+sway is slow goes on sliding after its yaw rate has fallen under max_ref_yaw_rate_rps (the IAcquaBot's 3.2 s:
+the first 5 s after its turns read 15 degrees RMS off a right compass, and its demo survey was warned of a
+magnetic disturbance), while the drift, low-passed over DRIFT_TAU_S, holds none of it. The yaw a hull makes
+in waves is mostly too quick to move its sway, and the prediction lets it through as it should.
 
 An accepted update is an Event (kind "calibration") with before/after figures, and, when there is a
 calibration file (sensors.mag.calibration_file, or the path given), is written over it with the old file kept:
@@ -66,8 +68,7 @@ DRIFT_SETTLE_S = 30.0       # no reference heading before the drift has been lea
 DRIFT_SECTORS = 8           # the drift is also learnt per sector of course over ground (leeway varies with it)
 DRIFT_RESUME_MPS = 0.05     # a held drift follows the EKF again once the EKF's drift is back this close to it
 DRIFT_MAX_HOLD_S = 600.0    # ... or after this long (real currents change too)
-REF_SETTLE_SWAY_TCS = 2.0   # a course is a reference only after this many sway time constants straight ...
-REF_SETTLE_MAX_S = 10.0     # ... and at most this long (a file without linear sway damping)
+MAX_SLIDE_RAD = math.radians(3.0)  # a course is a reference only while the hull's predicted slide is within this
 
 
 class MagCalibrationWatch:
@@ -107,9 +108,11 @@ class MagCalibrationWatch:
         self._last_sog: Optional[float] = None
         self._slow_since: Optional[float] = None  # fallback: when the speed last fell below its threshold [s]
         h = vessel.hull
-        sway_tc_s = (h.mass_kg - h.y_vdot) / -h.y_v if h.y_v < 0.0 else REF_SETTLE_MAX_S
-        self._ref_settle_s = min(REF_SETTLE_MAX_S, REF_SETTLE_SWAY_TCS * sway_tc_s)
-        self._straight_since: Optional[float] = None
+        # the file's linear sway: v relaxes toward m11 u r / Y_v with the time constant (m - Y_vdot) / -Y_v
+        self._slide_per_rps = (h.mass_kg - h.x_udot) / h.y_v if h.y_v < 0.0 else 0.0
+        self._sway_tc_s = (h.mass_kg - h.y_vdot) / -h.y_v if h.y_v < 0.0 else 1.0
+        self._slide_mps = 0.0
+        self._slide_t: Optional[float] = None
         mag_cfg = vessel.sensors.mag
         self._decl_rad = math.radians(mag_cfg.declination_deg)
         self._antenna_x_m = vessel.sensors.gnss.antenna_x_m
@@ -148,10 +151,7 @@ class MagCalibrationWatch:
             if self._gyro_t is not None and math.isfinite(nav.yaw_rate_rps):
                 self._gyro_heading += nav.yaw_rate_rps * max(0.0, t_s - self._gyro_t)
             self._gyro_t = t_s
-        if nav is not None and nav.valid and math.isfinite(nav.yaw_rate_rps):
-            if abs(nav.yaw_rate_rps) > self.online.limits.max_ref_yaw_rate_rps or self._straight_since is None:
-                self._straight_since = t_s
-        settled = self._straight_since is not None and t_s - self._straight_since >= self._ref_settle_s
+        settled = self._follow_slide(t_s, nav)
         if nav is not None and nav.valid and converged:
             for fix in batch.gps:
                 if fix.valid and fix.cog_rad is not None and fix.sog_mps is not None:
@@ -230,6 +230,17 @@ class MagCalibrationWatch:
         if abs(nav.yaw_rate_rps) <= self.online.limits.max_ref_yaw_rate_rps:
             old = self._sector_drift.get(k, self.drift_ne)
             self._sector_drift[k] = (old[0] + a * (d[0] - old[0]), old[1] + a * (d[1] - old[1]))
+
+    def _follow_slide(self, t_s: float, nav) -> bool:
+        """Advance the slide the vessel file predicts from the estimate's surge and yaw rate; True while it is
+        within MAX_SLIDE_RAD of the bow (or there is no estimate to predict it from)."""
+        if nav is None or not nav.valid or not (math.isfinite(nav.surge_mps) and math.isfinite(nav.yaw_rate_rps)):
+            return True
+        dt = 0.0 if self._slide_t is None else min(max(t_s - self._slide_t, 0.0), 1.0)
+        self._slide_t = t_s
+        steady = self._slide_per_rps * nav.surge_mps * nav.yaw_rate_rps
+        self._slide_mps += (steady - self._slide_mps) * min(1.0, dt / self._sway_tc_s)
+        return abs(self._slide_mps) <= math.tan(MAX_SLIDE_RAD) * max(abs(nav.surge_mps), self.cfg.min_speed_mps)
 
     def _crab_rad(self, cog_rad: float, sog_mps: float, nav) -> Optional[float]:
         """COG minus the heading of (velocity over ground - drift): the crab the drift explains [rad].

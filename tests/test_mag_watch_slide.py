@@ -65,3 +65,12 @@ def test_a_compass_off_by_15_degrees_is_still_caught_on_the_same_zigzag():
     worst, warnings = _zigzag(15.0)
     assert worst > 12.0
     assert any("magnetic heading disagrees" in w for w in warnings)
+
+
+def test_a_non_finite_yaw_rate_leaves_the_predicted_slide_finite():
+    watch = MagCalibrationWatch(load_vessel("iacquabot"), None, None, emit=lambda *a, **k: None)
+    for t, rate in ((0.0, 0.1), (0.1, math.nan), (0.2, math.inf), (0.3, 0.0)):
+        nav = NavState(time_s=t, north_m=0.0, east_m=0.0, heading_rad=0.0, surge_mps=0.8, sway_mps=0.0,
+                       yaw_rate_rps=rate)
+        watch._follow_slide(t, nav)
+        assert math.isfinite(watch._slide_mps)
