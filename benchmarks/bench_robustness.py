@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_failsafes import STATION  # noqa: E402  (the same station-keeping mission)
 
 from autopilot.config import CONFIG_DIR, load_mission, load_vessel  # noqa: E402
+from autopilot.turn_rate_watch import WARN_SCALE  # noqa: E402
 from autopilot.turning import steady_yaw_rate_rps  # noqa: E402
 from hil.environment import EnvironmentConfig  # noqa: E402
 from hil.plant_spec import PlantSpec, RANDOM_KEYS, realistic_extras  # noqa: E402
@@ -126,7 +127,7 @@ def _false_failsafes(row) -> int:
     return sum(1 for f in row.get("failsafes", []) if not f.endswith("->recovered"))
 
 
-TURN_BINS = (0.5, 0.8, 1.25)   # edges of the turn-rate ratio bins (0.8: autopilot/turn_rate_watch.WARN_SCALE)
+TURN_BINS = (0.5, WARN_SCALE, 1.25)   # edges of the turn-rate ratio bins (the watch warns below WARN_SCALE)
 
 
 @functools.lru_cache(maxsize=None)
@@ -168,9 +169,9 @@ def summarise_by_turn_rate(rows: list) -> None:
     if not counts:
         return
     print("\nruns over 1.5x by turn-rate ratio k (the plant's steady yaw rate on the full yaw moment over the file's;"
-          "\nthe autopilot warns below 0.8), over / runs, demo and hexagon:")
+          f"\nthe autopilot warns below {WARN_SCALE:g}), over / runs, demo and hexagon:")
     print(f"  {'preset':9s} " + " ".join(f"{n:>10s}" for n in names))
-    for preset in dict.fromkeys(p for p, _ in counts):
+    for preset in [p for p in dict.fromkeys(p for p, _ in counts) if p != "all"] + ["all"]:
         cells = [counts.get((preset, b), [0, 0]) for b in range(len(names))]
         print(f"  {preset:9s} " + " ".join(f"{f'{o}/{n}':>10s}" for n, o in cells))
 
