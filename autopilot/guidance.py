@@ -64,7 +64,7 @@ from typing import Optional
 
 from autopilot.angles import wrap_pi
 from autopilot.config import MissionConfig, PointConfig, VesselConfig
-from autopilot.turning import guidance_lookahead_m, steady_yaw_rate_rps, yaw_time_constant_s
+from autopilot.turning import guidance_lookahead_m, steady_yaw_rate_rps, sway_time_constant_s, yaw_time_constant_s
 from autopilot.types import GuidanceSetpoint, NavState
 from estimation.geodesy import LocalFrame, azimuth_rad, haversine_m
 
@@ -117,11 +117,7 @@ def crab_takes_hull_sway(vessel: VesselConfig) -> bool:
     """Whether the crab angle takes the hull's own estimated sway besides the drift: when the sway's time
     constant (m - Y_vdot) / -Y_v [s] is at least CRAB_SWAY_LOOP_RATIO times the heading loop's 1/omega_n [s]
     (see the module's docstring). A file without linear sway damping slides slowly: True."""
-    h = vessel.hull
-    if h.y_v >= 0.0:
-        return True
-    sway_time_s = (h.mass_kg - h.y_vdot) / -h.y_v
-    return sway_time_s * vessel.control.heading.omega_n_rps >= CRAB_SWAY_LOOP_RATIO
+    return sway_time_constant_s(vessel.hull) * vessel.control.heading.omega_n_rps >= CRAB_SWAY_LOOP_RATIO
 
 
 def crab_angle_rad(nav: NavState, drift_ne: tuple[float, float], hull_sway: bool = False,

@@ -56,6 +56,7 @@ from typing import Callable, Optional
 
 from estimation.ekf_model import IX_U
 from autopilot.mag_calibration_store import replace_keeping_old
+from autopilot.turning import sway_time_constant_s
 from estimation.mag_calibration import CalibrationFit, MagCalibration
 from estimation.mag_online import MagProposal, OnlineCalLimits, OnlineMagCalibration, compose
 
@@ -69,6 +70,8 @@ DRIFT_SECTORS = 8           # the drift is also learnt per sector of course over
 DRIFT_RESUME_MPS = 0.05     # a held drift follows the EKF again once the EKF's drift is back this close to it
 DRIFT_MAX_HOLD_S = 600.0    # ... or after this long (real currents change too)
 MAX_SLIDE_RAD = math.radians(3.0)  # a course is a reference only while the hull's predicted slide is within this
+DISTURBANCE_WARNING = "magnetic heading disagrees with the GNSS course"   # how the warning event begins
+_MAX_SLIDE_TAN = math.tan(MAX_SLIDE_RAD)
 
 
 class MagCalibrationWatch:
@@ -108,9 +111,9 @@ class MagCalibrationWatch:
         self._last_sog: Optional[float] = None
         self._slow_since: Optional[float] = None  # fallback: when the speed last fell below its threshold [s]
         h = vessel.hull
-        # the file's linear sway: v relaxes toward m11 u r / Y_v with the time constant (m - Y_vdot) / -Y_v
+        # the file's linear sway: v relaxes toward m11 u r / Y_v with the sway time constant (none without Y_v)
         self._slide_per_rps = (h.mass_kg - h.x_udot) / h.y_v if h.y_v < 0.0 else 0.0
-        self._sway_tc_s = (h.mass_kg - h.y_vdot) / -h.y_v if h.y_v < 0.0 else 1.0
+        self._sway_tc_s = sway_time_constant_s(h)
         self._slide_mps = 0.0
         self._slide_t: Optional[float] = None
         mag_cfg = vessel.sensors.mag
@@ -240,7 +243,7 @@ class MagCalibrationWatch:
         self._slide_t = t_s
         steady = self._slide_per_rps * nav.surge_mps * nav.yaw_rate_rps
         self._slide_mps += (steady - self._slide_mps) * min(1.0, dt / self._sway_tc_s)
-        return abs(self._slide_mps) <= math.tan(MAX_SLIDE_RAD) * max(abs(nav.surge_mps), self.cfg.min_speed_mps)
+        return abs(self._slide_mps) <= _MAX_SLIDE_TAN * max(abs(nav.surge_mps), self.cfg.min_speed_mps)
 
     def _crab_rad(self, cog_rad: float, sog_mps: float, nav) -> Optional[float]:
         """COG minus the heading of (velocity over ground - drift): the crab the drift explains [rad].
@@ -276,7 +279,7 @@ class MagCalibrationWatch:
             return
         if not self._warned and c > warn:
             self._warned = True
-            self._emit(t_s, "warning", f"magnetic heading disagrees with the GNSS course by {c:.1f} deg RMS over the "
+            self._emit(t_s, "warning", f"{DISTURBANCE_WARNING} by {c:.1f} deg RMS over the "
                                        f"last minute (warning above {warn:g}): a new magnetic disturbance near the "
                                        f"compass? The calibration is refitted from the next turns",
                        {"mag_consistency_deg": round(c, 2)})

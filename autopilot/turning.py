@@ -47,6 +47,12 @@ def steady_yaw_rate_rps(damping_nm_s: float, quadratic_nm_s2: float, yaw_nm: flo
     return moment / b if b > 0.0 else math.inf
 
 
+def sway_time_constant_s(hull: HullConfig) -> float:
+    """The file's sway time constant [s]: (m - Y_vdot) / -Y_v, how long a sideways slide takes to die away
+    (linear damping only); inf when the file has no linear sway damping."""
+    return (hull.mass_kg - hull.y_vdot) / -hull.y_v if hull.y_v < 0.0 else math.inf
+
+
 def yaw_time_constant_s(hull: HullConfig) -> float:
     """The file's yaw time constant [s]: (Iz - N_rdot) / -N_r, how long the yaw rate takes to settle on a new
     moment (linear damping only); inf when the file has no linear yaw damping."""

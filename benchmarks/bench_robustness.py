@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_failsafes import STATION  # noqa: E402  (the same station-keeping mission)
 
 from autopilot.config import CONFIG_DIR, load_mission, load_vessel  # noqa: E402
+from autopilot.mag_watch import DISTURBANCE_WARNING  # noqa: E402
 from autopilot.turn_rate_watch import WARN_SCALE  # noqa: E402
 from autopilot.turning import steady_yaw_rate_rps  # noqa: E402
 from hil.environment import EnvironmentConfig  # noqa: E402
@@ -90,8 +91,8 @@ def run_one(task: dict) -> dict:
                    path_rms_m=r["path_rms_m"], pos_err_rms_m=r["pos_err_rms_m"], gps_err_rms_m=r["gps_err_rms_m"],
                    failsafes=[f"{e['kind']}->{e['action']}" for e in r["failsafe_events"]],
                    factors=spec.mismatch, wall_s=r["wall_time_s"],
-                   compass_warnings=sum(1 for e in res.events if e.kind == "warning" and e.message.startswith(
-                       "magnetic heading disagrees")))
+                   compass_warnings=sum(1 for e in res.events
+                                        if e.kind == "warning" and e.message.startswith(DISTURBANCE_WARNING)))
         if task["mission"] == "loiter":
             entered = [e.time_s for e in res.events if e.kind == "mode" and "-> LOITER" in e.message]
             tr = res.trace
