@@ -3,7 +3,7 @@
 `NavigationEKF.step(t_s, batch, thrust)` implements autopilot.interfaces.NavigationFilter. The filter is
 filterpy's ExtendedKalmanFilter (Joseph-form update) with the process model of estimation/ekf_model.py;
 the state is [north, east, heading, u, v, r, gyro bias, current north, current east, surge drag error, yaw
-acceleration bias] (see ekf_model); what a GNSS fix should read is estimation/ekf_gnss_rows.py.
+acceleration bias, surge inertia error] (see ekf_model); what a GNSS fix should read is estimation/ekf_gnss_rows.py.
 
 How a cycle is processed:
 - Samples are taken in time order. A measurement is compared with the state extrapolated to the
@@ -26,15 +26,15 @@ How a cycle is processed:
   (estimation/state_history.py); its position with the state of now carried back to first order.
 - A heading and the gyro mean of the same cycle are fused in one 2-D update, GNSS position and velocity
   in one 4-D update (each part gated on its own): two filterpy updates per cycle at most, usually one.
-- The vessel model is never taken as right (estimation.model_consistency): two model-error states (surge and
-  yaw acceleration the model does not explain) are estimated; the process noise of the velocity and
+- The vessel model is never taken as right (estimation.model_consistency): three model-error states (surge drag,
+  surge inertia and the yaw acceleration the model does not explain) are estimated; the process noise of the velocity and
   model-error states grows while GNSS velocity innovations say the model mispredicts; and a fix failing the
   position gate after the innovation grew gradually (model drift, not a receiver jump) is accepted with the
   covariance widened at once, counted in `model_drift_accepts`, instead of being rejected until a
   re-acquisition that the glitch failsafe would see.
 - Unless the boat runs straight (|yaw rate| <= `turn_yaw_rate_rps`, 0.05 rad/s), gyro and heading updates
-  move heading, yaw rate, gyro bias, velocity and the yaw model error but leave position, current and drag
-  error to GNSS. They tell about those states only through the covariance the vessel model builds, which is
+  move heading, yaw rate, gyro bias, velocity and the yaw model error but leave position, current, drag and
+  inertia error to GNSS. They tell about those states only through the covariance the vessel model builds, which is
   what a wrong model gets wrong: in a turn its yaw rate is off one way for seconds, and 50 Hz gyro updates
   dragged the position metres across the next leg; a hull whose yaw damping is off weaves on its legs, and
   the same coupling taught the drag error a wrong value. On straight running the update is the full one:
@@ -58,7 +58,7 @@ from filterpy.kalman import ExtendedKalmanFilter
 from autopilot.angles import wrap_pi
 from autopilot.config import VesselConfig
 from autopilot.types import NavState, SensorBatch, ThrustCommand
-from estimation.ekf_model import (IX_BIAS, IX_BR, IX_KD, IX_CE, IX_CN, IX_E, IX_N, IX_PSI, IX_R, IX_U, IX_V,
+from estimation.ekf_model import (IX_BIAS, IX_BR, IX_KD, IX_KM, IX_CE, IX_CN, IX_E, IX_N, IX_PSI, IX_R, IX_U, IX_V,
                                   N_STATES, VesselProcessModel)
 from estimation.ekf_gnss_rows import antenna_position_rows, antenna_velocity_rows
 from estimation.ekf_measurements import GPS, GYRO, HEADING, HEADING_GYRO, MeasurementBuilder
@@ -122,6 +122,7 @@ class NavigationEKF:
         p0[IX_CN] = p0[IX_CE] = tn.init_current_std_mps ** 2
         p0[IX_KD] = tn.init_drag_error_std ** 2
         p0[IX_BR] = tn.init_yaw_bias_std_rps2 ** 2
+        p0[IX_KM] = tn.init_inertia_error_std ** 2
         self.kf.P = np.diag(p0)
         self._x0 = self.kf.x.copy()
         self._p0 = self.kf.P.copy()
@@ -136,6 +137,7 @@ class NavigationEKF:
         self._q_density[IX_KD] = 0.0                 # k_d moves only while learning (see _predict_to)
         self._q_kd_learning = tn.drag_error_noise_per_s ** 2
         self._q_density[IX_BR] = tn.yaw_bias_noise_rps2 ** 2
+        self._q_density[IX_KM] = tn.inertia_error_noise_per_s ** 2
         self._q_density_unknown = self._q_density.copy()
         for i in (IX_U, IX_R):
             self._q_density_unknown[i] *= tn.unknown_thrust_factor ** 2
@@ -291,6 +293,7 @@ class NavigationEKF:
             model_worst_axis=self.consistency.worst_axis,
             process_noise_scale=self.consistency.process_noise_scale,
             surge_drag_error=float(x[IX_KD, 0]), yaw_model_error_rps2=float(x[IX_BR, 0]),
+            surge_inertia_error=float(x[IX_KM, 0]),
             current_std_mps=math.sqrt(max(_max_eig_2x2(P[IX_CN, IX_CN], P[IX_CN, IX_CE], P[IX_CE, IX_CE]), 0.0)),
             **self.counters)
 
@@ -738,7 +741,7 @@ class NavigationEKF:
                         valid=self._has_position and self._has_heading)
 
 
-_TURN_YAW_FROZEN = (IX_N, IX_E, IX_CN, IX_CE, IX_KD)   # what a gyro or heading leaves to GNSS in a turn
+_TURN_YAW_FROZEN = (IX_N, IX_E, IX_CN, IX_CE, IX_KD, IX_KM)   # what a gyro or heading leaves to GNSS in a turn
 
 
 def _max_eig_2x2(a: float, b: float, d: float) -> float:

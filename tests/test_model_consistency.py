@@ -151,7 +151,7 @@ def test_health_names_the_model_fields():
     ekf = NavigationEKF(load_vessel("foka"), FRAME)
     h = dataclasses.asdict(ekf.health(0.0))
     for key in ("model_consistency", "model_worst_axis", "process_noise_scale", "surge_drag_error",
-                "yaw_model_error_rps2", "model_drift_accepts", "gps_vel_rejected"):
+                "yaw_model_error_rps2", "surge_inertia_error", "model_drift_accepts", "gps_vel_rejected"):
         assert key in h
 
 
