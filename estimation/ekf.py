@@ -27,10 +27,10 @@ How a cycle is processed:
 - A heading and the gyro mean of the same cycle are fused in one 2-D update, GNSS position and velocity
   in one 4-D update (each part gated on its own): two filterpy updates per cycle at most, usually one.
 - The vessel model is never taken as right (estimation.model_consistency): three model-error states (surge drag,
-  surge inertia and the yaw acceleration the model does not explain) are estimated; the process noise of the velocity and
-  model-error states grows while GNSS velocity innovations say the model mispredicts; and a fix failing the
-  position gate after the innovation grew gradually (model drift, not a receiver jump) is accepted with the
-  covariance widened at once, counted in `model_drift_accepts`, instead of being rejected until a
+  surge inertia and the yaw acceleration the model does not explain) are estimated; the process noise of the
+  velocity and model-error states grows while GNSS velocity innovations say the model mispredicts; and a fix
+  failing the position gate after the innovation grew gradually (model drift, not a receiver jump) is accepted
+  with the covariance widened at once, counted in `model_drift_accepts`, instead of being rejected until a
   re-acquisition that the glitch failsafe would see.
 - Unless the boat runs straight (|yaw rate| <= `turn_yaw_rate_rps`, 0.05 rad/s), gyro and heading updates
   move heading, yaw rate, gyro bias, velocity and the yaw model error but leave position, current, drag and

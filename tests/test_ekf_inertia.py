@@ -13,15 +13,12 @@ import math
 import numpy as np
 import pytest
 
-from autopilot.config import load_vessel
 from autopilot.types import ThrustCommand
-from estimation.ekf import EkfTuning, NavigationEKF
+from estimation.ekf import EkfTuning
 from estimation.ekf_model import IX_CE, IX_CN, IX_U
 from hil.environment import EnvironmentConfig
-from hil.plant import Plant
-from hil.plant_spec import PlantSpec
-from hil.sensor_models import TypedSensorSuite
-from tests.test_ekf_plant import FRAME, _thrust
+from tests.test_ekf_plant import _thrust
+from tests.test_model_consistency import mismatched_rig
 
 CURRENT_MPS, CURRENT_TOWARD_DEG = 0.15, 30.0
 HELD = EkfTuning(init_inertia_error_std=1e-6, inertia_error_noise_per_s=0.0)
@@ -29,13 +26,8 @@ HELD = EkfTuning(init_inertia_error_std=1e-6, inertia_error_noise_per_s=0.0)
 
 def _fly_speed_steps(mismatch: dict, seed: int, tuning=None, seconds: float = 120.0):
     """(filter, surge error RMS [m/s], mean current error [m/s]) over the last 80 s of the run."""
-    vessel = load_vessel("iacquabot")
-    spec = PlantSpec.resolve(vessel, seed, mismatch=mismatch)
     water = EnvironmentConfig(current_speed_mps=CURRENT_MPS, current_toward_deg=CURRENT_TOWARD_DEG)
-    plant = Plant(spec.vessel, water, seed, 0.0, 0.0, 0.0, surge_mps=0.4, extras=spec.extras,
-                  thrust_scale=spec.thrust_scale())
-    sensors = TypedSensorSuite(vessel, FRAME, seed, gps_noise="white", gps_rate_hz=1.0)
-    ekf = NavigationEKF(vessel, FRAME, tuning=tuning)
+    vessel, _, plant, sensors, ekf = mismatched_rig("iacquabot", mismatch, seed, water, 0.4, tuning)
     toward = math.radians(CURRENT_TOWARD_DEG)
     true_n, true_e = CURRENT_MPS * math.cos(toward), CURRENT_MPS * math.sin(toward)
     thrust = (0.0,) * len(vessel.thrusters)
