@@ -1,6 +1,6 @@
 """The navigation EKF's process model: the vessel's 3-DOF Fossen model with a constant water current.
 
-State vector x (column, shape (9, 1)), NED/FRD, SI units:
+State vector x (column, shape (N_STATES, 1) = (12, 1)), NED/FRD, SI units:
 
     0 north_m      position of the centre of gravity
     1 east_m
