@@ -769,7 +769,8 @@ class Autopilot:
             self._model_warned = True
             self._emit(t_s, "warning", f"the vessel model mispredicts the {h.model_worst_axis} (GNSS velocity NIS "
                                        f"{c:.1f} per degree of freedom, 1 is consistent); the estimator widened "
-                                       f"its process noise x{h.process_noise_scale:.0f}; {_learned_surge(h)}")
+                                       f"its process noise x{h.process_noise_scale:.0f}; surge drag learned as "
+                                       f"{1.0 + h.surge_drag_error:.2f} x the file's")
         elif self._model_warned and c < 0.5 * MODEL_WARN_NIS:
             self._model_warned = False
         drift = getattr(h, "model_drift_accepts", 0)
@@ -777,7 +778,7 @@ class Autopilot:
             self._drift_seen = drift
             self._emit(t_s, "warning", f"a GNSS fix outside the gate was taken as model drift, not a glitch "
                                        f"({drift} so far): the vessel model predicts the {h.model_worst_axis} "
-                                       f"poorly; {_learned_surge(h)}")
+                                       f"poorly; surge drag learned as {1.0 + h.surge_drag_error:.2f} x the file's")
 
     def _watch_turns(self, t_s: float, yaw_rate_rps: float, yaw_nm: float) -> None:
         """Measure the boat's turning against its file's (autopilot/turn_rate_watch.py); guidance slows its corners
@@ -906,9 +907,3 @@ def _fit_figures(fit) -> dict:
     out["accepted"] = bool(fit.accepted)
     out["reason"] = fit.reason
     return out
-
-
-def _learned_surge(h) -> str:
-    """What the estimator learned of the hull's surge, against its file, for a warning."""
-    return (f"surge drag learned as {1.0 + h.surge_drag_error:.2f} x the file's, surge inertia as "
-            f"{1.0 + getattr(h, 'surge_inertia_error', 0.0):.2f} x")

@@ -3,7 +3,7 @@
 `NavigationEKF.step(t_s, batch, thrust)` implements autopilot.interfaces.NavigationFilter. The filter is
 filterpy's ExtendedKalmanFilter (Joseph-form update) with the process model of estimation/ekf_model.py;
 the state is [north, east, heading, u, v, r, gyro bias, current north, current east, surge drag error, yaw
-acceleration bias, surge inertia error] (see ekf_model); what a GNSS fix should read is estimation/ekf_gnss_rows.py.
+acceleration bias] (see ekf_model); what a GNSS fix should read is estimation/ekf_gnss_rows.py.
 
 How a cycle is processed:
 - Samples are taken in time order. A measurement is compared with the state extrapolated to the
@@ -21,20 +21,18 @@ How a cycle is processed:
   account for, or GNSS moved for good), the position covariance is inflated to cover the innovation and
   the fix is accepted: the filter re-converges.
 - GNSS speed/course becomes a NED velocity measurement; below `gps_course_min_speed_mps` its covariance
-  grows by sog^2 (course means little when slow). A fix arrives after its epoch (0.76 s on an L76K at
-  9600 baud): its velocity is compared with the state the filter held at the epoch, kept for the purpose
-  (estimation/state_history.py); its position with the state of now carried back to first order.
+  grows by sog^2 (course means little when slow).
 - A heading and the gyro mean of the same cycle are fused in one 2-D update, GNSS position and velocity
   in one 4-D update (each part gated on its own): two filterpy updates per cycle at most, usually one.
-- The vessel model is never taken as right (estimation.model_consistency): three model-error states (surge drag,
-  surge inertia and the yaw acceleration the model does not explain) are estimated; the process noise of the
-  velocity and model-error states grows while GNSS velocity innovations say the model mispredicts; and a fix
-  failing the position gate after the innovation grew gradually (model drift, not a receiver jump) is accepted
-  with the covariance widened at once, counted in `model_drift_accepts`, instead of being rejected until a
+- The vessel model is never taken as right (estimation.model_consistency): two model-error states (surge and
+  yaw acceleration the model does not explain) are estimated; the process noise of the velocity and
+  model-error states grows while GNSS velocity innovations say the model mispredicts; and a fix failing the
+  position gate after the innovation grew gradually (model drift, not a receiver jump) is accepted with the
+  covariance widened at once, counted in `model_drift_accepts`, instead of being rejected until a
   re-acquisition that the glitch failsafe would see.
 - Unless the boat runs straight (|yaw rate| <= `turn_yaw_rate_rps`, 0.05 rad/s), gyro and heading updates
-  move heading, yaw rate, gyro bias, velocity and the yaw model error but leave position, current, drag and
-  inertia error to GNSS. They tell about those states only through the covariance the vessel model builds, which is
+  move heading, yaw rate, gyro bias, velocity and the yaw model error but leave position, current and drag
+  error to GNSS. They tell about those states only through the covariance the vessel model builds, which is
   what a wrong model gets wrong: in a turn its yaw rate is off one way for seconds, and 50 Hz gyro updates
   dragged the position metres across the next leg; a hull whose yaw damping is off weaves on its legs, and
   the same coupling taught the drag error a wrong value. On straight running the update is the full one:
@@ -58,7 +56,7 @@ from filterpy.kalman import ExtendedKalmanFilter
 from autopilot.angles import wrap_pi
 from autopilot.config import VesselConfig
 from autopilot.types import NavState, SensorBatch, ThrustCommand
-from estimation.ekf_model import (IX_BIAS, IX_BR, IX_KD, IX_KM, IX_CE, IX_CN, IX_E, IX_N, IX_PSI, IX_R, IX_U, IX_V,
+from estimation.ekf_model import (IX_BIAS, IX_BR, IX_KD, IX_CE, IX_CN, IX_E, IX_N, IX_PSI, IX_R, IX_U, IX_V,
                                   N_STATES, VesselProcessModel)
 from estimation.ekf_gnss_rows import antenna_position_rows, antenna_velocity_rows
 from estimation.ekf_measurements import GPS, GYRO, HEADING, HEADING_GYRO, MeasurementBuilder
@@ -67,10 +65,8 @@ from estimation.geodesy import LocalFrame
 from estimation.health import EstimatorHealth
 from estimation.mag_calibration import MagCalibration
 from estimation.model_consistency import DriftGate, InnovationMonitor
-from estimation.state_history import StateHistory
 
 CEP_TO_SIGMA = 1.0 / 1.1774   # CEP (50 %) of a circular Gaussian = 1.1774 sigma
-PAST_STATE_TOLERANCE_S = 0.05  # a late fix's velocity is read against a stored state at most this far from it
 
 
 class _VesselEKF(ExtendedKalmanFilter):
@@ -122,7 +118,6 @@ class NavigationEKF:
         p0[IX_CN] = p0[IX_CE] = tn.init_current_std_mps ** 2
         p0[IX_KD] = tn.init_drag_error_std ** 2
         p0[IX_BR] = tn.init_yaw_bias_std_rps2 ** 2
-        p0[IX_KM] = tn.init_inertia_error_std ** 2
         self.kf.P = np.diag(p0)
         self._x0 = self.kf.x.copy()
         self._p0 = self.kf.P.copy()
@@ -137,7 +132,6 @@ class NavigationEKF:
         self._q_density[IX_KD] = 0.0                 # k_d moves only while learning (see _predict_to)
         self._q_kd_learning = tn.drag_error_noise_per_s ** 2
         self._q_density[IX_BR] = tn.yaw_bias_noise_rps2 ** 2
-        self._q_density[IX_KM] = tn.inertia_error_noise_per_s ** 2
         self._q_density_unknown = self._q_density.copy()
         for i in (IX_U, IX_R):
             self._q_density_unknown[i] *= tn.unknown_thrust_factor ** 2
@@ -213,9 +207,6 @@ class NavigationEKF:
         self._off_n = 0.0
         self._off_e = 0.0
         self._off_psi = 0.0
-        # the states after each predict, for fixes that arrive after their epoch (estimation/state_history.py)
-        self._history = StateHistory(tn.max_sample_age_s + 0.1)
-        self._past_H = np.zeros((4, N_STATES))     # scratch: the Jacobian at a past state is not used
 
     # ------------------------------------------------------------------------------------------ public
     def step(self, t_s: float, batch: SensorBatch, thrust: Optional[ThrustCommand]) -> NavState:
@@ -251,7 +242,6 @@ class NavigationEKF:
         """Sway, water current and gyro bias back to their initial estimate and variance: they were learnt
         against the heading being replaced, and would pull the new one back toward it (through the GNSS
         velocity, and by drifting it off until the magnetometer's gate rejects it)."""
-        self._history.clear()
         x, P = self.kf.x, self.kf.P
         for i in (IX_V, IX_CN, IX_CE, IX_BIAS):
             x[i, 0] = self._x0[i, 0]
@@ -262,7 +252,6 @@ class NavigationEKF:
     def _reset(self) -> None:
         """Start again from no position and no heading (never expected; guards the loop against a diverged
         filter). Counted in EstimatorHealth.filter_resets."""
-        self._history.clear()
         x0, p0 = self._x0, self._p0
         self.kf.x = x0.copy()
         self.kf.P = p0.copy()
@@ -293,7 +282,6 @@ class NavigationEKF:
             model_worst_axis=self.consistency.worst_axis,
             process_noise_scale=self.consistency.process_noise_scale,
             surge_drag_error=float(x[IX_KD, 0]), yaw_model_error_rps2=float(x[IX_BR, 0]),
-            surge_inertia_error=float(x[IX_KM, 0]),
             current_std_mps=math.sqrt(max(_max_eig_2x2(P[IX_CN, IX_CN], P[IX_CN, IX_CE], P[IX_CE, IX_CE]), 0.0)),
             **self.counters)
 
@@ -382,7 +370,6 @@ class NavigationEKF:
             kf.predict()
         self._decay_output_offset(dt_total)
         self.time_s = t_s
-        self._history.record(t_s, kf.x)
 
     # ------------------------------------------------------------------------------------------ updates
     def _on_gyro(self, dt_s: float, n: int, rate_rps: float) -> None:
@@ -563,15 +550,13 @@ class NavigationEKF:
         """Fill rows row, row+1 with speed/course as a NED ground velocity at the fix time, dt_s after the
         filter time (negative: the fix describes the boat earlier), and gate it. True if it is to be used.
 
-        The prediction is the antenna's velocity (on the stern deck 1.2 m aft, a 0.38 rad/s turn moves it
-        0.46 m/s sideways more than the reference point, tests/test_ekf_antenna_velocity.py) in the state the
-        filter held at the fix's time (estimation/state_history.py); the Jacobian is taken at the state of now
-        carried back (see estimation/ekf_gnss_rows.py), as the correction applies to now. An L76K at 9600 baud
-        hands a fix over 0.74-0.76 s after the first sentence that stamps it (dt_s = -0.76): in a turn at
-        0.1 rad/s the boat's velocity has turned 4 degrees since, and setting off it has gained 0.4 m/s
-        (FOKA); read against the state of now, either looks like a model error (tests/test_ekf_late_fix.py).
-        Without a stored state that close (the first fix, a state just replaced) the state of now is carried
-        back to first order."""
+        Speed and direction through the water are taken as the filter's now, at the antenna (on the stern
+        deck 1.2 m aft, a 0.38 rad/s turn moves it 0.46 m/s sideways more than the reference point,
+        tests/test_ekf_antenna_velocity.py); the heading is taken back to the fix time (psi + r dt_s): see
+        estimation/ekf_gnss_rows.py. An L76K at 9600 baud hands a fix over 0.74-0.76 s after the first
+        sentence that stamps it (dt_s = -0.76), and in a turn at 0.1 rad/s the boat's velocity has turned
+        4 degrees since: compared with the heading of now, that reads as sway the model did not predict
+        (tests/test_ekf_late_fix.py)."""
         if fix.sog_mps is None or fix.cog_rad is None:
             return False
         sog = fix.sog_mps
@@ -583,12 +568,6 @@ class NavigationEKF:
                 return False
         H, hx, z, R = self._H4, self._hx4, self._z4, self._R4
         c, s = antenna_velocity_rows(self.kf.x, dt_s, self._antenna_x_m, self._antenna_y_m, H, hx, row)
-        t_fix = self.time_s + dt_s
-        past = self._history.near(t_fix, PAST_STATE_TOLERANCE_S) if dt_s < -PAST_STATE_TOLERANCE_S else None
-        if past is not None:
-            # what the receiver should have read is the boat's velocity then, not now carried back
-            antenna_velocity_rows(past[1], t_fix - past[0], self._antenna_x_m, self._antenna_y_m, self._past_H,
-                                  hx, row)
         a, b = row, row + 1
         z[a, 0] = sog * math.cos(fix.cog_rad)
         z[b, 0] = sog * math.sin(fix.cog_rad)
@@ -698,7 +677,6 @@ class NavigationEKF:
             self._off_psi -= max(-limit, min(limit, d))
 
     def _init_position(self, north: float, east: float, var: float) -> None:
-        self._history.clear()
         x, P = self.kf.x, self.kf.P
         x[IX_N, 0], x[IX_E, 0] = north, east
         for i in (IX_N, IX_E):
@@ -708,7 +686,6 @@ class NavigationEKF:
         self._has_position = True
 
     def _init_heading(self, heading_rad: float, var: float) -> None:
-        self._history.clear()
         x, P = self.kf.x, self.kf.P
         x[IX_PSI, 0] = wrap_pi(heading_rad)
         P[IX_PSI, :] = 0.0
@@ -741,7 +718,7 @@ class NavigationEKF:
                         valid=self._has_position and self._has_heading)
 
 
-_TURN_YAW_FROZEN = (IX_N, IX_E, IX_CN, IX_CE, IX_KD, IX_KM)   # what a gyro or heading leaves to GNSS in a turn
+_TURN_YAW_FROZEN = (IX_N, IX_E, IX_CN, IX_CE, IX_KD)   # what a gyro or heading leaves to GNSS in a turn
 
 
 def _max_eig_2x2(a: float, b: float, d: float) -> float:

@@ -1,6 +1,6 @@
 """The navigation EKF's process model: the vessel's 3-DOF Fossen model with a constant water current.
 
-State vector x (column, shape (N_STATES, 1) = (12, 1)), NED/FRD, SI units:
+State vector x (column, shape (9, 1)), NED/FRD, SI units:
 
     0 north_m      position of the centre of gravity
     1 east_m
@@ -13,11 +13,10 @@ State vector x (column, shape (N_STATES, 1) = (12, 1)), NED/FRD, SI units:
     8 current_e_mps
     9 surge_drag_error       model error: the surge damping is (1 + this) times the vessel file's
    10 yaw_accel_bias_rps2    model error: the yaw acceleration the vessel file does not explain
-   11 surge_inertia_error    model error: the surge inertia m11 is (1 + this) times the vessel file's
 
 Kinematics: north_dot = u cos(psi) - v sin(psi) + c_n, east_dot = u sin(psi) + v cos(psi) + c_e, psi_dot = r.
 Kinetics (Fossen, irrotational constant current, so the whole model is written in relative velocity):
-    (1 + k_m) m11 u_dot = X + m22 v r + (1 + k_d) (X_u u + X_uu |u| u)
+    m11 u_dot = X + m22 v r + (1 + k_d) (X_u u + X_uu |u| u)
     m22 v_dot = -m11 u r + Y_v v + Y_vv |v| v
     m33 r_dot = N - (m22 - m11) u v + N_r r + N_rr |r| r  + m33 b_r
 with m11 = m - X_udot, m22 = m - Y_vdot, m33 = Iz - N_rdot, X = sum T_i, N = -sum y_i T_i.
@@ -26,10 +25,6 @@ and, at the steady speeds a boat spends its time at, a wrong thrust table alike 
 drag as drag x 1.25 does), and it carries over to other speeds, as an additive force would not. An additive
 surge force was tried first and lost to the water current: wind along the track flips sign with every leg
 of a survey, and a free body-axis force chased it (a matched model lost 20 % of its accuracy, 10 seeds).
-k_m scales the surge inertia: it shows only while the speed changes, where k_d shows at a steady speed, so the
-two split. It absorbs a wrong surge added mass (an added mass 2.5x the file's nearly doubles IAcquaBot's m11: the filter
-put the boat's slower start into k_d and a current along the leg, and kept both until the first turn) and a
-thrust that builds slower than the file says.
 b_r is the yaw moment per unit inertia the file does not explain (one weaker motor, a yaw-damping error at
 steady turn rates). Their process noise grows only while the innovations show the model is wrong
 (estimation.model_consistency).
@@ -46,10 +41,8 @@ import numpy as np
 from autopilot.angles import wrap_pi
 from autopilot.config import VesselConfig
 
-N_STATES = 12
-IX_N, IX_E, IX_PSI, IX_U, IX_V, IX_R, IX_BIAS, IX_CN, IX_CE, IX_KD, IX_BR, IX_KM = range(N_STATES)
-
-MIN_INERTIA_SCALE, MAX_INERTIA_SCALE = 0.3, 4.0     # bounds on 1 + k_m: a hull's inertia is known that well
+N_STATES = 11
+IX_N, IX_E, IX_PSI, IX_U, IX_V, IX_R, IX_BIAS, IX_CN, IX_CE, IX_KD, IX_BR = range(N_STATES)
 
 
 class VesselProcessModel:
@@ -106,26 +99,23 @@ class VesselProcessModel:
         if known_thrust:
             au, ar = abs(u), abs(r)
             kd = max(0.2, 1.0 + x[IX_KD, 0])     # a drag cannot vanish or turn into thrust
-            km = min(MAX_INERTIA_SCALE, max(MIN_INERTIA_SCALE, 1.0 + x[IX_KM, 0]))
-            m11_u = km * m11
             damping = self.x_u * u + self.x_uu * au * u
-            u_dot = (surge_n + m22 * v * r + kd * damping) / m11_u
+            u_dot = (surge_n + m22 * v * r + kd * damping) / m11
             r_dot = (yaw_nm - (m22 - m11) * u * v + self.n_r * r + self.n_rr * ar * r) / m33 + x[IX_BR, 0]
-            F[IX_U, IX_U] = 1.0 + kd * (self.x_u + 2.0 * self.x_uu * au) / m11_u * dt_s
-            F[IX_U, IX_V] = m22 * r / m11_u * dt_s
-            F[IX_U, IX_R] = m22 * v / m11_u * dt_s
+            F[IX_U, IX_U] = 1.0 + kd * (self.x_u + 2.0 * self.x_uu * au) / m11 * dt_s
+            F[IX_U, IX_V] = m22 * r / m11 * dt_s
+            F[IX_U, IX_R] = m22 * v / m11 * dt_s
             F[IX_R, IX_U] = -(m22 - m11) * v / m33 * dt_s
             F[IX_R, IX_V] = -(m22 - m11) * u / m33 * dt_s
             F[IX_R, IX_R] = 1.0 + (self.n_r + 2.0 * self.n_rr * ar) / m33 * dt_s
-            F[IX_U, IX_KD] = damping / m11_u * dt_s
-            F[IX_U, IX_KM] = -u_dot / km * dt_s
+            F[IX_U, IX_KD] = damping / m11 * dt_s
             F[IX_R, IX_BR] = dt_s
         else:
             # unknown surge force and yaw moment: surge speed and yaw rate held (random walks)
             u_dot = r_dot = 0.0
             F[IX_U, IX_U] = F[IX_R, IX_R] = 1.0
             F[IX_U, IX_V] = F[IX_U, IX_R] = F[IX_R, IX_U] = F[IX_R, IX_V] = 0.0
-            F[IX_U, IX_KD] = F[IX_R, IX_BR] = F[IX_U, IX_KM] = 0.0
+            F[IX_U, IX_KD] = F[IX_R, IX_BR] = 0.0
 
         self.u_dot, self.v_dot = u_dot, v_dot
         x[IX_N, 0] += (u * c - v * s + x[IX_CN, 0]) * dt_s

@@ -25,7 +25,6 @@ class EkfTuning:
     current_noise_mps: float = 0.001     # current random walk [m/s/sqrt(s)]
     drag_error_noise_per_s: float = 0.01  # random walk of the surge-drag error k_d [1/sqrt(s)] while the
     #                                       innovations show model error (model_consistency); else k_d holds
-    inertia_error_noise_per_s: float = 0.003  # random walk of the surge-inertia error k_m [1/sqrt(s)]
     yaw_bias_noise_rps2: float = 0.01    # model-error yaw acceleration random walk [rad/s^2/sqrt(s)]
     # model consistency (estimation.model_consistency)
     surge_bias_from_velocity_only: bool = False  # GNSS positions do not move the drag-error state
@@ -71,7 +70,6 @@ class EkfTuning:
     model_error_evidence_z: float = 4.0   # standard errors of one-signed bow innovations that start learning
     learned_drag_error_std: float = 0.05  # learning stops once k_d is known this well (and the evidence is gone)
     init_yaw_bias_std_rps2: float = 0.1
-    init_inertia_error_std: float = 0.5   # k_m: the surge inertia is (1 + k_m) times the file's
     # published output
     output_smoothing_s: float = 1.0
     heading_smoothing_s: float = 0.5

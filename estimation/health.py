@@ -52,8 +52,6 @@ class EstimatorHealth:
     process_noise_scale: float = 1.0  # the adaptive factor on the velocity/model-error process noise (>= 1)
     surge_drag_error: float = 0.0     # estimated k_d: the surge drag is (1 + k_d) times the vessel file's
     yaw_model_error_rps2: float = 0.0     # the same in yaw [rad/s^2]
-    surge_inertia_error: float = 0.0  # estimated k_m: the surge inertia (mass + added mass) is (1 + k_m) times the
-    #                                   vessel file's; learned while the speed changes
     current_std_mps: float = 0.0      # sqrt of the larger eigenvalue of the current's covariance [m/s]: how well
     #                                   the drift is known (0.3 at start, about 0.1 after 15 s of 1 Hz GNSS)
     mag_consistency_deg: Optional[float] = None  # RMS of magnetic minus GNSS-course heading (after crab) at
