@@ -10,9 +10,11 @@ through the water along the bow plus the drift d the EKF knows (water current, w
 velocity over ground minus the surge through the water, in NED). So psi_ref = atan2(v_g - d), and the crab is
 COG - psi_ref. The EKF's crab cannot be taken as it stands at every fix: after a magnetic disturbance the
 filter explains the wrong heading by sway and current within seconds, and COG minus its crab is then its own
-wrong heading again. So the drift is the EKF's, low-passed (DRIFT_TAU_S), learnt for all courses and per
-DRIFT_SECTORS sector of course over ground (leeway changes with the heading relative to the wind; a survey
-comes back to the same headings), and only while the magnetic heading agrees with the references. It is held
+wrong heading again. So the drift is the EKF's, low-passed (DRIFT_TAU_S) with each sample weighted by the
+inverse of the filter's variance of it (a filter just converged on position and heading still splits the
+velocity over ground badly into surge and current: its first turn must not stay in the drift), learnt for
+all courses and per DRIFT_SECTORS sector of course over ground (leeway changes with the heading relative to
+the wind; a survey comes back to the same headings), and only while the magnetic heading agrees with the references. It is held
 while the mean of the last DRIFT_TRUST_FIXES reference errors exceeds warn_consistency_deg, until the EKF's
 drift on the present course has come back within DRIFT_RESUME_MPS of the held one (after a correction the
 filter unlearns the disturbance slowly) or DRIFT_MAX_HOLD_S has passed: the disturbance cannot teach it.
@@ -54,7 +56,7 @@ from collections import deque
 from pathlib import Path
 from typing import Callable, Optional
 
-from estimation.ekf_model import IX_U
+from estimation.ekf_model import IX_CE, IX_CN, IX_U, IX_V
 from autopilot.mag_calibration_store import replace_keeping_old
 from autopilot.turning import sway_time_constant_s
 from estimation.mag_calibration import CalibrationFit, MagCalibration
@@ -69,6 +71,7 @@ DRIFT_SETTLE_S = 30.0       # no reference heading before the drift has been lea
 DRIFT_SECTORS = 8           # the drift is also learnt per sector of course over ground (leeway varies with it)
 DRIFT_RESUME_MPS = 0.05     # a held drift follows the EKF again once the EKF's drift is back this close to it
 DRIFT_MAX_HOLD_S = 600.0    # ... or after this long (real currents change too)
+DRIFT_MIN_STD_MPS = 0.005   # the drift's weights: the filter's drift is never taken as better than this
 MAX_SLIDE_RAD = math.radians(3.0)  # a course is a reference only while the hull's predicted slide is within this
 DISTURBANCE_WARNING = "magnetic heading disagrees with the GNSS course"   # how the warning event begins
 _MAX_SLIDE_TAN = math.tan(MAX_SLIDE_RAD)
@@ -103,6 +106,7 @@ class MagCalibrationWatch:
         self._held_since = -math.inf
         self._sector_drift: dict = {}            # course sector -> drift learnt there, NED [m/s]
         self._drift_t0 = math.inf
+        self._drift_weight = (0.0, 0.0)          # the drift's mean: sum of forgotten weights x time, north/east
         self.fallback = False                    # the EKF's compass is the GNSS course (see the module docstring)
         self._pending: list = []                 # (time_s, reference heading [rad]) for the next cycle's EKF
         self._offsets: deque = deque(maxlen=FALLBACK_MEAN_FIXES)   # reference minus gyro heading [rad]
@@ -212,6 +216,7 @@ class MagCalibrationWatch:
             return
         if self.drift_ne is None:
             self.drift_ne, self._drift_t, self._drift_t0 = d, t_s, t_s
+            self._drift_weight = tuple(wi * 1e-3 for wi in _drift_weights(estimator, nav.heading_rad))
             return
         recent = self.online.recent_error_deg(DRIFT_TRUST_FIXES)
         disagree = recent is not None and recent > self.cfg.warn_consistency_deg
@@ -227,12 +232,16 @@ class MagCalibrationWatch:
         self._drift_t = t_s
         if self.drift_held:
             return
-        a = min(1.0, dt / min(DRIFT_TAU_S, max(t_s - self._drift_t0, dt)))   # a running mean at first
-        self.drift_ne = (self.drift_ne[0] + a * (d[0] - self.drift_ne[0]),
-                         self.drift_ne[1] + a * (d[1] - self.drift_ne[1]))
+        # a mean weighted by the filter's confidence, forgetting over DRIFT_TAU_S (a running mean at first)
+        w = _drift_weights(estimator, nav.heading_rad)
+        keep = math.exp(-dt / DRIFT_TAU_S)
+        self._drift_weight = tuple(keep * acc + wi * dt for acc, wi in zip(self._drift_weight, w))
+        a = [min(1.0, wi * dt / acc) if acc > 0.0 else 1.0 for wi, acc in zip(w, self._drift_weight)]
+        self.drift_ne = (self.drift_ne[0] + a[0] * (d[0] - self.drift_ne[0]),
+                         self.drift_ne[1] + a[1] * (d[1] - self.drift_ne[1]))
         if abs(nav.yaw_rate_rps) <= self.online.limits.max_ref_yaw_rate_rps:
             old = self._sector_drift.get(k, self.drift_ne)
-            self._sector_drift[k] = (old[0] + a * (d[0] - old[0]), old[1] + a * (d[1] - old[1]))
+            self._sector_drift[k] = (old[0] + a[0] * (d[0] - old[0]), old[1] + a[1] * (d[1] - old[1]))
 
     def _follow_slide(self, t_s: float, nav) -> bool:
         """Advance the slide the vessel file predicts from the estimate's surge and yaw rate; True while it is
@@ -380,6 +389,23 @@ class MagCalibrationWatch:
                                        f"(the running calibration is applied all the same)", {})
             return None
         return path
+
+
+def _drift_weights(estimator, heading_rad: float) -> tuple:
+    """Weights (north, east) of one EKF drift sample in the watch's mean: 1 / its variance [1/(m/s)^2], the
+    filter's current plus its sway turned to NED (covariances between them ignored), each floored at
+    DRIFT_MIN_STD_MPS. A filter still converging (a current of 0.1 m/s std in the first turns) weighs a
+    fraction of a settled one, so the start-up transient does not stay in the drift. (1, 1) without a
+    covariance to read."""
+    try:
+        p = estimator.covariance
+        var_v = float(p[IX_V, IX_V])
+        var = (float(p[IX_CN, IX_CN]) + var_v * math.sin(heading_rad) ** 2,
+               float(p[IX_CE, IX_CE]) + var_v * math.cos(heading_rad) ** 2)
+    except (AttributeError, IndexError, TypeError, ValueError):
+        return (1.0, 1.0)
+    floor = DRIFT_MIN_STD_MPS ** 2
+    return tuple(1.0 / max(v, floor) if math.isfinite(v) else 1.0 / floor for v in var)
 
 
 def _sector(cog_rad: float) -> int:
