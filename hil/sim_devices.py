@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 from autopilot.config import VesselConfig
 from autopilot.types import PulseCommand, SensorBatch
 from estimation.geodesy import LocalFrame
-from hil.gnss_emitter import GnssTruth
+from hil.gnss_emitter import GnssTruth, antenna_truth
 from hil.fake_pigpiod import FakePi
 
 
@@ -58,17 +58,16 @@ class ByteLevelSensors:
         # the driver's re-initialisation interval runs on simulated time (the emulator's clock), as on the boat
         self.imu = Lsm9ds1Source.open_emulated(vessel.sensors.imu, vessel.sensors.mag, emu,
                                                mag_calibration=mag_calibration, clock=lambda: emu.t_s)
-        self._ax, self._ay = vessel.sensors.gnss.antenna_x_m, vessel.sensors.gnss.antenna_y_m
+        self._gnss_cfg = gcfg
         self.gnss_offset_ne = (0.0, 0.0)     # added to the position the receiver computes (gps-glitch fault) [m]
 
-    def _gnss_truth(self, t_s: float):
+    def _gnss_truth(self, t_s: float) -> GnssTruth:
+        """The antenna's position (plus any glitch offset) and velocity: the CG's plus r x lever arm, which a
+        receiver off the CG measures in every turn."""
         tr = self._truth
-        c, s = math.cos(tr.heading_rad), math.sin(tr.heading_rad)
-        n = tr.north_m + c * self._ax - s * self._ay + self.gnss_offset_ne[0]
-        e = tr.east_m + s * self._ax + c * self._ay + self.gnss_offset_ne[1]
-        lat, lon = self.frame.to_wgs84(n, e)
-        vn, ve = tr.velocity_ned_mps
-        return GnssTruth(lat_deg=lat, lon_deg=lon, sog_mps=math.hypot(vn, ve), cog_rad=math.atan2(ve, vn))
+        off_n, off_e = self.gnss_offset_ne
+        return antenna_truth(self.frame, self._gnss_cfg, tr.north_m + off_n, tr.east_m + off_e, tr.heading_rad,
+                             tr.surge_mps, tr.sway_mps, tr.yaw_rate_rps)
 
     def sample(self, truth) -> SensorBatch:
         self._truth = truth

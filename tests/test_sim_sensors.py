@@ -88,16 +88,30 @@ def test_gnss_velocity_noise_and_course_over_ground():
     assert all(0.9 <= f.hdop <= 1.2 and 10 <= f.sats <= 14 and f.valid for f in got)
 
 
-def test_gnss_reports_the_antenna_not_the_cg():
+@pytest.mark.parametrize("level", ["typed", "bytes"])
+def test_gnss_reports_the_antenna_not_the_cg(level):
+    """Both sensor levels: the typed model and the emulated L76K behind the real driver (the byte level once
+    reported the CG's velocity with the antenna's position)."""
     vessel = with_sensors(load_vessel("wamv"), gnss={"antenna_x_m": 2.0, "antenna_y_m": 0.5, "cep_m": 0.01,
                                                      "speed_noise_mps": 0.0})
-    suite = TypedSensorSuite(vessel, FRAME, 4, gps_noise="white")
-    fix = suite.sample(still(0.0, north=10.0, east=5.0, heading=math.pi / 2, u=1.0, r=0.2)).gps[0]
+    truth = dict(north=10.0, east=5.0, heading=math.pi / 2, u=1.0, r=0.2)
+    if level == "typed":
+        suite = TypedSensorSuite(vessel, FRAME, 4, gps_noise="white")
+    else:
+        from hil.sim_devices import ByteLevelSensors
+        suite = ByteLevelSensors(vessel, FRAME, 4, gps_noise="white", truth0=still(0.0, **truth))
+    got = []
+    for k in range(150):                              # the byte level: the first epoch's sentences at 9600 baud
+        got += suite.sample(still(0.02 * k, **truth)).gps
+        if got:
+            break
+    fix = got[0]
     n, e = FRAME.to_ned(fix.lat_deg, fix.lon_deg)
     assert (n, e) == pytest.approx((10.0 - 0.5, 5.0 + 2.0), abs=0.05)    # heading east: x east, y south
-    # velocity of the antenna: forward 1.0 - r*y = 0.9 (east), starboard r*x = 0.4 (south)
-    assert fix.sog_mps == pytest.approx(math.hypot(0.9, 0.4), abs=1e-9)
-    assert fix.cog_rad == pytest.approx(math.atan2(0.9, -0.4), abs=1e-9)
+    # velocity of the antenna: forward 1.0 - r*y = 0.9 (east), starboard r*x = 0.4 (south); NMEA's
+    # 0.01 kn and 0.01 deg at the byte level
+    assert fix.sog_mps == pytest.approx(math.hypot(0.9, 0.4), abs=0.006)
+    assert fix.cog_rad == pytest.approx(math.atan2(0.9, -0.4), abs=2e-4)
 
 
 def test_samples_arrive_at_their_rates_with_their_own_time_stamps():
