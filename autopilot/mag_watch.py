@@ -72,6 +72,7 @@ DRIFT_SECTORS = 8           # the drift is also learnt per sector of course over
 DRIFT_RESUME_MPS = 0.05     # a held drift follows the EKF again once the EKF's drift is back this close to it
 DRIFT_MAX_HOLD_S = 600.0    # ... or after this long (real currents change too)
 DRIFT_MIN_STD_MPS = 0.005   # the drift's weights: the filter's drift is never taken as better than this
+SECTOR_PRIOR = 0.25         # a sector's first visit starts from the drift for all courses at this part of its weight
 MAX_SLIDE_RAD = math.radians(3.0)  # a course is a reference only while the hull's predicted slide is within this
 DISTURBANCE_WARNING = "magnetic heading disagrees with the GNSS course"   # how the warning event begins
 _MAX_SLIDE_TAN = math.tan(MAX_SLIDE_RAD)
@@ -105,6 +106,7 @@ class MagCalibrationWatch:
         self._drift_t: Optional[float] = None
         self._held_since = -math.inf
         self._sector_drift: dict = {}            # course sector -> drift learnt there, NED [m/s]
+        self._sector_weight: dict = {}           # course sector -> its mean's weights (as _drift_weight)
         self._drift_t0 = math.inf
         self._drift_weight = (0.0, 0.0)          # the drift's mean: sum of forgotten weights x time, north/east
         self.fallback = False                    # the EKF's compass is the GNSS course (see the module docstring)
@@ -162,7 +164,7 @@ class MagCalibrationWatch:
         if nav is not None and nav.valid and converged:
             for fix in batch.gps:
                 if fix.valid and fix.cog_rad is not None and fix.sog_mps is not None:
-                    self._learn_drift(fix.time_s, nav, estimator, fix.cog_rad)
+                    self._learn_drift(fix.time_s, nav, estimator, fix.cog_rad, settled)
                     crab = self._crab_rad(fix.cog_rad, fix.sog_mps, nav)
                     self._last_sog = fix.sog_mps
                     if self.fallback and crab is not None and fix.time_s - self._drift_t0 >= DRIFT_SETTLE_S:
@@ -201,12 +203,13 @@ class MagCalibrationWatch:
         return "OK", f"heading agrees with the GNSS course ({c:.1f} deg RMS)", values
 
     # ------------------------------------------------------------------------------------------ helpers
-    def _learn_drift(self, t_s: float, nav, estimator, cog_rad: float) -> None:
+    def _learn_drift(self, t_s: float, nav, estimator, cog_rad: float, settled: bool = True) -> None:
         """Follow the EKF's drift (low-passed) while the magnetic heading agrees with the references: the
         velocity over ground minus its surge through the water along the bow, in NED,
         d = R(psi) (surge_over_ground - u_water, sway_over_ground): current, wind push and leeway together.
-        Besides one drift for all, one per DRIFT_SECTORS sector of course over ground on straight running:
-        leeway depends on the heading relative to the wind, and a survey comes back to the same headings."""
+        Besides one drift for all, one per DRIFT_SECTORS sector of course over ground on straight running
+        with the hull's predicted slide within MAX_SLIDE_RAD (`settled`): leeway depends on the heading
+        relative to the wind, and a survey comes back to the same headings."""
         state = getattr(estimator, "state", None)
         u_water = float(state[IX_U]) if state is not None else nav.surge_mps
         c, s = math.cos(nav.heading_rad), math.sin(nav.heading_rad)
@@ -239,9 +242,16 @@ class MagCalibrationWatch:
         a = [min(1.0, wi * dt / acc) if acc > 0.0 else 1.0 for wi, acc in zip(w, self._drift_weight)]
         self.drift_ne = (self.drift_ne[0] + a[0] * (d[0] - self.drift_ne[0]),
                          self.drift_ne[1] + a[1] * (d[1] - self.drift_ne[1]))
-        if abs(nav.yaw_rate_rps) <= self.online.limits.max_ref_yaw_rate_rps:
+        if settled and abs(nav.yaw_rate_rps) <= self.online.limits.max_ref_yaw_rate_rps:
+            # the sector's own weighted mean, forgetting only while on it: a first visit starts from the drift
+            # for all courses at SECTOR_PRIOR of its weight; what a still-converging filter left there weighs
+            # little against the settled filter's drift on the next visit
             old = self._sector_drift.get(k, self.drift_ne)
-            self._sector_drift[k] = (old[0] + a[0] * (d[0] - old[0]), old[1] + a[1] * (d[1] - old[1]))
+            acc = self._sector_weight.get(k) or tuple(SECTOR_PRIOR * x for x in self._drift_weight)
+            acc = tuple(keep * x + wi * dt for x, wi in zip(acc, w))
+            b = [min(1.0, wi * dt / x) if x > 0.0 else 1.0 for wi, x in zip(w, acc)]
+            self._sector_weight[k] = acc
+            self._sector_drift[k] = (old[0] + b[0] * (d[0] - old[0]), old[1] + b[1] * (d[1] - old[1]))
 
     def _follow_slide(self, t_s: float, nav) -> bool:
         """Advance the slide the vessel file predicts from the estimate's surge and yaw rate; True while it is
