@@ -80,6 +80,8 @@ class OnlineCalLimits:
     block_s: float = 15.0                 # heading errors are averaged over blocks of this long before the RMS:
     #                                       one GNSS course at 1 m/s is good to ~5-10 deg, a 15 s mean to ~2
     min_consistency_refs: int = 10        # fewer reference fixes in that window: no figure (None)
+    min_block_refs: int = 3               # mag_consistency_deg leaves out blocks of fewer fixes: a lone course
+    #                                       after a turn (a wave's sway, a mismatched hull's slide) is 20-40 deg off
 
     def __post_init__(self):
         for name in ("sample_period_s", "max_history_s", "fit_period_s", "min_arc_deg", "min_speed_mps",
@@ -98,6 +100,9 @@ class OnlineCalLimits:
         for name in ("min_refs", "min_consistency_refs"):
             if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 2):
                 raise ValueError(f"OnlineCalLimits.{name} must be an integer >= 2, got {getattr(self, name)!r}")
+        if not (isinstance(self.min_block_refs, int) and self.min_block_refs >= 1):
+            raise ValueError(f"OnlineCalLimits.min_block_refs must be an integer >= 1 (1: every block counts), "
+                             f"got {self.min_block_refs!r}")
 
 
 @dataclass(frozen=True)
@@ -303,11 +308,16 @@ class OnlineMagCalibration:
 
     def mag_consistency_deg(self, t_s: float) -> Optional[float]:
         """RMS of (magnetic heading with the running correction - GNSS-course heading) over the reference fixes
-        of the last consistency_window_s before t_s [deg]; None with fewer than min_consistency_refs."""
+        of the last consistency_window_s before t_s [deg], counting only blocks of at least min_block_refs
+        fixes; None with fewer than min_consistency_refs fixes in those."""
         a = self._array(t_s - self.limits.consistency_window_s)
         if a is None:
             return None
         a = a[np.isfinite(a[:, 6])]
+        if len(a):
+            # a block of one or two courses is no mean: one course is good to 7-20 deg at boat speeds
+            block = np.floor((a[:, 0] - a[0, 0]) / self.limits.block_s).astype(int)
+            a = a[np.bincount(block)[block] >= self.limits.min_block_refs]
         if len(a) < self.limits.min_consistency_refs:
             return None
         return self._block_rms_deg(a, self._errors(a, self.delta))

@@ -173,6 +173,23 @@ def test_mag_consistency_is_the_rms_of_heading_minus_course():
     assert cal.mag_consistency_deg(299.9) == pytest.approx(3.0, abs=1e-6)
 
 
+def test_a_lone_course_after_a_turn_does_not_make_the_figure():
+    """Twelve courses in a minute, straight north with a right compass: eleven 1 degree off, in two blocks, and
+    one 40 degrees off alone in its block (a wave's sway, a hull still sliding). One course is no
+    mean; it would have put the figure at 12 degrees, past the warning."""
+    cal = new_cal()
+    for k in range(600):
+        cal.add_sample(0.1 * k, body_field(0.0))
+    times = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 35.0, 50.0, 51.0, 52.0]
+    for t in times:
+        error = math.radians(40.0 if t == 35.0 else 1.0)
+        cal.add_reference(t, error, 1.0, 0.0, 0.0)
+    assert cal.mag_consistency_deg(59.0) == pytest.approx(1.0, abs=0.05)
+    every_block = new_cal(min_block_refs=1)
+    every_block._rows = cal._rows
+    assert every_block.mag_consistency_deg(59.0) > 11.0
+
+
 def test_bad_input_is_ignored_or_refused_with_a_message():
     cal = new_cal()
     cal.add_sample(1.0, (math.nan, 0.0, 1e-6))
@@ -188,6 +205,8 @@ def test_bad_input_is_ignored_or_refused_with_a_message():
         OnlineCalLimits(windows_s=(60.0, 1e4))
     with pytest.raises(ValueError, match="min_refs"):
         OnlineCalLimits(min_refs=1)
+    with pytest.raises(ValueError, match="min_block_refs"):
+        OnlineCalLimits(min_block_refs=0)
 
 
 def test_a_full_circle_uses_the_one_off_2d_fit_and_its_soft_iron():
