@@ -14,10 +14,11 @@ wrong heading again. So the drift is the EKF's, low-passed (DRIFT_TAU_S) with ea
 inverse of the filter's variance of it (a filter just converged on position and heading still splits the
 velocity over ground badly into surge and current: its first turn must not stay in the drift), learnt for
 all courses and per DRIFT_SECTORS sector of course over ground (leeway changes with the heading relative to
-the wind; a survey comes back to the same headings), and only while the magnetic heading agrees with the references. It is held
-while the mean of the last DRIFT_TRUST_FIXES reference errors exceeds warn_consistency_deg, until the EKF's
-drift on the present course has come back within DRIFT_RESUME_MPS of the held one (after a correction the
-filter unlearns the disturbance slowly) or DRIFT_MAX_HOLD_S has passed: the disturbance cannot teach it.
+the wind; a survey comes back to the same headings; each sector its own weighted mean, see _learn_drift), and
+only while the magnetic heading agrees with the references. It is held while the mean of the last
+DRIFT_TRUST_FIXES reference errors exceeds warn_consistency_deg, until the EKF's drift on the present course has
+come back within DRIFT_RESUME_MPS of the held one (after a correction the filter unlearns the disturbance
+slowly) or DRIFT_MAX_HOLD_S has passed: the disturbance cannot teach it.
 A drift that changes while held (wind shifts, a new current) is the error this leaves.
 A course becomes a reference only while the hull's slide the vessel file predicts is within MAX_SLIDE_RAD of
 the bow: the file's linear sway, v relaxing toward (m - X_udot) u r / Y_v with the time constant
