@@ -238,21 +238,14 @@ class MagCalibrationWatch:
             return
         # a mean weighted by the filter's confidence, forgetting over DRIFT_TAU_S (a running mean at first)
         w = _drift_weights(estimator, nav.heading_rad)
-        keep = math.exp(-dt / DRIFT_TAU_S)
-        self._drift_weight = tuple(keep * acc + wi * dt for acc, wi in zip(self._drift_weight, w))
-        a = [min(1.0, wi * dt / acc) if acc > 0.0 else 1.0 for wi, acc in zip(w, self._drift_weight)]
-        self.drift_ne = (self.drift_ne[0] + a[0] * (d[0] - self.drift_ne[0]),
-                         self.drift_ne[1] + a[1] * (d[1] - self.drift_ne[1]))
+        self.drift_ne, self._drift_weight = _weighted_step(self.drift_ne, self._drift_weight, d, w, dt)
         if settled and abs(nav.yaw_rate_rps) <= self.online.limits.max_ref_yaw_rate_rps:
             # the sector's own weighted mean, forgetting only while on it: a first visit starts from the drift
             # for all courses at SECTOR_PRIOR of its weight; what a still-converging filter left there weighs
             # little against the settled filter's drift on the next visit
             old = self._sector_drift.get(k, self.drift_ne)
             acc = self._sector_weight.get(k) or tuple(SECTOR_PRIOR * x for x in self._drift_weight)
-            acc = tuple(keep * x + wi * dt for x, wi in zip(acc, w))
-            b = [min(1.0, wi * dt / x) if x > 0.0 else 1.0 for wi, x in zip(w, acc)]
-            self._sector_weight[k] = acc
-            self._sector_drift[k] = (old[0] + b[0] * (d[0] - old[0]), old[1] + b[1] * (d[1] - old[1]))
+            self._sector_drift[k], self._sector_weight[k] = _weighted_step(old, acc, d, w, dt)
 
     def _follow_slide(self, t_s: float, nav) -> bool:
         """Advance the slide the vessel file predicts from the estimate's surge and yaw rate; True while it is
@@ -417,6 +410,15 @@ def _drift_weights(estimator, heading_rad: float) -> tuple:
         return (1.0, 1.0)
     floor = DRIFT_MIN_STD_MPS ** 2
     return tuple(1.0 / max(v, floor) if math.isfinite(v) else 1.0 / floor for v in var)
+
+
+def _weighted_step(mean: tuple, acc: tuple, sample: tuple, w: tuple, dt_s: float) -> tuple:
+    """One step of a mean (north, east) weighted by w and forgetting over DRIFT_TAU_S: the accumulated weights
+    `acc` decay by exp(-dt_s / DRIFT_TAU_S) and gain w * dt_s. Returns (new mean, new acc)."""
+    keep = math.exp(-dt_s / DRIFT_TAU_S)
+    acc = tuple(keep * x + wi * dt_s for x, wi in zip(acc, w))
+    a = [min(1.0, wi * dt_s / x) if x > 0.0 else 1.0 for wi, x in zip(w, acc)]
+    return (mean[0] + a[0] * (sample[0] - mean[0]), mean[1] + a[1] * (sample[1] - mean[1])), acc
 
 
 def _sector(cog_rad: float) -> int:
