@@ -31,6 +31,8 @@ circles on the gyro and GNSS and fits; an accepted fit is installed in the senso
 are corrected before the estimator, whose heading is then taken afresh), written over the calibration file
 (old one kept, autopilot/mag_calibration_store.py) when there is one, logged as a "calibration" Event with the
 fit's figures, and the vehicle goes on to AUTO. A refused fit, leaving the box, a time-out or a failsafe: HOLD.
+The calibrations in use (the backend's, the installed fit, the continuous watch's) are `self.compass`
+(autopilot/compass_calibration.py).
 """
 from __future__ import annotations
 
@@ -41,6 +43,7 @@ from typing import Callable, Optional
 
 from autopilot.angles import wrap_pi
 from autopilot.azimuth_allocation import make_allocator
+from autopilot.compass_calibration import CompassCalibration, fit_figures
 from autopilot.config import ConfigError, MissionConfig, VesselConfig
 from autopilot.control import HeadingController, SpeedController
 from autopilot.failsafe import ESTIMATED, FailsafeManager, Trigger
@@ -71,7 +74,7 @@ from estimation.ekf_model import IX_E, IX_N
 from estimation.geodesy import LocalFrame
 
 ZERO_WRENCH = Wrench(0.0, 0.0)
-CALIBRATE = "CALIBRATE_ON_WATER"
+CALIBRATE = CalibrateOnWaterMode.name
 MODEL_WARN_NIS = 3.0       # GNSS velocity NIS per dof above which the vessel model is reported as mispredicting
 
 
@@ -161,11 +164,7 @@ class Autopilot:
         self._next_check = -math.inf
         self.failsafe = FailsafeManager(fs, low_voltage_v=vessel.battery.low_voltage_threshold_v,
                                         stop_decel_mps2=vessel.control.speed.accel_limit_mps2)
-        self._mag_cal_problem = self._mag_calibration_problem(mag_calibration)
-        self._mag_cal_given = mag_calibration
-        self._mag_cal_path = mag_calibration_path
-        self.installed_mag_calibration = None    # fitted on the water, applied to the samples before the estimator
-        self.mag_watch = self._make_mag_watch(mag_calibration, mag_calibration_path)
+        self.compass = CompassCalibration(vessel, estimator, mag_calibration, mag_calibration_path, self._emit)
         self._model_warned = False
         self._drift_seen = 0
         self._turn_warned = False
@@ -190,6 +189,16 @@ class Autopilot:
         }
         self.mode: Mode = self.modes["HOLD"]
         self.load_mission(mission)
+
+    @property
+    def mag_watch(self):
+        """The continuous magnetometer calibration (autopilot/mag_watch.py); None when it is off."""
+        return self.compass.watch
+
+    @property
+    def installed_mag_calibration(self):
+        """The calibration fitted on the water and applied to the samples before the estimator; None: none."""
+        return self.compass.installed
 
     @property
     def mission_complete(self) -> bool:
@@ -290,7 +299,7 @@ class Autopilot:
         """Fly on with new gains, speeds, radii and failsafe thresholds (autopilot/tunables.py) without losing
         the mode, the arming, the estimate, the mission's progress or the controllers' integrals. The hull,
         thrusters, sensors and waypoints must be those of the running files: only the tunables differ."""
-        self.vessel = vessel
+        self.vessel = self.compass.vessel = vessel
         self.failsafe.cfg = vessel.failsafe
         self.manual.timeout_s = self.velocity.timeout_s = vessel.failsafe.manual.timeout_s
         fresh = HeadingController(vessel, self.allocator.max_yaw_nm)
@@ -315,9 +324,7 @@ class Autopilot:
 
     def set_mag_calibration(self, calibration) -> None:
         """The backend vouches for the magnetometer's calibration (it applies one, or its sensor needs none)."""
-        self._mag_cal_problem = self._mag_calibration_problem(calibration)
-        if self.mag_watch is not None and hasattr(calibration, "apply_xyz"):
-            self.mag_watch.base = calibration
+        self.compass.backend_vouches(calibration)
 
     def prearm_failures(self, t_s: float, mode: Optional[str] = None) -> list:
         """Why arming in `mode` (default: the current or requested mode) would be refused; empty: it would not."""
@@ -344,9 +351,9 @@ class Autopilot:
             self.home_ned = (nav.north_m, nav.east_m)
         self._emit(t_s, "arm", f"armed in {self.mode.name}" +
                    (f"; home {self.home_ned[0]:.1f} m N, {self.home_ned[1]:.1f} m E" if self.home_ned else ""))
-        if self.mode.name == CALIBRATE and self._mag_cal_problem:
+        if self.mode.name == CALIBRATE and self.compass.problem:
             self._emit(t_s, "warning", f"armed in {CALIBRATE} without a magnetometer calibration "
-                                       f"({self._mag_cal_problem}): the circles are flown on the gyro and GNSS, "
+                                       f"({self.compass.problem}): the circles are flown on the gyro and GNSS, "
                                        f"the heading is not used until the fit is accepted")
         if not self.vessel.validated_against:
             self._emit(t_s, "warning", f"vessel model {self.vessel.name!r} was never validated against data "
@@ -443,9 +450,7 @@ class Autopilot:
         # thrust the ESCs are not delivering (still arming, output lost) must not drive the estimator's model
         thrust_in = self._last_thrust if self._thrust_delivered and not self._gap_thrust_unknown else None
         self._gap_thrust_unknown = False
-        est_batch = batch
-        if self.installed_mag_calibration is not None and batch.mag:
-            est_batch = _corrected(batch, self.installed_mag_calibration)
+        est_batch = self.compass.corrected(batch)
         if self.mode.name == CALIBRATE and self.armed and not self._enter_pending:
             self.mode.record(t_s, est_batch.mag)
             watch = None                  # its fits would chase the uncalibrated field the circles are for
@@ -480,7 +485,7 @@ class Autopilot:
             out = mode.update(t_s, nav)
             if getattr(mode, "install_pending", False):
                 mode.install_pending = False
-                self._install_on_water_fit(t_s, mode)
+                self.compass.install_on_water_fit(t_s, mode, self.last_fix)
             if mode.notice:
                 self._emit(t_s, "warning", f"{mode.name}: {mode.notice}")
                 mode.notice = None
@@ -624,7 +629,7 @@ class Autopilot:
             return
         fit = value
         if not fit.accepted:
-            figures = dict(spent, **_fit_figures(fit))
+            figures = dict(spent, **fit_figures(fit))
             self._emit(t_s, "warning", f"{CALIBRATE}: magnetometer fit refused: {fit.reason}; HOLD (no navigation "
                                        f"without a magnetometer calibration)", figures=figures)
             self._switch(t_s, nav, "HOLD", "magnetometer fit refused")
@@ -633,84 +638,6 @@ class Autopilot:
         self._enter_pending = True            # AUTO starts once the navigation checks pass with the new heading
         self._waiting_reported = ""
         self._next_check = t_s
-
-    def _install_on_water_fit(self, t_s: float, mode) -> None:
-        """An accepted on-water fit: applied to the samples from the next cycle on (the estimator's heading taken
-        afresh), written over the calibration file (old one kept), and logged with its figures."""
-        from autopilot.modes.calibrate_on_water import SETTLE_S
-        from estimation.mag_online import compose
-        fit = mode.fit
-        figures = dict({"time_s": round(mode.elapsed_s, 1), "turned_deg": round(math.degrees(abs(mode.turned_rad)), 1)},
-                       **_fit_figures(fit))
-        sensor_cal = fit.calibration if self.installed_mag_calibration is None else \
-            compose(fit.calibration, self.installed_mag_calibration, method="2d")
-        # of the raw sensor: the backend's own calibration (if any), then what is applied here
-        base = self._backend_mag_calibration()
-        raw_cal = sensor_cal if base is None else compose(sensor_cal, base, method="2d")
-        saved = self._save_on_water_fit(t_s, fit, raw_cal)
-        figures["saved_to"] = str(saved) if saved else None
-        self.installed_mag_calibration = sensor_cal
-        self._mag_cal_problem = None
-        reinit = getattr(self.estimator, "reinit_heading", None)
-        if reinit is not None:
-            reinit()
-        self.mag_watch = self._make_mag_watch(raw_cal, False if saved is None else saved)
-        where = (f"written to {saved} (any previous file kept as {saved}.prev)" if saved else
-                 "not saved (no sensors.mag.calibration_file to write): applied for this run only")
-        self._emit(t_s, "calibration",
-                   f"{CALIBRATE}: magnetometer fit accepted after {figures['turned_deg']:.0f} deg in "
-                   f"{figures['time_s']:.0f} s: {figures['n_samples']} readings, coverage "
-                   f"{figures['coverage']:.0%}, residual {figures['residual_rms_pct']:.2f} % of the field, field ratio "
-                   f"{figures['field_ratio']:.2f}, anisotropy {figures['anisotropy']:.2f}, hard iron "
-                   f"({', '.join(f'{x:.1f}' for x in figures['offset_ut'])}) uT; {where}; installed, straight on the "
-                   f"gyro for {SETTLE_S:g} s, then AUTO", figures=figures)
-
-    def _backend_mag_calibration(self):
-        """The calibration the backend applies before the samples reach the autopilot: the one it gave, else the
-        vessel's calibration file (the boat's driver reads it); None: none (or unreadable: raw readings)."""
-        given = self._mag_cal_given
-        if hasattr(given, "apply_xyz"):
-            return given
-        if given is not None:
-            return None
-        from estimation.mag_calibration import calibration_for_vessel
-        try:
-            return calibration_for_vessel(self.vessel)
-        except ConfigError:
-            return None
-
-    def _calibration_file_path(self):
-        """sensors.mag.calibration_file as a Path (relative to the vessel file), or None when it is not set."""
-        from pathlib import Path
-        name = self.vessel.sensors.mag.calibration_file
-        if not name:
-            return None
-        path = Path(name)
-        if not path.is_absolute() and self.vessel.source_file:
-            path = Path(self.vessel.source_file).resolve().parent / path
-        return path
-
-    def _save_on_water_fit(self, t_s: float, fit, raw_cal):
-        """Write `raw_cal` (the calibration of the raw sensor) over the calibration file, the old one kept; None
-        when there is no file to write or it could not be written."""
-        from autopilot.mag_calibration_store import replace_keeping_old
-        from estimation.mag_calibration import CalibrationFit
-        path = self._mag_cal_path
-        if path is False:
-            return None
-        if path is None:
-            path = self._calibration_file_path()
-            if path is None:
-                return None
-        fix = self.last_fix
-        stamp = getattr(fix, "utc", None) or f"run time {t_s:.1f} s (no GNSS time yet)"
-        try:
-            return replace_keeping_old(path, CalibrationFit(raw_cal, True, "", fit.figures), stamp, self.vessel.name,
-                                       written_by=f"autopilot {CALIBRATE} (two circles on the water)")
-        except OSError as e:
-            self._emit(t_s, "warning", f"{CALIBRATE}: the calibration could not be saved to {path}: {e} (it is "
-                                       f"applied for this run all the same)")
-            return None
 
     def _operator_switch(self, t_s: float, nav: NavState, name: str, reason: str) -> None:
         why = self.failsafe.blocked(name) if self.armed else None
@@ -744,7 +671,7 @@ class Autopilot:
         ready = getattr(self.actuator, "ready", None)
         return PrearmInputs(t_s=t_s, navigating=navigating, nav=self.nav, health=health, last_fix=self.last_fix,
                             # the one navigating mode that does without: it is what makes the calibration
-                            mag_calibration_problem=None if mode == CALIBRATE else self._mag_cal_problem,
+                            mag_calibration_problem=None if mode == CALIBRATE else self.compass.problem,
                             actuator_connected=connected,
                             actuator_ready=True if ready is None else bool(ready(t_s)),
                             config_problems=self.config_problems, fences=self.fences,
@@ -829,50 +756,6 @@ class Autopilot:
     def _home(self) -> Optional[tuple[float, float]]:
         return self.home_ned
 
-    def _mag_calibration_problem(self, given) -> Optional[str]:
-        if given is not None or not self.vessel.failsafe.arming.require_mag_calibration:
-            return None
-        from estimation.mag_calibration import calibration_for_vessel
-        try:
-            cal = calibration_for_vessel(self.vessel)
-        except ConfigError as e:
-            return f"magnetometer calibration: {e}; arm in CALIBRATE_ON_WATER to fit one on the water"
-        if cal is None:
-            return ("magnetometer calibration: none (sensors.mag.calibration_file is not set in "
-                    f"{self.vessel.source_file or 'the vessel config'}); arm in CALIBRATE_ON_WATER to fly two "
-                    "circles and fit it on the water (`autopilot sim ... --calibrate-on-water` in the simulator), "
-                    "or run `autopilot calibrate mag`")
-        return None
-
-    def _make_mag_watch(self, given, path):
-        """The continuous magnetometer calibration (None when sensors.mag.online.enabled is off). Its base is the
-        calibration the backend applies: the one given, else the vessel's calibration file (unreadable: none,
-        and the pre-arm check says why)."""
-        mag = self.vessel.sensors.mag
-        if not mag.online.enabled:
-            return None
-        if getattr(self.estimator, "mag_calibration", None) is not None:
-            # the fits work on the field the sensor path delivers calibrated; an estimator that calibrates raw
-            # fields itself (the typed simulation of a distorted magnetometer) would be corrected twice
-            self._emit(0.0, "warning", "continuous magnetometer calibration off: the estimator applies its own "
-                                       "calibration (apply it in the sensor driver instead)")
-            return None
-        from autopilot.mag_watch import MagCalibrationWatch
-        base = given if hasattr(given, "apply_xyz") else None
-        if base is None and given is None:
-            base = self._backend_mag_calibration()
-        if path is False:
-            path = None
-        elif path is None:
-            path = self._calibration_file_path()
-        try:
-            return MagCalibrationWatch(self.vessel, base, path,
-                                       lambda t, kind, msg, figures, **kw: self._emit(t, kind, msg, figures=figures,
-                                                                                       **kw))
-        except ValueError as e:            # e.g. an inclination of 90 degrees: no horizontal field to fit
-            self._emit(0.0, "warning", f"continuous magnetometer calibration off: {e}")
-            return None
-
     def _now(self) -> float:
         return self.events[-1].time_s if self.events else 0.0
 
@@ -888,22 +771,3 @@ class Autopilot:
             return None
         return point_to_ned(self.mission.start.point, self.frame)
 
-
-def _corrected(batch: SensorBatch, cal) -> SensorBatch:
-    """The batch with its usable magnetometer samples through `cal` (stale or unusable ones unchanged)."""
-    from autopilot.mag_watch import usable_mag_sample
-    mag = [dataclasses.replace(s, field_t=cal.apply_xyz(*s.field_t)) if usable_mag_sample(s) else s
-           for s in batch.mag]
-    return dataclasses.replace(batch, mag=mag)
-
-
-def _fit_figures(fit) -> dict:
-    """The one-off fit's quality figures, rounded for an event, plus the fitted hard iron [uT]."""
-    f = fit.figures
-    out = {k: (round(float(f[k]), 4) if k in f else None)
-           for k in ("coverage", "residual_rms_pct", "field_ratio", "anisotropy")}
-    out["n_samples"] = int(f.get("n_samples", 0))
-    out["offset_ut"] = [round(1e6 * x, 2) for x in fit.calibration.offset_t]
-    out["accepted"] = bool(fit.accepted)
-    out["reason"] = fit.reason
-    return out
