@@ -40,10 +40,9 @@ How a cycle is processed:
 - Samples with non-finite values are dropped and counted; a thrust of None (or non-finite) means "thrust
   unknown": surge and yaw rate then follow GNSS and the gyro (see ekf_model). Should the filter ever hold
   non-finite numbers it starts again from scratch (counted), so the loop never sees NaN.
-- The published NavState is the filter state plus a smoothing offset: every correction of position and
-  heading is taken up by the offset, which then decays with `output_smoothing_s` (and at most
-  `output_max_rate_mps` / `output_max_rate_rps`). The boat never sees a step from a GNSS update or a
-  re-acquisition; the filter's own state stays optimal.
+- The published NavState is the filter state plus a smoothing offset (estimation/ekf_output.py): every
+  correction of position and heading is taken up by the offset, which then decays. The boat never sees a
+  step from a GNSS update or a re-acquisition; the filter's own state stays optimal.
 """
 from __future__ import annotations
 
@@ -60,6 +59,7 @@ from estimation.ekf_model import (IX_BIAS, IX_BR, IX_KD, IX_CE, IX_CN, IX_E, IX_
                                   N_STATES, VesselProcessModel)
 from estimation.ekf_gnss_rows import antenna_position_rows, antenna_velocity_rows
 from estimation.ekf_measurements import GPS, GYRO, HEADING, HEADING_GYRO, MeasurementBuilder
+from estimation.ekf_output import OutputOffset
 from estimation.ekf_tuning import EkfTuning
 from estimation.geodesy import LocalFrame
 from estimation.health import EstimatorHealth
@@ -203,10 +203,7 @@ class NavigationEKF:
                                            mag_calibration, self.counters)
         self._handlers = {GPS: self._on_gps, GYRO: self._on_gyro, HEADING: self._on_heading,
                           HEADING_GYRO: self._on_heading_gyro}
-        # published-output smoothing offset (north, east, heading)
-        self._off_n = 0.0
-        self._off_e = 0.0
-        self._off_psi = 0.0
+        self._output = OutputOffset(tn)       # what the published estimate adds to the state (ekf_output.py)
 
     # ------------------------------------------------------------------------------------------ public
     def step(self, t_s: float, batch: SensorBatch, thrust: Optional[ThrustCommand]) -> NavState:
@@ -256,7 +253,7 @@ class NavigationEKF:
         self.kf.x = x0.copy()
         self.kf.P = p0.copy()
         self._has_position = self._has_heading = False
-        self._off_n = self._off_e = self._off_psi = 0.0
+        self._output.reset()
         self._drift_gate.reset()
         self.counters["filter_resets"] += 1
 
@@ -368,7 +365,7 @@ class NavigationEKF:
                                     for a, eff, cmd in zip(self._lag_a, self._thrust_eff, self._thrust_cmd)]
                 kf.surge_n, kf.yaw_nm = self.model.forces(self._thrust_eff, self._angle_cmd)
             kf.predict()
-        self._decay_output_offset(dt_total)
+        self._output.decay(dt_total)
         self.time_s = t_s
 
     # ------------------------------------------------------------------------------------------ updates
@@ -639,10 +636,7 @@ class NavigationEKF:
         kf.P = 0.5 * (P + P.T)
         x = kf.x
         x[IX_PSI, 0] = wrap_pi(x[IX_PSI, 0])
-        # the published output keeps its value; the offset then decays (see _decay_output_offset)
-        self._off_n -= x[IX_N, 0] - x_before_n
-        self._off_e -= x[IX_E, 0] - x_before_e
-        self._off_psi = wrap_pi(self._off_psi - wrap_pi(x[IX_PSI, 0] - x_before_psi))
+        self._output.absorb(x[IX_N, 0] - x_before_n, x[IX_E, 0] - x_before_e, wrap_pi(x[IX_PSI, 0] - x_before_psi))
 
     def _update_consider(self, z, H, hx, R, position_rows: int, residual=None, frozen: tuple = ()) -> None:
         """Kalman update in which the first `position_rows` measurement rows (GNSS position) do not move the
@@ -659,22 +653,6 @@ class NavigationEKF:
         kf.x = kf.x + K @ (residual(z, hx) if residual is not None else z - hx)
         I_KH = np.eye(N_STATES) - K @ H
         kf.P = I_KH @ P @ I_KH.T + K @ R @ K.T
-
-    def _decay_output_offset(self, dt_s: float) -> None:
-        tn = self.tuning
-        if self._off_n or self._off_e:
-            k = 1.0 - math.exp(-dt_s / tn.output_smoothing_s)
-            dn, de = self._off_n * k, self._off_e * k
-            mag = math.hypot(dn, de)
-            limit = tn.output_max_rate_mps * dt_s
-            if mag > limit:
-                dn, de = dn * limit / mag, de * limit / mag
-            self._off_n -= dn
-            self._off_e -= de
-        if self._off_psi:
-            d = self._off_psi * (1.0 - math.exp(-dt_s / tn.heading_smoothing_s))
-            limit = tn.output_max_rate_rps * dt_s
-            self._off_psi -= max(-limit, min(limit, d))
 
     def _init_position(self, north: float, east: float, var: float) -> None:
         x, P = self.kf.x, self.kf.P
@@ -708,10 +686,11 @@ class NavigationEKF:
     def _nav_state(self, t_s: float) -> NavState:
         x = self.kf.x
         u_g, v_g = self._ground_body_velocity()
+        out = self._output
         return NavState(time_s=t_s,
-                        north_m=float(x[IX_N, 0] + self._off_n),
-                        east_m=float(x[IX_E, 0] + self._off_e),
-                        heading_rad=wrap_pi(x[IX_PSI, 0] + self._off_psi),
+                        north_m=float(x[IX_N, 0] + out.north_m),
+                        east_m=float(x[IX_E, 0] + out.east_m),
+                        heading_rad=wrap_pi(x[IX_PSI, 0] + out.heading_rad),
                         surge_mps=float(u_g), sway_mps=float(v_g), yaw_rate_rps=float(x[IX_R, 0]),
                         pos_std_m=self._pos_std(),
                         heading_std_rad=math.sqrt(max(self.kf.P[IX_PSI, IX_PSI], 0.0)),
