@@ -314,13 +314,16 @@ class OnlineMagCalibration:
         if a is None:
             return None
         a = a[np.isfinite(a[:, 6])]
-        if len(a):
-            # a block of one or two courses is no mean: one course is good to 7-20 deg at boat speeds
-            block = np.floor((a[:, 0] - a[0, 0]) / self.limits.block_s).astype(int)
-            a = a[np.bincount(block)[block] >= self.limits.min_block_refs]
-        if len(a) < self.limits.min_consistency_refs:
+        if not len(a):
             return None
-        return self._block_rms_deg(a, self._errors(a, self.delta))
+        # a block of one or two courses is no mean: one course is good to 7-20 deg at boat speeds. The blocks
+        # left keep their boundaries (re-blocking from the first fix left would mix neighbouring blocks)
+        block = self._blocks(a)
+        keep = np.bincount(block)[block] >= self.limits.min_block_refs
+        if np.count_nonzero(keep) < self.limits.min_consistency_refs:
+            return None
+        a = a[keep]
+        return self._block_rms_deg(a, self._errors(a, self.delta), block[keep])
 
     def recent_error_deg(self, n: int) -> Optional[float]:
         """|mean| of (magnetic heading with the running correction - reference) over the last n reference
@@ -444,9 +447,15 @@ class OnlineMagCalibration:
         rows = [r for r in self._rows if r[0] >= since_s]
         return np.array(rows) if rows else None
 
-    def _block_rms_deg(self, refs: np.ndarray, errors: np.ndarray) -> float:
-        """RMS over blocks of block_s of the mean heading error in each block [deg] (time-ordered refs)."""
-        block = np.floor((refs[:, 0] - refs[0, 0]) / self.limits.block_s).astype(int)
+    def _blocks(self, refs: np.ndarray) -> np.ndarray:
+        """Each (time-ordered) ref's block: whole block_s intervals since the first ref."""
+        return np.floor((refs[:, 0] - refs[0, 0]) / self.limits.block_s).astype(int)
+
+    def _block_rms_deg(self, refs: np.ndarray, errors: np.ndarray, block: Optional[np.ndarray] = None) -> float:
+        """RMS over blocks of block_s of the mean heading error in each block [deg], weighted by the refs in each
+        (time-ordered refs; `block`: their blocks, when not those of `_blocks(refs)`)."""
+        if block is None:
+            block = self._blocks(refs)
         counts = np.bincount(block)
         sums = np.bincount(block, weights=errors)
         means = sums[counts > 0] / counts[counts > 0]

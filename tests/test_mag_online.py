@@ -190,6 +190,22 @@ def test_a_lone_course_after_a_turn_does_not_make_the_figure():
     assert every_block.mag_consistency_deg(59.0) > 11.0
 
 
+
+def test_leaving_out_a_lone_first_course_keeps_the_other_blocks_as_they_were():
+    """A lone course opens the minute, then a block of five courses 10 degrees one way and one of five 10 degrees
+    the other. Without the lone course's block the others are what they were: 10 degrees. Blocked afresh from
+    the first course left, two of the second block's courses fell in with the first block's and the figure read
+    6.5 degrees."""
+    cal = new_cal()
+    for k in range(600):
+        cal.add_sample(0.1 * k, body_field(0.0))
+    cal.add_reference(0.5, math.radians(40.0), 1.0, 0.0, 0.0)
+    for t in (20.0, 22.0, 24.0, 26.0, 28.0):
+        cal.add_reference(t, math.radians(10.0), 1.0, 0.0, 0.0)
+    for t in (31.0, 33.0, 35.0, 37.0, 39.0):
+        cal.add_reference(t, math.radians(-10.0), 1.0, 0.0, 0.0)
+    assert cal.mag_consistency_deg(59.0) == pytest.approx(10.0, abs=0.05)
+
 def test_bad_input_is_ignored_or_refused_with_a_message():
     cal = new_cal()
     cal.add_sample(1.0, (math.nan, 0.0, 1e-6))
