@@ -323,7 +323,7 @@ class OnlineMagCalibration:
         if np.count_nonzero(keep) < self.limits.min_consistency_refs:
             return None
         a = a[keep]
-        return self._block_rms_deg(a, self._errors(a, self.delta), block[keep])
+        return self._block_rms_deg(self._errors(a, self.delta), block[keep])
 
     def recent_error_deg(self, n: int) -> Optional[float]:
         """|mean| of (magnetic heading with the running correction - reference) over the last n reference
@@ -424,8 +424,9 @@ class OnlineMagCalibration:
                                f"running in the {w:g} s window, {lim.min_refs} needed to check the fit",
                                fit.figures, delta, n_refs, heading_arc_deg=arc)
         span = heading_arc_deg(refs[:, 6])
-        rms_b = self._block_rms_deg(refs, self._errors(refs, running))
-        rms_a = self._block_rms_deg(refs, self._errors(refs, compose(delta, running)))
+        blocks = self._blocks(refs)
+        rms_b = self._block_rms_deg(self._errors(refs, running), blocks)
+        rms_a = self._block_rms_deg(self._errors(refs, compose(delta, running)), blocks)
         reasons = []
         if span < lim.min_ref_span_deg:
             reasons.append(f"the GNSS course fixes span only {span:.0f} deg of heading, {lim.min_ref_span_deg:.0f} "
@@ -451,11 +452,10 @@ class OnlineMagCalibration:
         """Each (time-ordered) ref's block: whole block_s intervals since the first ref."""
         return np.floor((refs[:, 0] - refs[0, 0]) / self.limits.block_s).astype(int)
 
-    def _block_rms_deg(self, refs: np.ndarray, errors: np.ndarray, block: Optional[np.ndarray] = None) -> float:
-        """RMS over blocks of block_s of the mean heading error in each block [deg], weighted by the refs in each
-        (time-ordered refs; `block`: their blocks, when not those of `_blocks(refs)`)."""
-        if block is None:
-            block = self._blocks(refs)
+    @staticmethod
+    def _block_rms_deg(errors: np.ndarray, block: np.ndarray) -> float:
+        """RMS over blocks of the mean heading error [rad] in each block [deg], weighted by the fixes in each
+        (`block`: each fix's block, from _blocks)."""
         counts = np.bincount(block)
         sums = np.bincount(block, weights=errors)
         means = sums[counts > 0] / counts[counts > 0]
