@@ -158,10 +158,20 @@ class Gcs:
         return None if hb is None else hb.custom_mode
 
     # -------------------------------------------------------------- missions
-    def upload(self, items: list, mission_type: int = 0, timeout: float = 15.0):
-        """Upload (frame, command, p1..p4, lat, lon, alt) tuples; returns the MISSION_ACK (None on timeout)."""
+    def upload(self, items: list, mission_type: int = 0, timeout: float = 15.0, sign_items: bool = True):
+        """Upload (frame, command, p1..p4, lat, lon, alt) tuples; returns the MISSION_ACK (None on timeout).
+        sign_items=False: a signing station sends the count signed and the items unsigned (an injected transfer)."""
         tgt = (self.conn.target_system, self.conn.target_component)
         self.mav.mission_count_send(*tgt, len(items), mission_type)
+        signing = self.mav.signing
+        signed = signing.sign_outgoing
+        try:
+            signing.sign_outgoing = signed and sign_items
+            return self._serve_items(items, mission_type, tgt, timeout)
+        finally:
+            signing.sign_outgoing = signed
+
+    def _serve_items(self, items: list, mission_type: int, tgt: tuple, timeout: float):
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             msg = self.conn.recv_match(type=["MISSION_REQUEST_INT", "MISSION_REQUEST", "MISSION_ACK", "STATUSTEXT",

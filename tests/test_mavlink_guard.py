@@ -89,6 +89,24 @@ def test_unsigned_commands_are_refused_but_anyone_can_stop_the_boat(signed_boat)
     assert "HOLD" in sim.output() and "disarmed" in sim.output()
 
 
+def test_a_signed_mission_count_does_not_admit_unsigned_items_behind_it(signed_boat):
+    sim, owner, _, _ = signed_boat
+    owner.connect()
+    far = [(0, 16, 0, 0, 0, 0, HOME[0] + north_m / M_PER_DEG_LAT, HOME[1], 0) for north_m in (180.0, 200.0)]
+    ack = owner.upload([(0, 16, 0, 0, 0, 0, *HOME, 0), *far], sign_items=False)
+    assert ack is not None and ack.type == M.MAV_MISSION_DENIED, ack
+    assert owner.wait_text("unsigned"), owner.texts
+    # the mission flown and downloaded is still the pond's: one waypoint 12 m north, none 180 m away
+    back = owner.download()
+    assert back is not None, owner.texts[-3:]
+    waypoints = [it for it in back[1:] if it[1] == M.MAV_CMD_NAV_WAYPOINT]
+    assert len(waypoints) == 1 and abs((waypoints[0][6] - HOME[0]) * M_PER_DEG_LAT - 12.0) < 0.5, back
+    # the same transfer, signed throughout, is taken
+    ack = owner.upload([(0, 16, 0, 0, 0, 0, *HOME, 0), *far])
+    assert ack is not None and ack.type == M.MAV_MISSION_ACCEPTED, owner.texts[-3:]
+    assert "Traceback" not in sim.output()
+
+
 def test_garbage_and_a_flood_from_a_second_station_neither_crash_nor_stall_the_boat(signed_boat):
     sim, owner, stranger, open_port = signed_boat
     owner.connect()

@@ -731,6 +731,13 @@ class MavlinkServer:
         up = self._uploads.get(partner)
         if up is None or self._mission_type(msg) != up.mission_type:
             return
+        if not self._signed(msg):
+            # a signed count opens the transfer, but every item must carry the key too: one that does not
+            # ends the transfer, and the mission flown stays
+            del self._uploads[partner]
+            self._refuse_unsigned(conn, f"{M.TYPE_NAMES[up.mission_type]} item")
+            self._mission_ack(conn, partner, M.DENIED, up.mission_type)
+            return
         if msg.seq != up.next_seq:
             return                             # a repeat, or out of order: the next request asks again
         up.items.append(mission_io.MissionItem(int(msg.seq), int(msg.frame), int(msg.command),
