@@ -107,6 +107,30 @@ def test_a_signed_mission_count_does_not_admit_unsigned_items_behind_it(signed_b
     assert "Traceback" not in sim.output()
 
 
+def test_one_forged_frame_with_a_later_timestamp_does_not_lock_the_ground_station_out(signed_boat):
+    sim, _, _, open_port = signed_boat
+    key = hashlib.sha256(PASSPHRASE.encode()).digest()
+    station = Gcs(open_port, key=key, connect_out=True)              # 255/190, the ground station's own ids
+    forger = Gcs(open_port, key=bytes(32), connect_out=True)         # the same ids, the wrong key
+    try:
+        station.connect()
+        forger.send_heartbeats = False
+        # one frame an hour ahead of the station's clock (10 us units), on the station's link id
+        forger.mav.signing.link_id = station.mav.signing.link_id
+        forger.mav.signing.timestamp = station.mav.signing.timestamp + 100_000 * 3600
+        forger.mav.heartbeat_send(M.MAV_TYPE_GCS, M.MAV_AUTOPILOT_INVALID, 0, 0, M.MAV_STATE_ACTIVE)
+        time.sleep(0.5)
+        # the station's next signed commands are still its own
+        assert station.set_mode(MANUAL).result == M.MAV_RESULT_ACCEPTED, station.texts[-3:]
+        assert station.until(lambda: station.mode() == MANUAL, 5.0)
+        assert station.arm().result == M.MAV_RESULT_ACCEPTED or station.until(
+            lambda: station.arm().result == M.MAV_RESULT_ACCEPTED, 30.0), station.texts[-5:]
+    finally:
+        station.close()
+        forger.close()
+    assert "Traceback" not in sim.output()
+
+
 def test_garbage_and_a_flood_from_a_second_station_neither_crash_nor_stall_the_boat(signed_boat):
     sim, owner, stranger, open_port = signed_boat
     owner.connect()

@@ -133,6 +133,28 @@ def signing_key_from_text(text: str) -> bytes:
     return hashlib.sha256(text.encode("ascii")).digest()
 
 
+def _advance_timestamps_only_when_verified(mav) -> None:
+    """Make `mav` (a pymavlink MAVLink parser with signing set up) keep a stream's timestamp, keyed by (link id,
+    system, component), only from frames whose signature verifies. pymavlink stores the frame's timestamp before
+    it checks the signature, so one forged frame dated ahead would make the real sender's frames look old (and
+    so unsigned) until its clock caught up; the MAVLink signing spec updates the timestamp on verified frames."""
+    check = mav.check_signature
+    missing = object()
+
+    def verified_only(msgbuf, src_system: int, src_component: int) -> bool:
+        stream = (msgbuf[-13], src_system, src_component)
+        before = mav.signing.stream_timestamps.get(stream, missing)
+        if check(msgbuf, src_system, src_component):
+            return True
+        if before is missing:
+            mav.signing.stream_timestamps.pop(stream, None)
+        else:
+            mav.signing.stream_timestamps[stream] = before
+        return False
+
+    mav.check_signature = verified_only
+
+
 def read_signing_key(path) -> bytes:
     """The MAVLink 2 signing key in `path` (a passphrase, or 64 hex digits). MavlinkError if missing,
     malformed or readable by other users."""
@@ -226,6 +248,7 @@ class MavlinkServer:
             return f"{spec}: {e}"
         if self.key is not None:
             conn.setup_signing(self.key, sign_outgoing=True, allow_unsigned_callback=lambda mav, msg_id: True)
+            _advance_timestamps_only_when_verified(conn.mav)
         self.links.append(conn)
         self.link_names.append(str(spec))
         return ""
