@@ -58,6 +58,8 @@ class OperatorDesk:
         self.now_s = now_s
         self.mission_dirs = tuple(mission_dirs)
         self.params = params
+        if params is not None:
+            params.attach(autopilot)
         self._listeners = [on_event] if on_event is not None else []
         self._on_mission = on_mission
         self._stream_origin = ""        # origin of the last heartbeat/manual stream (logged on change)
@@ -215,7 +217,7 @@ class OperatorDesk:
 
     def set_param(self, name: str, value: float, origin: str = "") -> Answer:
         """Set a field tunable (autopilot/tunables.py): validated by the vessel/mission schema, persisted to the
-        overlay file, applied live where safe."""
+        overlay file, applied live where safe, on the mission flown now."""
         if self.params is None:
             return self._answer(_refused(f"parameter {name} refused: this autopilot has no parameter store"),
                                 origin)
@@ -223,8 +225,6 @@ class OperatorDesk:
             ok, text = self.params.set(name, value)
         except KeyError:
             return self._answer(_refused(f"parameter {name!r} refused: no such parameter"), origin)
-        if ok:
-            self.params.apply(self.autopilot)
         return self._answer(Answer(True, text) if ok else _refused(text), origin)
 
     def _stream(self, verb: str, origin: str) -> None:

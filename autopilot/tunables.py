@@ -85,15 +85,31 @@ def _replace(obj, dotted: str, value):
 
 
 class ParamStore:
-    """The tunables of one vessel and mission, with an overlay file (None: kept in memory only)."""
+    """The tunables of one vessel and mission, with an overlay file (None: kept in memory only).
+
+    Until `attach`, the mission is the one the store was made with (the start-up files with the overlay). Once
+    attached to a running autopilot the store keeps no mission of its own: the mission tunables are read from
+    and set on the mission that autopilot flies now, whichever path loaded it."""
 
     def __init__(self, vessel: VesselConfig, mission: MissionConfig, overlay_path: Optional[Path] = None):
         self.vessel = vessel
-        self.mission = mission
+        self._mission = mission
+        self._autopilot = None
         self.overlay_path = Path(overlay_path) if overlay_path is not None else None
         self.overlay: dict = {}
         if self.overlay_path is not None and self.overlay_path.exists():
             self._load_overlay()
+
+    @property
+    def mission(self) -> MissionConfig:
+        """The mission the tunables apply to: the attached autopilot's current one, else the start-up one."""
+        return self._autopilot.mission if self._autopilot is not None else self._mission
+
+    def attach(self, autopilot) -> None:
+        """Serve a running autopilot.vehicle.Autopilot: from now on `set` re-tunes it at once (the vessel's
+        tunables, and the mission tunables on the mission it flies; its waypoints, fence and progress stay).
+        Call it, and `set`, from the thread that steps the autopilot (or under its lock)."""
+        self._autopilot = autopilot
 
     def names(self) -> list:
         return [t.name for t in TUNABLES]
@@ -109,7 +125,8 @@ class ParamStore:
         return float(v)
 
     def set(self, name: str, value: float) -> tuple[bool, str]:
-        """Validate, persist and keep; (ok, message). KeyError if unknown. Nothing changes when refused."""
+        """Validate, persist, keep and (once attached) apply; (ok, message). KeyError if unknown. Nothing changes
+        when refused."""
         t = BY_NAME[name]
         try:
             vessel, mission = self._with(t, value, f"parameter {name}")
@@ -124,15 +141,14 @@ class ParamStore:
             self.overlay = overlay
         else:
             self.overlay[name] = self._field_value(t, value)
-        self.vessel, self.mission = vessel, mission
+        self.vessel = vessel
+        if self._autopilot is not None:
+            self._autopilot.retune(vessel, mission)
+        else:
+            self._mission = mission
         when = "applied now" if t.live else "applied at the next start"
         kept = f"kept in {self.overlay_path}" if self.overlay_path is not None else "not kept across a restart"
         return True, f"{name} = {self.value(name):g} {t.unit}".rstrip() + f" ({when}; {kept})"
-
-    def apply(self, autopilot) -> None:
-        """Push the live values into a running autopilot.vehicle.Autopilot. Call it from the thread that steps
-        the autopilot (or under its lock)."""
-        autopilot.retune(self.vessel, self.mission)
 
     # ------------------------------------------------------------------ helpers
     def _root(self, t: Tunable):
@@ -207,7 +223,7 @@ class ParamStore:
             if isinstance(value, bool) or not isinstance(value, (int, float)) and value is not None:
                 raise ConfigError(path, str(name), f"must be a number, got {raw!r}")
             try:
-                self.vessel, self.mission = self._with(t, 0.0 if value is None else value, str(path))
+                self.vessel, self._mission = self._with(t, 0.0 if value is None else value, str(path))
             except ConfigError as e:
                 raise ConfigError(path, str(name), e.reason) from None
             self.overlay[str(name)] = raw

@@ -106,3 +106,41 @@ def test_parameters_set_from_the_ground_station_read_back_survive_a_restart_and_
             sim.stop()
     assert values["WP_RADIUS"] == pytest.approx(3.5)                 # read back after the restart
     assert "WP_RADIUS" in overlay.read_text() and "HDG_ZETA" not in overlay.read_text()
+
+
+def _offset(north_m: float, east_m: float) -> tuple:
+    lat0, lon0 = HOME
+    return lat0 + north_m / 111195.0, lon0 + east_m / (111195.0 * math.cos(math.radians(lat0)))
+
+
+def test_a_parameter_change_and_a_fence_upload_keep_the_uploaded_mission_flying(boat):
+    sim, gcs, _ = boat
+    gcs.connect()
+    # three waypoints east of the launch point (the pond's file has one, 12 m north)
+    upload = [(0, 16, 0, 0, 0, 0, *HOME, 0)] + [(3, 16, 0, 0, 0, 0, *_offset(n, e), 0)
+                                                 for n, e in ((0.0, 15.0), (-10.0, 25.0), (-20.0, 15.0))]
+    ack = gcs.upload(upload)
+    assert ack is not None and ack.type == M.MAV_MISSION_ACCEPTED, gcs.texts[-3:]
+    echo = gcs.set_param("WP_RADIUS", 3.0)
+    assert echo is not None and echo.param_value == pytest.approx(3.0)
+    fence = [(0, M.MAV_CMD_NAV_FENCE_POLYGON_VERTEX_INCLUSION, 4, 0, 0, 0, *_offset(n, e), 0)
+             for n, e in ((40.0, -40.0), (40.0, 60.0), (-50.0, 60.0), (-50.0, -40.0))]
+    ack = gcs.upload(fence, mission_type=M.MAV_MISSION_TYPE_FENCE)
+    assert ack is not None and ack.type == M.MAV_MISSION_ACCEPTED, gcs.texts[-3:]
+    # the fence went onto the uploaded mission, not the start-up file's
+    loaded = [t for t in gcs.texts if "loaded" in t]
+    assert loaded and "mavlink-pond" not in loaded[-1] and "3 waypoints" in loaded[-1], loaded
+    # the download is the upload's waypoints, with the new acceptance radius
+    back = gcs.download()
+    assert back is not None
+    waypoints = [it for it in back[1:] if it[1] == M.MAV_CMD_NAV_WAYPOINT]
+    assert [it[6:8] for it in waypoints] == [pytest.approx(it[6:8], abs=1e-6) for it in upload[1:]], back
+    assert gcs.params()["WP_RADIUS"] == pytest.approx(3.0)
+    # and the boat flies it: in AUTO it steers for the first uploaded waypoint, 15 m east
+    assert gcs.set_mode(AUTO).result == M.MAV_RESULT_ACCEPTED
+    assert gcs.until(lambda: gcs.arm().result == M.MAV_RESULT_ACCEPTED, 60.0), gcs.texts[-5:]
+    nav = gcs.wait("NAV_CONTROLLER_OUTPUT", timeout=10.0)
+    assert nav is not None and 60 <= nav.target_bearing <= 120 and 10 <= nav.wp_dist <= 20, nav
+    assert gcs.until(lambda: _distance_m(gcs.last["GLOBAL_POSITION_INT"].lat / 1e7,
+                                         gcs.last["GLOBAL_POSITION_INT"].lon / 1e7, *_offset(0.0, 15.0)) < 4.0,
+                     60.0), gcs.texts[-5:]

@@ -70,9 +70,9 @@ def test_gains_and_speed_changed_in_flight_reach_the_running_autopilot(files):
     def on_cycle(t, ap, truth):
         if "kp" not in seen and t >= 20.0:
             seen["kp"] = ap.heading_ctl.kp
+            store.attach(ap)
             assert store.set("HDG_OMEGA", 1.2 * vessel.control.heading.omega_n_rps)[0]
             assert store.set("CRUISE_SPEED", 0.6)[0]
-            store.apply(ap)
             seen["after"] = ap.heading_ctl.kp
             seen["index"] = ap.guidance.index
         if "after" in seen and t >= 40.0 and "speed" not in seen:

@@ -124,9 +124,12 @@ class MissionStore:
             self.rally = tuple(items)
         else:
             self._uploaded[mission_type] = (mission, tuple(items))
-            if mission_type == FENCE and MISSION in self._uploaded:
-                # the mission's items are the same; only its fence changed
-                self._uploaded[MISSION] = (mission, self._uploaded[MISSION][1])
+            kept = self._uploaded.get(MISSION)
+            if mission_type == FENCE and kept is not None:
+                if mission is not None and dataclasses.replace(kept[0], geofence=mission.geofence) == mission:
+                    self._uploaded[MISSION] = (mission, kept[1])     # the same mission items; only the fence changed
+                else:
+                    del self._uploaded[MISSION]                      # built on another mission: download afresh
         self._write(mission_type, items)
 
     def _write(self, mission_type: int, items: list) -> Optional[Path]:

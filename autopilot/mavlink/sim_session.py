@@ -40,8 +40,6 @@ class SimMavlink:
         from autopilot.operator_desk import OperatorDesk
         self.desk = OperatorDesk(autopilot, self.vessel, lambda: self.t_s, on_event=self.on_event,
                                  params=self.params)
-        if self.params is not None:
-            self.params.apply(autopilot)
         self.server = MavlinkServer(self.cfg, self.desk, self.calls, signing_key=self.signing_key,
                                     upload_dir=self.upload_dir).start()
 
