@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Optional, Protocol
 
-from autopilot.types import NavState, PulseCommand, SensorBatch, ThrustCommand
+from autopilot.vocab.types import NavState, PulseCommand, SensorBatch, ThrustCommand
 
 
 class SensorSource(Protocol):

@@ -8,7 +8,7 @@ navigating modes); in every other case the cycle returns zero thrust and neutral
 
 Commands (any thread that owns the autopilot, between cycles; times on the runner's clock):
   arm(t_s) -> ArmResult            refused, with one reason per failed check, unless the pre-arm checks pass
-                                   (autopilot/prearm.py: all of them in a navigating mode, the ESC output in
+                                   (autopilot/safety/prearm.py: all of them in a navigating mode, the ESC output in
                                    HOLD/MANUAL); `prearm_failures(t_s)` lists them without arming
   disarm(t_s, reason)
   set_mode(name, reason)           MANUAL, HOLD, LOITER, AUTO, RTL, CALIBRATE_ON_WATER; ValueError when unknown
@@ -29,10 +29,10 @@ First day on the water (no magnetometer calibration): arming in a navigating mod
 CALIBRATE_ON_WATER (autopilot/modes/calibrate_on_water.py), which needs every other navigation check. It flies
 circles on the gyro and GNSS and fits; an accepted fit is installed in the sensor path (the magnetometer samples
 are corrected before the estimator, whose heading is then taken afresh), written over the calibration file
-(old one kept, autopilot/mag_calibration_store.py) when there is one, logged as a "calibration" Event with the
+(old one kept, autopilot/calibration/store.py) when there is one, logged as a "calibration" Event with the
 fit's figures, and the vehicle goes on to AUTO. A refused fit, leaving the box, a time-out or a failsafe: HOLD.
 The calibrations in use (the backend's, the installed fit, the continuous watch's) are `self.compass`
-(autopilot/compass_calibration.py).
+(autopilot/calibration/compass.py).
 """
 from __future__ import annotations
 
@@ -41,14 +41,14 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from autopilot.angles import wrap_pi
-from autopilot.azimuth_allocation import make_allocator
-from autopilot.compass_calibration import CompassCalibration, fit_figures
-from autopilot.config import ConfigError, MissionConfig, VesselConfig
-from autopilot.control import HeadingController, SpeedController
-from autopilot.failsafe import ESTIMATED, FailsafeManager, Trigger
-from autopilot.geofence import Geofence
-from autopilot.guidance import MissionGuidance, mission_frame, point_to_ned
+from autopilot.vocab.angles import wrap_pi
+from autopilot.control.azimuth_allocation import make_allocator
+from autopilot.calibration.compass import CompassCalibration, fit_figures
+from autopilot.vocab.config import ConfigError, MissionConfig, VesselConfig
+from autopilot.control.heading_speed import HeadingController, SpeedController
+from autopilot.safety.failsafe import ESTIMATED, FailsafeManager, Trigger
+from autopilot.safety.geofence import Geofence
+from autopilot.guidance.path_following import MissionGuidance, mission_frame, point_to_ned
 from autopilot.interfaces import NavigationFilter
 from autopilot.modes.auto import AutoMode
 from autopilot.modes.base import NEUTRAL, Mode
@@ -61,17 +61,17 @@ from autopilot.modes.manual import ManualMode
 from autopilot.modes.rtl import RtlMode
 from autopilot.modes.trajectory import PathFollowMode, TrajectoryMode
 from autopilot.modes.velocity import VelocityMode
-from autopilot.prearm import ArmResult, PrearmInputs, prearm_failures
-from autopilot.reference_models import HeadingReference
-from autopilot.trajectory import ControlPointTracker, make_path, make_reference
-from autopilot.turn_rate_watch import WARN_SCALE, TurnRateWatch
-from autopilot.turning import guidance_lookahead_m, lookahead_floor_reason, raised_lookahead_m
-from autopilot.types import (GpsFix, GuidanceSetpoint, NavState, PulseCommand, SensorBatch, ThrustCommand,
+from autopilot.safety.prearm import ArmResult, PrearmInputs, prearm_failures
+from autopilot.control.reference_models import HeadingReference
+from autopilot.guidance.trajectory import ControlPointTracker, make_path, make_reference
+from autopilot.guidance.turn_rate_watch import WARN_SCALE, TurnRateWatch
+from autopilot.guidance.turning import guidance_lookahead_m, lookahead_floor_reason, raised_lookahead_m
+from autopilot.vocab.types import (GpsFix, GuidanceSetpoint, NavState, PulseCommand, SensorBatch, ThrustCommand,
                              Wrench)
-from autopilot.velocity_control import VelocityController
+from autopilot.control.velocity import VelocityController
 from drivers.thrust_map import make_thrust_map
-from estimation.ekf_model import IX_E, IX_N
-from estimation.geodesy import LocalFrame
+from estimation.navekf.model import IX_E, IX_N
+from autopilot.vocab.geodesy import LocalFrame
 
 ZERO_WRENCH = Wrench(0.0, 0.0)
 CALIBRATE = CalibrateOnWaterMode.name
@@ -103,7 +103,7 @@ class Event:
     kind: str          # "mode", "arm", "disarm", "mission", "warning", "failsafe", "calibration", "clock"
     message: str
     failsafe: str = ""     # kind "failsafe": what happened (gps-loss, imu-loss, geofence, ...)
-    action: str = ""       # kind "failsafe": what the vehicle did (see autopilot/failsafe.py)
+    action: str = ""       # kind "failsafe": what the vehicle did (see autopilot/safety/failsafe.py)
     figures: Optional[dict] = None   # kind "calibration" (and its warnings): the before/after figures
 
 
@@ -114,7 +114,7 @@ class Autopilot:
     (the simulator knows its magnetometer's distortion exactly); None reads the vessel's
     sensors.mag.calibration_file, whose presence the pre-arm checks require.
     `actuator`: an object with a `connected` property (the backend's ESC output), see set_actuator.
-    `mag_calibration_path`: where accepted continuous-calibration updates are written (autopilot/mag_watch.py);
+    `mag_calibration_path`: where accepted continuous-calibration updates are written (autopilot/calibration/mag_watch.py);
     None: the vessel's sensors.mag.calibration_file, if any; False: nowhere (a simulation).
     """
 
@@ -126,7 +126,7 @@ class Autopilot:
         fs = vessel.failsafe
         self.frame = frame or mission_frame(mission)
         if estimator is None:
-            from estimation.ekf import EkfTuning, NavigationEKF
+            from estimation.navekf.ekf import EkfTuning, NavigationEKF
             estimator = NavigationEKF(vessel, self.frame,
                                       tuning=EkfTuning(gps_reacquire_s=fs.gnss.glitch_reject_s))
         self.estimator = estimator
@@ -192,7 +192,7 @@ class Autopilot:
 
     @property
     def mag_watch(self):
-        """The continuous magnetometer calibration (autopilot/mag_watch.py); None when it is off."""
+        """The continuous magnetometer calibration (autopilot/calibration/mag_watch.py); None when it is off."""
         return self.compass.watch
 
     @property
@@ -211,7 +211,7 @@ class Autopilot:
     # ------------------------------------------------------------------ commands
     def load_mission(self, mission: MissionConfig) -> None:
         """Replace the mission; the local frame stays (it was fixed when the autopilot started)."""
-        from autopilot.mission_check import check_mission
+        from autopilot.files.check import check_mission
         self.mission = mission
         self.guidance = MissionGuidance(mission, self.vessel, self.frame, max_yaw_nm=self.allocator.max_yaw_nm)
         cruise = min(mission.cruise_speed_mps, self.vessel.hull.max_speed_mps)
@@ -296,7 +296,7 @@ class Autopilot:
         self.modes["HEADING_HOLD"].speed_mps = min(self.vessel.failsafe.gnss.slow_speed_mps, cruise)
 
     def retune(self, vessel: VesselConfig, mission: MissionConfig) -> None:
-        """Fly on with new gains, speeds, radii and failsafe thresholds (autopilot/tunables.py) without losing
+        """Fly on with new gains, speeds, radii and failsafe thresholds (autopilot/files/tunables.py) without losing
         the mode, the arming, the estimate, the mission's progress or the controllers' integrals. The hull,
         thrusters, sensors and waypoints must be those of the running files: only the tunables differ."""
         self.vessel = self.compass.vessel = vessel
@@ -708,7 +708,7 @@ class Autopilot:
                                        f"poorly; surge drag learned as {1.0 + h.surge_drag_error:.2f} x the file's")
 
     def _watch_turns(self, t_s: float, yaw_rate_rps: float, yaw_nm: float) -> None:
-        """Measure the boat's turning against its file's (autopilot/turn_rate_watch.py); guidance slows its corners
+        """Measure the boat's turning against its file's (autopilot/guidance/turn_rate_watch.py); guidance slows its corners
         by the ratio and, with the drift the estimator has learnt, plans where to begin them. Warn once when the
         boat turns markedly slower than filed."""
         w = self.turn_watch

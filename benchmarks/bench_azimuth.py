@@ -6,7 +6,7 @@ Four scenarios, config/missions/hexagon_002.yaml (ILOS Delta 30 m, sigma 0.001, 
   3 wind 6 m/s from 90 deg with waves Hs 1.01 m (gain 1); 4 scenario 2 with the surge force open loop: the speed
   controller is replaced by the constant force that holds 2 m/s in calm water on the vessel file's hull
   (X_u u + X_uu u^2 = 800 N; the paper holds its thrust command T_c constant instead).
-Prints xte max and rms (true position against the leg flown, after the first convergence: hil.sim_metrics) for
+Prints xte max and rms (true position against the leg flown, after the first convergence: hil.sim.metrics) for
 both boats beside the paper's Fig. 14 bounds, with the vessel's 2 m CEP GNSS and again with a 0.2 m one (to
 separate the position estimate's share from guidance and control), and a fifth row: the pods in scenario 2 on a mismatched plant
 (random 30 % hull errors, thrusters and servo twice as slow). Typed sensor models (white GNSS noise of the
@@ -22,10 +22,10 @@ import multiprocessing
 import time
 
 
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-from hil.environment import EnvironmentConfig
-from hil.plant_spec import PlantSpec
-from hil.sim_runner import SimOptions, run_sim
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant_spec import PlantSpec
+from hil.sim.runner import SimOptions, run_sim
 
 PAPER_FIG14_XTE_MAX_M = (0.8, 0.9, 2.7, 1.3)
 SCENARIOS = {
@@ -92,7 +92,7 @@ def main(argv=None) -> int:
     m, wall = next(v for k, v in results.items() if k[3] is not None)
     print(f"  {'2 pods on a mismatched plant':34s} {'2.0 m':>6s} {PAPER_FIG14_XTE_MAX_M[1]:10.1f} {'':9s} {'':5s} "
           f"{m['xte_max_m']:9.2f} {m['xte_rms_m']:5.2f} {str(m['mission_complete']):>9s} {wall:7.1f}")
-    print("  xte counted from each leg's first crossing or 2 Delta = 60 m along it (hil.sim_metrics); GNSS = CEP of "
+    print("  xte counted from each leg's first crossing or 2 Delta = 60 m along it (hil.sim.metrics); GNSS = CEP of "
           "the white fix noise")
     print(f"  mismatch: {MISMATCH}; open-loop force {open_loop_surge_n(load_vessel('wamv'), 2.0):.0f} N")
     return 0

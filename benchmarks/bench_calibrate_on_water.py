@@ -27,10 +27,10 @@ import math
 
 import numpy as np
 
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-from hil.environment import EnvironmentConfig
-from hil.plant_spec import PlantExtras, PlantSpec, parse_mismatch
-from hil.sim_runner import SimOptions, distorted_mag, run_sim
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant_spec import PlantExtras, PlantSpec, parse_mismatch
+from hil.sim.runner import SimOptions, distorted_mag, run_sim
 
 CALM = EnvironmentConfig()
 WATER = EnvironmentConfig(wind_speed_mps=3.0, wind_from_deg=90.0, current_speed_mps=0.2, current_toward_deg=0.0,

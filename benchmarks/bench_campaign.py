@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hil.campaign import expand, load_campaign, run_campaign  # noqa: E402
+from hil.sim.campaign import expand, load_campaign, run_campaign  # noqa: E402
 
 
 def main() -> None:

@@ -12,10 +12,10 @@ import argparse
 import math
 import timeit
 
-from autopilot.azimuth_allocation import make_allocator
-from autopilot.config import load_vessel
-from autopilot.control import HeadingController, SpeedController
-from autopilot.types import Wrench
+from autopilot.control.azimuth_allocation import make_allocator
+from autopilot.vocab.config import load_vessel
+from autopilot.control.heading_speed import HeadingController, SpeedController
+from autopilot.vocab.types import Wrench
 from drivers.thrust_map import make_thrust_maps
 
 

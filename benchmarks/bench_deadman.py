@@ -4,7 +4,7 @@ after a pigpiod restart.
     python benchmarks/bench_deadman.py [--kills 20] [--backend pigpio|kernel_pwm|pca9685|all]
 
 The driving process is tests/test_deadman.py's stand-in (EscOutput with the guardian, the real pigpio client,
-reconnecting as the autopilot does); pigpiod is the fake daemon in this process (hil/fake_pigpiod.py). Each kill:
+reconnecting as the autopilot does); pigpiod is the fake daemon in this process (hil/devices/fake_pigpiod.py). Each kill:
 start the process, wait for 1900/1900, SIGKILL it, time the first neutral pulse on both GPIOs in the daemon's
 record (CLOCK_MONOTONIC). "After a restart": the daemon is stopped and a fresh one started on the same port
 while the process drives, it reconnects and drives 1900 again, and only then is it killed.
@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hil.fake_pigpiod import FakePigpiod  # noqa: E402
+from hil.devices.fake_pigpiod import FakePigpiod  # noqa: E402
 from tests.test_deadman import neutral_after, start_child  # noqa: E402
 from tests import test_esc_kernel_pwm as kpwm  # noqa: E402
 from tests import test_esc_pca9685 as pca  # noqa: E402
@@ -78,7 +78,7 @@ def _time_to_neutral(child, guardian, sig: int, neutral, stop_all) -> float:
 
 def one_kernel_pwm(tmp: Path, sig: int) -> float:
     """_time_to_neutral on a fake /sys/class/pwm tree."""
-    from hil.fake_sysfs_pwm import FakePwmSysfs
+    from hil.devices.fake_sysfs_pwm import FakePwmSysfs
     fake = FakePwmSysfs(tmp, chips={0: 2})
     try:
         child, guardian = kpwm.start_child(fake, "deadman")
@@ -90,8 +90,8 @@ def one_kernel_pwm(tmp: Path, sig: int) -> float:
 
 def one_pca9685(tmp: Path, sig: int) -> float:
     """_time_to_neutral on an emulated PCA9685 served on a Unix socket."""
-    from hil.i2c_socket import I2cSocketServer
-    from hil.pca9685_emulator import Pca9685Emulator
+    from hil.devices.i2c_socket import I2cSocketServer
+    from hil.devices.pca9685_emulator import Pca9685Emulator
     chip = Pca9685Emulator()
     server = I2cSocketServer(chip, tmp.with_suffix(".sock")).start()
     try:

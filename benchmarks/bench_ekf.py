@@ -5,7 +5,7 @@
 Timing: the microseconds of one predict + update (one 50 Hz cycle carrying gyro, magnetometer and a GNSS
 fix), and the average cost per 50 Hz cycle over a simulated run (what the control loop pays).
 
-Accuracy: the plant (hil/plant.py) and the typed sensor models (hil/sensor_models.py) with the EKF in an
+Accuracy: the plant (hil/sim/plant.py) and the typed sensor models (hil/sim/sensor_models.py) with the EKF in an
 open loop: a simple heading/speed controller that reads the TRUE state (this harness measures estimation,
 not control) drives the boat through straight legs and 90-degree turns. Reported per scenario:
 raw-GNSS MAE / EKF MAE (horizontal error magnitude, GNSS measured at its fixes, EKF at every cycle), RMS
@@ -26,14 +26,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autopilot.angles import wrap_pi  # noqa: E402
-from autopilot.config import load_vessel  # noqa: E402
-from autopilot.types import GpsFix, ThrustCommand  # noqa: E402
-from estimation.ekf import NavigationEKF  # noqa: E402
-from estimation.geodesy import LocalFrame  # noqa: E402
-from hil.environment import EnvironmentConfig  # noqa: E402
-from hil.plant import Plant  # noqa: E402
-from hil.sensor_models import TypedSensorSuite  # noqa: E402
+from autopilot.vocab.angles import wrap_pi  # noqa: E402
+from autopilot.vocab.config import load_vessel  # noqa: E402
+from autopilot.vocab.types import GpsFix, ThrustCommand  # noqa: E402
+from estimation.navekf.ekf import NavigationEKF  # noqa: E402
+from autopilot.vocab.geodesy import LocalFrame  # noqa: E402
+from hil.sim.environment import EnvironmentConfig  # noqa: E402
+from hil.sim.plant import Plant  # noqa: E402
+from hil.sim.sensor_models import TypedSensorSuite  # noqa: E402
 
 
 @dataclass

@@ -19,10 +19,10 @@ import argparse
 
 import numpy as np
 
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-from hil.environment import EnvironmentConfig
-from hil.sim_faults import parse_fault
-from hil.sim_runner import SimOptions, run_sim
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.faults import parse_fault
+from hil.sim.runner import SimOptions, run_sim
 
 MISSIONS = CONFIG_DIR / "missions"
 WEATHER = EnvironmentConfig(wind_speed_mps=3, wind_from_deg=90, current_speed_mps=0.2, current_toward_deg=0,

@@ -8,7 +8,7 @@ at the end, and the largest distance of the true position from the planned path 
 report's `faults[].max_distance_from_path_m`).
 LOITER: ten minutes on a point in 0.3 m/s current and 5 m/s wind, white GNSS noise, true position: the share of
 the time inside the 2 m loiter radius, the 95th percentile and the largest distance.
-`--mismatch` flies every run on a plant scaled away from the vessel file (hil.plant_spec), to show genuine
+`--mismatch` flies every run on a plant scaled away from the vessel file (hil.sim.plant_spec), to show genuine
 faults are still caught when the model is wrong. Nothing here is asserted; the figures are for the issue notes.
 """
 from __future__ import annotations
@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-from hil.environment import EnvironmentConfig
-from hil.sim_faults import parse_fault
-from hil.plant_spec import PlantSpec, parse_mismatch
-from hil.sim_runner import SimOptions, run_sim
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.faults import parse_fault
+from hil.sim.plant_spec import PlantSpec, parse_mismatch
+from hil.sim.runner import SimOptions, run_sim
 
 MISMATCH: dict = {}
 
@@ -72,8 +72,8 @@ geofence: [{north_m: -20.0, east_m: -30.0}, {north_m: 40.0, east_m: -30.0}, {nor
 
 def geofence_row(seed: int) -> None:
     """MANUAL at half throttle due north toward a fence 40 m away: where the boat stops and what it does."""
-    from autopilot.geofence import Geofence
-    from autopilot.guidance import mission_frame, point_to_ned
+    from autopilot.safety.geofence import Geofence
+    from autopilot.guidance.path_following import mission_frame, point_to_ned
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "fenced.yaml"
         path.write_text(FENCED)

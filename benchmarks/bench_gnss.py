@@ -16,12 +16,12 @@ import argparse
 import timeit
 from pathlib import Path
 
-from autopilot.config import GnssConfig
-from drivers import l76k_commands as cmd
-from drivers.l76k_epoch import EpochAssembler
-from drivers.nmea_stream import NmeaFramer
-from hil.gnss_device import GnssSimSource
-from hil.gnss_emitter import GnssTruth, L76KEmitter
+from autopilot.vocab.config import GnssConfig
+from drivers.gnss import l76k_commands as cmd
+from drivers.gnss.l76k_epoch import EpochAssembler
+from drivers.gnss.nmea_stream import NmeaFramer
+from hil.devices.gnss_device import GnssSimSource
+from hil.devices.gnss_emitter import GnssTruth, L76KEmitter
 
 CAPTURE = Path(__file__).resolve().parents[1] / "tests" / "data" / "gpsd" / "quectel-l76k-nmea.log"
 TRUTH = GnssTruth(lat_deg=51.1079, lon_deg=17.0385, alt_m=120.0, sog_mps=1.5, cog_rad=0.7)

@@ -23,9 +23,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from autopilot.config import load_mission, load_vessel  # noqa: E402
-from hil import nmea_forgery, sim_faults  # noqa: E402
-from hil.sim_runner import SimOptions, run_sim  # noqa: E402
+from autopilot.vocab.config import load_mission, load_vessel  # noqa: E402
+from hil.devices import nmea_forgery
+from hil.sim import faults as sim_faults  # noqa: E402
+from hil.sim.runner import SimOptions, run_sim  # noqa: E402
 
 MISSION = os.path.join(os.path.dirname(__file__), "..", "config", "missions", "demo.yaml")
 REFUSALS = ("conflicts", "parse_errors", "backward_fixes", "skew_fixes", "jump_fixes", "calendar_fixes",
@@ -34,7 +35,7 @@ REFUSALS = ("conflicts", "parse_errors", "backward_fixes", "skew_fixes", "jump_f
 
 def _fly(kind, seed, fraction, duration, off):
     if off:
-        from drivers import gnss_plausibility
+        from drivers.gnss import plausibility as gnss_plausibility
         gnss_plausibility.FixPlausibility.check = lambda self, f: f
     sim_faults.FORGE_KINDS = None if kind == "all" else (kind,)
     faults = () if kind is None else (sim_faults.parse_fault(f"gps-forge@20:{duration - 30:g}={fraction:g}"),)

@@ -1,13 +1,13 @@
 """HIL bench over an emulated Wi-Fi link: the autopilot process in a ROS domain of its own, the Gazebo stand-in in
-another, joined only by hil/ros_link_relay.py (delay +- jitter, loss, outages), as two machines on poor Wi-Fi.
+another, joined only by hil/ros/link_relay.py (delay +- jitter, loss, outages), as two machines on poor Wi-Fi.
 
     python benchmarks/bench_hil_link.py [--lockstep-window auto|K] [--lockstep-cap-s S] [--only ROW]
     python benchmarks/bench_hil_link.py --link tun [--only ROW] [--mission FILE]     (root: network namespaces)
 
 --link tun: the two machines for real, at the IP level. `autopilot hil serve --realtime` in a PC network
 namespace and `autopilot run` in a Pi namespace, one ROS domain found by unicast peers (`autopilot hil
-discovery`), joined by a router namespace whose forwarded packets all (discovery too) pass hil/tun_link.py
-(delay +- jitter, packet loss, outages; hil/netns_link.py). Real time only, the whole demo
+discovery`), joined by a router namespace whose forwarded packets all (discovery too) pass hil/links/tun_link.py
+(delay +- jitter, packet loss, outages; hil/links/netns_link.py). Real time only, the whole demo
 (config/missions/demo.yaml, ~6.5 min a row) unless --mission; the 3 s outage starts 60 s after the link
 (the autopilot is flying by then: discovery and arming take 10-20 s), once with on_outage=pause and once =run.
 A lost packet here is lost (DDS repairs reliable topics by resending), not modelled as the relay's 100 ms. The
@@ -27,8 +27,8 @@ into the stand-in's own step (plant, sensors, publishing: `step_*`) and the wait
 real-time factor they allow. Also one real-time outage row with on_outage=run.
 Mission: a 50 m / 20 m / 50 m U near the demo's launch point at 1 m/s (FOKA, white GNSS, calm): the demo's
 380 s in real time per row would make the table take half an hour.
-Latency is sensor stamp -> first thrust computed from it (hil/link_figures.py); a lost message on a topic that is
-reliable at both ends is modelled as arriving 100 ms late (an assumed DDS repair time, see hil/ros_link_relay.py).
+Latency is sensor stamp -> first thrust computed from it (hil/links/link_figures.py); a lost message on a topic that is
+reliable at both ends is modelled as arriving 100 ms late (an assumed DDS repair time, see hil/ros/link_relay.py).
 ROS_DOMAIN_ID is taken from the environment (default: 40 + pid % 50); the autopilot gets that + 101 (mod 233).
 """
 from __future__ import annotations
@@ -80,10 +80,10 @@ def auto_window(link: dict, step_ms: float = 20.0) -> int:
 
 
 def row(name: str, mission_path: Path, realtime: bool, cap_s, on_outage: str = "pause", window: int = 1) -> dict:
-    from autopilot.config import load_mission, load_vessel
+    from autopilot.vocab.config import load_mission, load_vessel
     from autopilot.ros.sim_transport import run_ros_sim
-    from hil.environment import EnvironmentConfig
-    from hil.ros_link_relay import LinkSpec
+    from hil.sim.environment import EnvironmentConfig
+    from hil.ros.link_relay import LinkSpec
 
     args = SimpleNamespace(seed=1, gps_noise="white", duration=cap_s, realtime=realtime,
                            link=LinkSpec(**ROWS[name]), on_outage=on_outage, lockstep_window=window)
@@ -115,9 +115,9 @@ LINK_RT_PRIORITY = 10       # the emulated radio under SCHED_FIFO: the machine's
 
 def tun_row(name: str, mission_path: Path, tmp: Path, on_outage: str = "pause") -> dict:
     """One real-time row across namespaces over the TUN link; the link's own counts beside the report's."""
-    from autopilot.config import load_vessel
+    from autopilot.vocab.config import load_vessel
     from autopilot.ros.sim_transport import boat_config_for
-    from hil.netns_link import RoutedNamespaces, discovery_files, serve_to_pi
+    from hil.links.netns_link import RoutedNamespaces, discovery_files, serve_to_pi
 
     spec = dict(ROWS[name])
     if "outages" in spec:
@@ -144,7 +144,7 @@ def tun_row(name: str, mission_path: Path, tmp: Path, on_outage: str = "pause") 
 
 
 def main() -> int:
-    from autopilot.cli_sim import lockstep_steps
+    from autopilot.cli.sim import lockstep_steps
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--lockstep-cap-s", type=float, default=None, metavar="S",

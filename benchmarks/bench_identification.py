@@ -18,7 +18,7 @@ the identified one (after). Prints xte_rms, the position estimate error and fail
 
 Part gamepad, identification from MANUAL with a gamepad, end to end as a user runs it: `autopilot sim
 --transport ros --gamepad SEQUENCE` (the autopilot in its own process over real DDS, a joy_node stand-in process
-publishing sensor_msgs/Joy with the enable button held; hil/ros_joy_standin.py) drives each preset in MANUAL on a
+publishing sensor_msgs/Joy with the enable button held; hil/ros/joy_standin.py) drives each preset in MANUAL on a
 plant that differs from its vessel file (GAMEPAD_MISMATCH), twice: tests/data/gamepad/ident_gamepad_fit.csv
 (seed 1) and ident_gamepad_validate.csv (seed 2), logged at 50 Hz by the autopilot process; `autopilot identify
 hull FIT VALIDATE` (smoother velocities: a ROS log has no truth) fits and validates. Prints each parameter's error
@@ -31,7 +31,7 @@ ROS_DOMAIN_ID from the environment (default 40 + pid % 50).
 Part 1 fits with each method (--methods ls,oe: equation-error least squares, and that refined by output error)
 and prints the validation three ways: each open-loop segment flown whole from its first state (paper 000's measure),
 and flown in 10 s pieces (a directionally unstable hull diverges over a whole segment), and whole from first
-states fitted to each segment (autopilot.identify_hull.validate's initial="estimated"). For the smoother and the
+states fitted to each segment (autopilot.identification.hull.validate's initial="estimated"). For the smoother and the
 estimate it then scores the plant's own parameters the same way: what the measured track lets any model reach.
 
     python benchmarks/bench_identification.py [--presets foka,iacquabot,wamv] [--part 1|2|both|gamepad]
@@ -60,14 +60,14 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel  # noqa: E402
-from autopilot.identify_hull import identified_vessel, identify, validate  # noqa: E402
-from autopilot.identify_runs import load_ident_run, split_last_set  # noqa: E402
-from estimation.hull_identification import NAMES, IdentificationError, zeta_of_hull  # noqa: E402
-from hil.environment import EnvironmentConfig  # noqa: E402
-from hil.identification_flight import fly_identification_mission  # noqa: E402
-from hil.plant_spec import PlantSpec, apply_mismatch  # noqa: E402
-from hil.sim_runner import SimOptions, run_sim  # noqa: E402
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel  # noqa: E402
+from autopilot.identification.hull import identified_vessel, identify, validate  # noqa: E402
+from autopilot.identification.runs import load_ident_run, split_last_set  # noqa: E402
+from estimation.identification.hull_least_squares import NAMES, IdentificationError, zeta_of_hull  # noqa: E402
+from hil.sim.environment import EnvironmentConfig  # noqa: E402
+from hil.sim.identification_flight import fly_identification_mission  # noqa: E402
+from hil.sim.plant_spec import PlantSpec, apply_mismatch  # noqa: E402
+from hil.sim.runner import SimOptions, run_sim  # noqa: E402
 
 WRONG_BY_2 = {"x_udot": 2.0, "y_vdot": 2.0, "n_rdot": 2.0, "iz": 2.0, "y_v": 2.0, "y_vv": 2.0,
               "x_u": 0.5, "x_uu": 0.5, "n_r": 0.5, "n_rr": 0.5}
@@ -88,7 +88,7 @@ GAMEPAD = [os.path.join(REPO, "tests", "data", "gamepad", n) for n in ("ident_ga
 # damping, sway damping off by 30-40 %)
 GAMEPAD_MISMATCH = {"x_u": 0.6, "x_uu": 1.4, "iz": 1.3, "n_r": 0.7, "y_v": 1.3}
 # |error| against the plant's value: the issue's own-plant limits, 5 % (10 % for the sway terms z6, z7). With the
-# smoother of estimation/track_smoother.py and output error, five runs of this part on FOKA measured z6 -5.1 to
+# smoother of estimation/identification/track_smoother.py and output error, five runs of this part on FOKA measured z6 -5.1 to
 # -5.4 %, every other term within 3.1 % (before that smoother: z7 refused or -47 %, z4 +72 %)
 GAMEPAD_TOLERANCE_PCT = {"z1": 5, "z2": 5, "z3": 5, "z4": 5, "z5": 5, "z6": 10, "z7": 10, "z8": 5, "z9": 5}
 # validation flown from the measured state every WINDOW_S (the issue's 0.99 on u, r, x, y, psi; measured 0.9927 or
@@ -233,7 +233,7 @@ def pooled(preset: str, window_s: float, runs_dir: str, seeds) -> str:
 def _smoother_error(run_dir, vessel) -> str:
     """The smoother's u, v against the simulator's truth over the open-loop segments: bias and RMS, and the
     mean in turns to starboard and to port (|r| > 5 deg/s; a heading or timing error shows as a difference)."""
-    from autopilot.identify_hull import segment_spans
+    from autopilot.identification.hull import segment_spans
     sm, tr = load_ident_run(run_dir, vessel, "smoother"), load_ident_run(run_dir, vessel, "truth")
     seg = np.zeros(len(tr.data.t_s), bool)
     for a, b in segment_spans(tr):
@@ -331,7 +331,7 @@ def _windowed_validation(zeta, run_dir, vessel) -> dict:
     that is directionally unstable at speed (the Munk moment) drifts off on any small error."""
     import dataclasses
 
-    from autopilot.identify_hull import validate
+    from autopilot.identification.hull import validate
     run = load_ident_run(run_dir, vessel, "smoother")
     t = run.data.t_s
     starts = tuple((float(a), 1) for a in np.arange(t[0], t[-1] - 1.0, WINDOW_S))

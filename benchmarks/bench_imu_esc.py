@@ -5,7 +5,7 @@
 Prints microseconds per call of:
   - Lsm9ds1Source.poll (Adafruit library -> SMBusI2C -> emulated LSM9DS1), accel+gyro+magnetometer and
     accel+gyro only, including the emulator's own work (truth -> registers);
-  - EscOutput.write on hil.fake_pigpiod.FakePi, with the pulse changing every write (worst case) and steady;
+  - EscOutput.write on hil.devices.fake_pigpiod.FakePi, with the pulse changing every write (worst case) and steady;
   - for reference, EscOutput.write through the real pigpio client to the fake pigpiod over a localhost socket.
 The budget for a 100x real-time sim at 50 Hz is 200 us per control cycle for everything.
 """
@@ -15,13 +15,13 @@ import argparse
 import math
 import time
 
-from autopilot.config import load_vessel
-from autopilot.types import PulseCommand
-from drivers.esc import EscOutput, channels_from_vessel
+from autopilot.vocab.config import load_vessel
+from autopilot.vocab.types import PulseCommand
+from drivers.esc.output import EscOutput, channels_from_vessel
 from drivers.lsm9ds1 import Lsm9ds1Source
-from hil.fake_pigpiod import FakePi, FakePigpiod, GpioState
-from hil.lsm9ds1_emulator import Lsm9ds1Emulator
-from hil.plant import Truth
+from hil.devices.fake_pigpiod import FakePi, FakePigpiod, GpioState
+from hil.devices.lsm9ds1_emulator import Lsm9ds1Emulator
+from hil.sim.plant import Truth
 
 
 def per_call_us(fn, n: int, repeats: int = 3) -> float:

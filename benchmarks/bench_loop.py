@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-from hil.environment import EnvironmentConfig
-from hil.sim_runner import SimOptions, run_sim
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.runner import SimOptions, run_sim
 
 CASES = (
     ("demo", "foka", EnvironmentConfig(wind_speed_mps=3, wind_from_deg=90, current_speed_mps=0.2,

@@ -30,12 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-from estimation.mag_calibration import CalibrationFit, MagCalibration, read_calibration, write_calibration
-from hil.environment import EnvironmentConfig
-from hil.plant_spec import PlantSpec, parse_mismatch
-from hil.sim_faults import parse_fault
-from hil.sim_runner import SimOptions, run_sim
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+from estimation.heading.mag_calibration import CalibrationFit, MagCalibration, read_calibration, write_calibration
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant_spec import PlantSpec, parse_mismatch
+from hil.sim.faults import parse_fault
+from hil.sim.runner import SimOptions, run_sim
 
 SHIFT_S = 300.0
 CALM = EnvironmentConfig()

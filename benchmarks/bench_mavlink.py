@@ -45,7 +45,7 @@ def main() -> None:
 
     import tempfile
 
-    from autopilot.boat_config import load_boat_config
+    from autopilot.files.boat import load_boat_config
     from autopilot.ros.runner import own_context
 
     gcs_port, open_port = _free_port(), _free_port()
@@ -60,7 +60,7 @@ def main() -> None:
 
 
 def _fly_and_flood(args, cfg, ctx, gcs_port: int, open_port: int) -> None:
-    from autopilot.config import load_mission, load_vessel
+    from autopilot.vocab.config import load_mission, load_vessel
     from autopilot.ros.autopilot_node import CycleStats
     from autopilot.ros.runner import BoatProcess
     from tests.mavlink_gcs import M, Gcs

@@ -2,8 +2,8 @@
 """Model following (paper 001): the WAM-V plant made to behave like FOKA's model, with FOKA's autopilot in MANUAL.
 
 The operator's sticks drive FOKA's autopilot (allocation, ESC pulses, thrust maps as on the boat); its thrust
-drives FOKA's model, which the WAM-V plant follows (hil.model_following). Inputs:
-  ident      paper 001's identification inputs: hil.excitation's open-loop sequence for FOKA (about 220 s)
+drives FOKA's model, which the WAM-V plant follows (hil.sim.model_following). Inputs:
+  ident      paper 001's identification inputs: hil.sim.excitation's open-loop sequence for FOKA (about 220 s)
   gamepad    tests/data/gamepad/foka_gamepad_90s.csv (tools/make_gamepad_sequence.py, seed 13), 90 s
   cur+wind   the gamepad sequence in 0.3 m/s current toward 90 deg and 6 m/s wind from 45 deg
   mismatch   cur+wind on a WAM-V that differs from its file (random=0.3 factors, realistic extras); the
@@ -26,12 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-from hil.environment import EnvironmentConfig
-from hil.excitation import excitation
-from hil.model_following import STATES, FollowingSetup, reduction_pct
-from hil.plant_spec import PlantSpec, realistic_extras
-from hil.sim_runner import SimOptions, run_sim
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.excitation import excitation
+from hil.sim.model_following import STATES, FollowingSetup, reduction_pct
+from hil.sim.plant_spec import PlantSpec, realistic_extras
+from hil.sim.runner import SimOptions, run_sim
 
 GAMEPAD_CSV = Path(__file__).resolve().parents[1] / "tests" / "data" / "gamepad" / "foka_gamepad_90s.csv"
 START_S = 5.0                      # armed and settled before the sticks move

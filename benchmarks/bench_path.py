@@ -18,9 +18,9 @@ import math
 
 import numpy as np
 
-from autopilot.config import CONFIG_DIR, PointConfig, load_mission, load_vessel
-from hil.plant_spec import PlantExtras, PlantSpec
-from hil.sim_runner import SimOptions, run_sim
+from autopilot.vocab.config import CONFIG_DIR, PointConfig, load_mission, load_vessel
+from hil.sim.plant_spec import PlantExtras, PlantSpec
+from hil.sim.runner import SimOptions, run_sim
 
 TABLE8 = [((10.0, 15.0, 45.0), 5.0, 90.0), ((15.0, 10.0, 30.0), 12.5, 45.0), ((20.0, 10.0, 60.0), 20.0, 0.0),
           ((10.0, 20.0, 45.0), 27.5, 45.0), ((0.0, 20.0, 0.0), 35.0, 90.0)]

@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 import time
 
-from autopilot.config import load_vessel
-from estimation.geodesy import LocalFrame
-from hil.environment import EnvironmentConfig
-from hil.plant import Plant
-from hil.sensor_models import TypedSensorSuite
+from autopilot.vocab.config import load_vessel
+from autopilot.vocab.geodesy import LocalFrame
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant import Plant
+from hil.sim.sensor_models import TypedSensorSuite
 
 CYCLE_S = 0.02
 WEATHER = EnvironmentConfig(wind_speed_mps=3.0, wind_from_deg=90.0, gust_std_mps=0.5, current_speed_mps=0.2,

@@ -4,10 +4,10 @@
         [--seeds 1,2,3] [--random 20] [--factors 0.4,0.6,1.5,2.5] [--keys ...] [--extras] [--workers N]
         [--devices bytes|typed] [--out DIR] [--ray auto|ADDRESS] [--ekf KEY=VALUE,...]
 
-For every preset and mission, the plant is the preset's own vessel file scaled by a mismatch (hil.plant_spec):
+For every preset and mission, the plant is the preset's own vessel file scaled by a mismatch (hil.sim.plant_spec):
 each coefficient of --keys alone at each of --factors, plus --random combinations with every coefficient
 drawn log-uniformly within x/÷2 (`random=1`), each at every seed, beside the matched run (no mismatch) of the
-same seed. `--extras` adds to every plant what a diagonal model leaves out (hil.plant_spec.realistic_extras:
+same seed. `--extras` adds to every plant what a diagonal model leaves out (hil.sim.plant_spec.realistic_extras:
 sway-yaw coupling, CG off the reference point, trim and wave-driven roll/pitch at the IMU, one thruster 10 %
 weak). Conditions: the demo's weather (wind 3 m/s from 90, current 0.2 m/s toward 0, waves 0.2 m 3 s from 90),
 1 Hz GNSS with 2.0 m CEP white noise.
@@ -21,7 +21,7 @@ and how many runs are over 1.5x), the same for path_rms (distance from the path,
 xte_max, the worst estimate error (RMS, true position) and the smallest raw GNSS error (RMS) of any
 run, the runs whose estimate was not better than raw GNSS, for LOITER the worst 95th percentile, and the runs
 with a compass warning (`compassW`: the simulated magnetometer is undistorted, so every one is false). Then the
-worst runs by xte ratio. Runs go through hil/campaign.py's runner: worker processes (all cores by default) or
+worst runs by xte ratio. Runs go through hil/sim/campaign.py's runner: worker processes (all cores by default) or
 Ray tasks (--ray), each row kept in --out as it finishes. Nothing is asserted here.
 """
 from __future__ import annotations
@@ -43,13 +43,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_failsafes import STATION  # noqa: E402  (the same station-keeping mission)
 
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel  # noqa: E402
-from autopilot.mag_watch import DISTURBANCE_WARNING  # noqa: E402
-from autopilot.turn_rate_watch import WARN_SCALE  # noqa: E402
-from autopilot.turning import steady_yaw_rate_rps  # noqa: E402
-from hil.environment import EnvironmentConfig  # noqa: E402
-from hil.plant_spec import PlantSpec, RANDOM_KEYS, realistic_extras  # noqa: E402
-from hil.sim_runner import SimOptions, run_sim  # noqa: E402
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel  # noqa: E402
+from autopilot.calibration.mag_watch import DISTURBANCE_WARNING  # noqa: E402
+from autopilot.guidance.turn_rate_watch import WARN_SCALE  # noqa: E402
+from autopilot.guidance.turning import steady_yaw_rate_rps  # noqa: E402
+from hil.sim.environment import EnvironmentConfig  # noqa: E402
+from hil.sim.plant_spec import PlantSpec, RANDOM_KEYS, realistic_extras  # noqa: E402
+from hil.sim.runner import SimOptions, run_sim  # noqa: E402
 
 DEMO_ENV = dict(wind_speed_mps=3.0, wind_from_deg=90.0, current_speed_mps=0.2, current_toward_deg=0.0,
                 wave_hs_m=0.2, wave_tp_s=3.0, wave_from_deg=90.0)
@@ -72,7 +72,7 @@ def run_one(task: dict) -> dict:
         # trying another filter tuning: the autopilot builds its EkfTuning itself, so change its defaults
         import functools
 
-        import estimation.ekf as ekf
+        import estimation.navekf.ekf as ekf
         if not hasattr(ekf, "_BenchDefaultTuning"):
             ekf._BenchDefaultTuning = ekf.EkfTuning
         ekf.EkfTuning = functools.partial(ekf._BenchDefaultTuning, **task["ekf"])
@@ -134,7 +134,7 @@ TURN_BINS = (0.5, WARN_SCALE, 1.25)   # edges of the turn-rate ratio bins (the w
 @functools.lru_cache(maxsize=None)
 def _yaw_model(preset: str) -> tuple:
     """(-N_r, -N_r|r|, the allocator's largest yaw moment [N*m]) of a preset's vessel file."""
-    from autopilot.allocation import Allocator
+    from autopilot.control.allocation import Allocator
     from drivers.thrust_map import make_thrust_map
     vessel = load_vessel(preset)
     h = vessel.hull
@@ -238,7 +238,7 @@ def main() -> None:
     ap.add_argument("--extras", action="store_true", help="add the realistic extras to every plant")
     ap.add_argument("--devices", choices=("bytes", "typed"), default="bytes")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--ray", metavar="auto|ADDRESS", help="run as Ray tasks (hil/campaign.py) instead of local "
+    ap.add_argument("--ray", metavar="auto|ADDRESS", help="run as Ray tasks (hil/sim/campaign.py) instead of local "
                                                           "processes")
     ap.add_argument("--out", metavar="DIR", help="keep every run in DIR/results.jsonl; running again with the same "
                                                  "DIR does only the runs not there yet")
@@ -250,7 +250,7 @@ def main() -> None:
         args.random = 20 if args.keys is None else 0
     if args.keys is None:
         args.keys = list(RANDOM_KEYS)
-    from hil.campaign import run_campaign, run_id
+    from hil.sim.campaign import run_campaign, run_id
     todo = [dict(t, id=run_id(t)) for t in tasks(args)]
     where = f"Ray ({args.ray})" if args.ray else f"{args.workers} workers"
     print(f"{len(todo)} runs on {where} ({args.devices} devices"

@@ -6,7 +6,7 @@
 
 Each run is flown as `bench_robustness.py` flies it (the demo's weather, 1 Hz GNSS 2.0 m CEP white noise, the
 plant scaled by one mismatch), beside the matched run of the same seed. On the samples that `xte_rms_m` counts
-(hil/sim_metrics.py: AUTO, not the approach leg, each leg after it has converged), the true position's
+(hil/sim/metrics.py: AUTO, not the approach leg, each leg after it has converged), the true position's
 cross-track y_true [m] against the leg being flown splits exactly into
 
     y_true = y_est + e_lat
@@ -48,12 +48,12 @@ def fly(task: dict) -> dict:
     import functools
 
     from bench_robustness import DEMO_ENV, _mission
-    from autopilot.config import load_vessel
-    from hil.environment import EnvironmentConfig
-    from hil.plant_spec import PlantSpec
-    from hil.sim_runner import SimOptions, run_sim
+    from autopilot.vocab.config import load_vessel
+    from hil.sim.environment import EnvironmentConfig
+    from hil.sim.plant_spec import PlantSpec
+    from hil.sim.runner import SimOptions, run_sim
     if task.get("ekf"):
-        import estimation.ekf as ekf
+        import estimation.navekf.ekf as ekf
         if not hasattr(ekf, "_BenchDefaultTuning"):
             ekf._BenchDefaultTuning = ekf.EkfTuning
         ekf.EkfTuning = functools.partial(ekf._BenchDefaultTuning, **task["ekf"])
@@ -73,7 +73,7 @@ def fly(task: dict) -> dict:
             leg, index = autopilot.guidance.leg, autopilot.guidance.index
             along, y_true = leg.along_cross_m(truth.north_m, truth.east_m)
             _, y_est = leg.along_cross_m(res.nav.north_m, res.nav.east_m)
-            if state["leg"] != index:       # hil/sim_metrics.py's convergence rule, repeated
+            if state["leg"] != index:       # hil/sim/metrics.py's convergence rule, repeated
                 state.update(leg=index, converged=False, last=None)
             if index > 0 and not state["converged"]:
                 crossed = state["last"] is not None and (state["last"] > 0) != (y_true > 0)
@@ -110,7 +110,7 @@ def velocity_split(ekf, truth, leg_angle_rad: float, current_ned: tuple) -> tupl
     heading error [deg], `r_err` the yaw-rate error [deg/s]; `along` the filter state's error ALONG the leg [m]
     (+ = ahead) and `u_err` its surge speed through the water minus the truth's [m/s]. Empty unless the estimator is the NavigationEKF.
     """
-    from estimation.ekf_model import IX_CE, IX_CN, IX_E, IX_N, IX_PSI, IX_R, IX_U, IX_V
+    from estimation.navekf.model import IX_CE, IX_CN, IX_E, IX_N, IX_PSI, IX_R, IX_U, IX_V
     x = getattr(getattr(ekf, "kf", None), "x", None)
     if x is None:
         return ()

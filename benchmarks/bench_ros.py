@@ -52,9 +52,9 @@ def memory_mb(pid: int) -> tuple[float, float]:
 def bench_demo(seed: int = 1, weather: bool = False) -> dict:
     """The demo over DDS: the issue's command (calm, default realistic GNSS), or with `weather` the in-process
     threshold run's conditions (wind 3 from 90, current 0.2 toward 0, waves 0.2/3/90, white GNSS)."""
-    from autopilot.config import load_mission, load_vessel
+    from autopilot.vocab.config import load_mission, load_vessel
     from autopilot.ros.sim_transport import run_ros_sim
-    from hil.environment import EnvironmentConfig
+    from hil.sim.environment import EnvironmentConfig
 
     env = EnvironmentConfig()
     if weather:
@@ -111,7 +111,7 @@ import numpy, rclpy
 out['numpy+rclpy'] = rss_mb()
 import filterpy.kalman
 out['+filterpy (scipy.linalg, scipy.stats)'] = rss_mb()
-import autopilot.ros.runner, autopilot.runlog, estimation.ekf, drivers.l76k, drivers.lsm9ds1, drivers.esc
+import autopilot.ros.runner, autopilot.runlog, estimation.navekf.ekf, drivers.gnss.l76k, drivers.lsm9ds1, drivers.esc.output
 out['+the boat process modules'] = rss_mb()
 print(json.dumps(out))
 """
@@ -127,13 +127,13 @@ def import_rss() -> dict:
 def bench_idle_gap(cycles: int = 1500, warmup: int = 300) -> dict:
     """Thread-CPU per Autopilot.step [us] (mean, p50) at 0, 2 and 20 ms of sleep between steps."""
     import statistics
-    from autopilot.config import load_mission, load_vessel
-    from autopilot.guidance import mission_frame, point_to_ned
+    from autopilot.vocab.config import load_mission, load_vessel
+    from autopilot.guidance.path_following import mission_frame, point_to_ned
     from autopilot.vehicle import Autopilot
-    from hil.environment import EnvironmentConfig
-    from hil.plant import Plant
-    from hil.sensor_models import TypedSensorSuite
-    from hil.sim_runner import initial_pose
+    from hil.sim.environment import EnvironmentConfig
+    from hil.sim.plant import Plant
+    from hil.sim.sensor_models import TypedSensorSuite
+    from hil.sim.runner import initial_pose
 
     vessel, mission = load_vessel("foka"), load_mission(REPO / "config/missions/demo.yaml")
     frame = mission_frame(mission)

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from autopilot.cli import main as cli
+from autopilot.cli.main import main as cli
 
 
 def main() -> None:

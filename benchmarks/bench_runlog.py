@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from autopilot.runlog import RunLogger, read_run, state_columns
-from autopilot.types import GpsFix
+from autopilot.vocab.types import GpsFix
 
 THRUSTERS = ("left", "right")
 ROW = {c: 0.0 for c in state_columns(2)}
@@ -71,9 +71,9 @@ def sensor_cost(samples: int) -> tuple:
     """run.mcap's imu/data + imu/mag: writer time per sample [us] and bytes per sample (encoded in memory)."""
     import io
 
-    from autopilot.config import load_vessel
+    from autopilot.vocab.config import load_vessel
     from autopilot.runlog.mcap_log import McapRunWriter
-    from autopilot.types import ImuSample, MagSample
+    from autopilot.vocab.types import ImuSample, MagSample
     out = io.BytesIO()
     w = McapRunWriter(out, thruster_names=THRUSTERS, vessel=load_vessel("foka"))
     w.write_path(0, [(0.0, 0.0)])                      # the file's fixed part written first

@@ -21,10 +21,10 @@ from multiprocessing import Pool
 
 import numpy as np
 
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-from hil.environment import EnvironmentConfig
-from hil.plant_spec import PlantExtras, PlantSpec
-from hil.sim_runner import SimOptions, run_sim
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant_spec import PlantExtras, PlantSpec
+from hil.sim.runner import SimOptions, run_sim
 
 PAPER_RMSE = {"sinusoid": (0.48, 0.55, 0.62), "circle": (0.40, 0.47, 0.54), "spiral": (0.52, 0.60, 0.68)}
 WIND_WAVES = dict(wind_speed_mps=3.0, wind_from_deg=90.0, wave_hs_m=0.2, wave_tp_s=3.0, wave_from_deg=90.0)

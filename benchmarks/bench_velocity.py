@@ -22,17 +22,17 @@ import math
 
 import numpy as np
 
-from autopilot.allocation import Allocator
-from autopilot.config import load_vessel
-from autopilot.angles import wrap_pi
-from autopilot.control import HeadingController, SpeedController
-from autopilot.reference_models import HeadingReference
-from autopilot.types import Wrench
-from autopilot.velocity_control import VelocityController
+from autopilot.control.allocation import Allocator
+from autopilot.vocab.config import load_vessel
+from autopilot.vocab.angles import wrap_pi
+from autopilot.control.heading_speed import HeadingController, SpeedController
+from autopilot.control.reference_models import HeadingReference
+from autopilot.vocab.types import Wrench
+from autopilot.control.velocity import VelocityController
 from drivers.thrust_map import make_thrust_map
-from hil.environment import EnvironmentConfig
-from hil.plant import Plant
-from hil.plant_spec import apply_mismatch, resolve_mismatch
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant import Plant
+from hil.sim.plant_spec import apply_mismatch, resolve_mismatch
 
 U_STEP_MPS, R_STEP_DPS, T_STEP_S = 2.0, 15.0, 10.0
 PAPER = {"u": 3.8, "r": 1.9}

@@ -191,7 +191,7 @@ class RegisterBus:
 
 
 class SocketRegisters:
-    """A register device served by another process on a Unix socket (hil/i2c_socket.py serves emulated chips
+    """A register device served by another process on a Unix socket (hil/devices/i2c_socket.py serves emulated chips
     this way, so an autopilot, its deadman guardian and a test share one emulated bus). One request at a time:
     op (P probe, R read, W write), address, register, count, data; the answer is an errno (0 = done) and the
     bytes read. A vanished server is OSError(EIO)."""

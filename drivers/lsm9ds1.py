@@ -16,14 +16,14 @@ counted in `stats.implausible`, the reason in `stats.last_error`, and the chip i
 `Lsm9ds1Source` wraps a driver as an autopilot.interfaces.SensorSource (poll(t_s) -> SensorBatch).
 
 Frames. The chip's accel/gyro axes are left-handed and its magnetometer X points against the accelerometer's X
-(see hil/lsm9ds1_emulator.py for the sources). The driver's sensor frame S = (X_A, Y_A, -Z_A) is right-handed
+(see hil/devices/lsm9ds1_emulator.py for the sources). The driver's sensor frame S = (X_A, Y_A, -Z_A) is right-handed
 and, for a board mounted flat with its top up and X arrow forward, equals body FRD. Chip to S:
 accel/gyro (x, y, z) -> (x, y, -z); magnetometer (x, y, z) -> (-x, y, -z). S to body by the mounting rotation
 R = Rz(yaw) Ry(pitch) Rx(roll) of ImuConfig.mount_rpy_deg (v_body = R v_S).
 
 Units: accel m/s^2 (specific force: level and still reads (0, 0, -9.81)), gyro rad/s, field tesla (the library
 gives gauss; 1 G = 1e-4 T). The gyro bias is subtracted in the sensor frame. A magnetometer calibration (any
-object with `.apply(field_t) -> field_t`, e.g. estimation.mag_calibration.MagCalibration) is applied to the
+object with `.apply(field_t) -> field_t`, e.g. estimation.heading.mag_calibration.MagCalibration) is applied to the
 body-frame field: it must have been fitted to this driver's uncalibrated MagSample fields.
 """
 from __future__ import annotations
@@ -35,10 +35,10 @@ from typing import Callable, Optional, Tuple
 
 import numpy as np
 
-from autopilot.types import ImuSample, MagSample, SensorBatch
+from autopilot.vocab.types import ImuSample, MagSample, SensorBatch
 from drivers.i2c_adapter import SMBusI2C, import_without_blinka
 from drivers.sensor_plausibility import OutputWatch
-from estimation.heading import rotation_rpy
+from estimation.heading.tilt_compensated import rotation_rpy
 
 adafruit_lsm9ds1 = import_without_blinka("adafruit_lsm9ds1")
 

@@ -1,7 +1,7 @@
 """Thruster maps: ESC pulse width [us] <-> thrust [N] for one forward-mounted thruster at one battery voltage.
 
 Pure math. The only I/O is reading the T200 table shipped in drivers/data/ when a T200 map is first made.
-Reverse mounting, trim and slew limiting are the ESC driver's job (drivers/esc.py): a map here always
+Reverse mounting, trim and slew limiting are the ESC driver's job (drivers/esc/output.py): a map here always
 describes a thruster whose pulses above neutral push the boat forward.
 
 Sign: positive thrust pushes the boat forward, negative is reverse thrust.
@@ -35,7 +35,7 @@ import re
 from pathlib import Path
 from typing import Optional, Sequence, Tuple
 
-from autopilot.config import ThrusterConfig, VesselConfig
+from autopilot.vocab.config import ThrusterConfig, VesselConfig
 
 T200_TABLE_PATH = Path(__file__).resolve().parent / "data" / "t200_thrust_n.csv"
 IDEAL_DEAD_BAND_US = 25          # half-width of the ideal thruster's dead zone around neutral [us]

@@ -470,7 +470,7 @@ token=$ETC/command.token
 if [ -e "$ROOT$token" ]; then
   say "kept $token (exists)"
 else
-  # the shared secret commands are signed with (autopilot/command_auth.py); readable by the service user only
+  # the shared secret commands are signed with (autopilot/commands/auth.py); readable by the service user only
   run "$VENV/bin/autopilot" keys token --config "$ETC/boat.yaml"
   run chown "$USER_NAME:$USER_NAME" "$token"
 fi

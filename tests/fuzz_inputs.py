@@ -92,9 +92,9 @@ def mutate(text: str, rng: random.Random) -> str:
 
 
 def run_case(kind: str, text: str, tmp_dir: Path) -> str:
-    from autopilot.config import ConfigError, load_vessel
-    from autopilot.mission_check import check_config
-    from autopilot.mission_io import read_mission_file
+    from autopilot.vocab.config import ConfigError, load_vessel
+    from autopilot.files.check import check_config
+    from autopilot.files.mission_files import read_mission_file
     path = tmp_dir / ("case.yaml" if kind != "qgc" else "case.waypoints")
     if not (tmp_dir / "case_fifo").exists():
         os.mkfifo(tmp_dir / "case_fifo")     # a file name in HOSTILE: opening it for reading would block
@@ -110,8 +110,8 @@ def run_case(kind: str, text: str, tmp_dir: Path) -> str:
             load_vessel(str(path))
             check_config(path)
         elif kind == "trajcsv":         # the mission is always the same: only the reference file differs, and
-            from autopilot.config import load_mission      # check reads it through make_reference (0.6 s saved)
-            from autopilot.trajectory import make_reference
+            from autopilot.vocab.config import load_mission      # check reads it through make_reference (0.6 s saved)
+            from autopilot.guidance.trajectory import make_reference
             mission = load_mission(path)
             try:
                 make_reference(mission.trajectory, mission.source_file)

@@ -1,9 +1,9 @@
 """A short simulated run logged like `autopilot sim --log`: what the replay tests replay."""
 from __future__ import annotations
 
-from autopilot.cli_sim import SimRunLog
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-from hil.sim_runner import SimOptions, run_sim
+from autopilot.cli.sim import SimRunLog
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+from hil.sim.runner import SimOptions, run_sim
 
 
 def logged_sim(base, duration_s: float = 20.0, seed: int = 3, rate_hz: float = 10.0, devices: str = "bytes",

@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from autopilot.allocation import Allocator
-from autopilot.config import load_vessel
-from autopilot.types import Wrench
+from autopilot.control.allocation import Allocator
+from autopilot.vocab.config import load_vessel
+from autopilot.vocab.types import Wrench
 from drivers.thrust_map import ThrustMap, make_thrust_maps
 
 PRESETS = ("foka", "iacquabot", "wamv")

@@ -8,12 +8,12 @@ import math
 
 import pytest
 
-from autopilot.azimuth_allocation import AzimuthAllocator, make_allocator, wrench_of_pods
-from autopilot.config import ConfigError, load_vessel
-from autopilot.types import Wrench
+from autopilot.control.azimuth_allocation import AzimuthAllocator, make_allocator, wrench_of_pods
+from autopilot.vocab.config import ConfigError, load_vessel
+from autopilot.vocab.types import Wrench
 from drivers.thrust_map import make_thrust_maps
-from hil.environment import EnvironmentConfig
-from hil.plant import Plant
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant import Plant
 
 
 @pytest.fixture(scope="module")
@@ -166,7 +166,7 @@ def test_hardware_backend_refuses_a_vessel_with_pods(pods):
 
 
 def _short_mission(tmp_path):
-    from autopilot.config import load_mission
+    from autopilot.vocab.config import load_mission
     path = tmp_path / "two_legs.yaml"
     path.write_text("""name: two_legs
 anchor: {lat_deg: -33.73, lon_deg: 150.67}
@@ -184,8 +184,8 @@ on_complete: hold
 
 @pytest.mark.parametrize("mismatch", [None, {"random": 0.3, "tau": 2.0}])
 def test_wamv_pods_flies_two_legs_on_its_own_and_a_mismatched_plant(pods, tmp_path, mismatch):
-    from hil.plant_spec import PlantSpec
-    from hil.sim_runner import SimOptions, run_sim
+    from hil.sim.plant_spec import PlantSpec
+    from hil.sim.runner import SimOptions, run_sim
     spec = PlantSpec.resolve(pods, 2, mismatch=mismatch) if mismatch else None
     angles, commanded = [], []
 
@@ -207,13 +207,13 @@ def test_wamv_pods_flies_two_legs_on_its_own_and_a_mismatched_plant(pods, tmp_pa
 
 
 def test_plant_vessel_without_pods_is_refused_for_a_pods_autopilot(pods):
-    from hil.plant_spec import PlantSpec
+    from hil.sim.plant_spec import PlantSpec
     with pytest.raises(ValueError, match="fixed thrusters but the autopilot's 'wamv_pods' has azimuth pods"):
         PlantSpec.resolve(pods, 1, plant_vessel=load_vessel("wamv"))
 
 
 def test_check_flags_a_boat_config_that_cannot_steer_its_pods(repo_root, tmp_path):
-    from autopilot.mission_check import check_config
+    from autopilot.files.check import check_config
     ok = check_config(repo_root / "config/gazebo/wamv_pods_boat.yaml")
     assert ok.ok, ok.problems
     text = (repo_root / "config/gazebo/wamv_pods_boat.yaml").read_text()
@@ -232,7 +232,7 @@ def test_check_flags_a_boat_config_that_cannot_steer_its_pods(repo_root, tmp_pat
 
 
 def test_ros_sim_backend_hands_the_pod_angles_to_its_plant(pods, tmp_path):
-    from autopilot.guidance import mission_frame
+    from autopilot.guidance.path_following import mission_frame
     from autopilot.ros.backends import SimBackend
     mission = _short_mission(tmp_path)
     backend = SimBackend(pods, mission, mission_frame(mission))
@@ -245,6 +245,6 @@ def test_ros_sim_backend_hands_the_pod_angles_to_its_plant(pods, tmp_path):
 
 
 def test_hull_identification_refuses_pods_it_cannot_account_for(pods, tmp_path):
-    from autopilot.identify_runs import IdentificationError, load_ident_run
+    from autopilot.identification.runs import IdentificationError, load_ident_run
     with pytest.raises(IdentificationError, match="no pod angles"):
         load_ident_run(tmp_path, pods)

@@ -1,4 +1,4 @@
-"""Delete-a-block jackknife (estimation/block_jackknife.py): exact for linear least squares, infinite for a
+"""Delete-a-block jackknife (estimation/identification/block_jackknife.py): exact for linear least squares, infinite for a
 parameter that only one block informs, and right about errors shared within a block where the textbook
 covariance is not."""
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from estimation.block_jackknife import block_jackknife_cov
+from estimation.identification.block_jackknife import block_jackknife_cov
 
 
 def _blocks(x, r, labels):

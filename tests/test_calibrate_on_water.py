@@ -11,16 +11,16 @@ import json
 import numpy as np
 import pytest
 
-from autopilot.cli import main as cli_main
-from autopilot.config import load_mission, load_vessel
-from autopilot.operator_desk import OperatorDesk
-from estimation.mag_calibration import MagCalibration, read_calibration, with_vertical_offset
-from estimation.heading import tilt_compensated_heading_rad
-from hil.environment import EnvironmentConfig
-from hil.sim_devices import simulated_mag_calibration
-from hil.plant_spec import PlantSpec, parse_mismatch
-from hil.sim_faults import parse_fault
-from hil.sim_runner import SimOptions, distorted_mag, run_sim
+from autopilot.cli.main import main as cli_main
+from autopilot.vocab.config import load_mission, load_vessel
+from autopilot.commands.desk import OperatorDesk
+from estimation.heading.mag_calibration import MagCalibration, read_calibration, with_vertical_offset
+from estimation.heading.tilt_compensated import tilt_compensated_heading_rad
+from hil.sim.environment import EnvironmentConfig
+from hil.devices.sim_devices import simulated_mag_calibration
+from hil.sim.plant_spec import PlantSpec, parse_mismatch
+from hil.sim.faults import parse_fault
+from hil.sim.runner import SimOptions, distorted_mag, run_sim
 
 # two legs with a corner, about 100 m: a short mission to fly on the fitted calibration
 SHORT = """name: after-calibration

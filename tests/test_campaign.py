@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from autopilot.config import ConfigError
-from hil.campaign import RESULTS, expand, load_campaign, read_rows, run_campaign, run_one
-from hil.campaign_report import compare, format_report
+from autopilot.vocab.config import ConfigError
+from hil.sim.campaign import RESULTS, expand, load_campaign, read_rows, run_campaign, run_one
+from hil.sim.campaign_report import compare, format_report
 from tests.campaign_helpers import KILLED, dies_once
 
 TINY = """name: tiny
@@ -121,7 +121,7 @@ def test_station_keeping_is_reported_for_loiter_and_two_campaigns_compare(tmp_pa
 
 
 def test_the_report_plots_boxes_per_group_and_a_heat_map_of_two_swept_factors(tmp_path):
-    from hil.campaign_report import plot
+    from hil.sim.campaign_report import plot
     spec, base = _spec(tmp_path, TINY.replace("missions: [straight_line]", "missions: [straight_line, demo]"))
     rows = [dict(_counting(r), xte_rms_m=0.1 * r["seed"]) for r in expand(spec, base)]
     plot(rows, tmp_path / "box.png")
@@ -129,7 +129,7 @@ def test_the_report_plots_boxes_per_group_and_a_heat_map_of_two_swept_factors(tm
 
 
 def test_the_benchmark_campaign_files_load_and_expand():
-    from hil.campaign import load_campaign as load
+    from hil.sim.campaign import load_campaign as load
     files = sorted((Path(__file__).resolve().parents[1] / "benchmarks" / "campaigns").glob("*.yaml"))
     assert len(files) >= 4
     sizes = {f.stem: len(expand(*load(f))) for f in files}

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autopilot.cli import main
-from autopilot.mission_check import check_config
+from autopilot.cli.main import main
+from autopilot.files.check import check_config
 
 REPO = Path(__file__).resolve().parents[1]
 FOKA = REPO / "config" / "vessels" / "foka.yaml"

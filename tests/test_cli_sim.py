@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from autopilot.cli import main
+from autopilot.cli.main import main
 
 
 def test_sim_writes_summary_report_plot_and_a_csv_log(tmp_path, repo_root, capsys):

@@ -7,16 +7,16 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-from autopilot.guidance import mission_frame, point_to_ned
-from autopilot.types import SensorBatch
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+from autopilot.guidance.path_following import mission_frame, point_to_ned
+from autopilot.vocab.types import SensorBatch
 from autopilot.vehicle import Autopilot
-from estimation.mag_calibration import MagCalibration
-from hil.environment import EnvironmentConfig
-from hil.plant import Plant
-from hil.plant_spec import PlantSpec
-from hil.sensor_models import TypedSensorSuite
-from hil.sim_runner import initial_pose
+from estimation.heading.mag_calibration import MagCalibration
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant import Plant
+from hil.sim.plant_spec import PlantSpec
+from hil.sim.sensor_models import TypedSensorSuite
+from hil.sim.runner import initial_pose
 
 STEP_S = 0.02
 

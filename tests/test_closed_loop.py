@@ -6,16 +6,16 @@ import math
 import numpy as np
 import pytest
 
-from autopilot.allocation import Allocator
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-from autopilot.control import HeadingController, SpeedController
-from autopilot.guidance import Leg
-from autopilot.types import Wrench
+from autopilot.control.allocation import Allocator
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+from autopilot.control.heading_speed import HeadingController, SpeedController
+from autopilot.guidance.path_following import Leg
+from autopilot.vocab.types import Wrench
 from drivers.thrust_map import make_thrust_map
-from hil.environment import EnvironmentConfig
-from hil.plant import Plant
-from hil.plant_spec import PlantSpec
-from hil.sim_runner import SimOptions, run_sim
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant import Plant
+from hil.sim.plant_spec import PlantSpec
+from hil.sim.runner import SimOptions, run_sim
 
 MISSIONS = CONFIG_DIR / "missions"
 

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from autopilot.command_auth import CommandGate, TokenError, node_allowed, read_token, sign, write_new_token
+from autopilot.commands.auth import CommandGate, TokenError, node_allowed, read_token, sign, write_new_token
 
 TOKEN = b"0123456789abcdef0123456789abcdef"
 

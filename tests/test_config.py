@@ -4,8 +4,8 @@ import textwrap
 import pytest
 import yaml
 
-from autopilot.config import (CONFIG_DIR, ConfigError, VesselConfig, load_mission, load_vessel)
-from autopilot.config_schema import build
+from autopilot.vocab.config import (CONFIG_DIR, ConfigError, VesselConfig, load_mission, load_vessel)
+from autopilot.vocab.schema import build
 
 
 @pytest.mark.parametrize("name", ["foka", "iacquabot", "wamv"])
@@ -43,7 +43,7 @@ def test_missions_load(name):
 
 def test_demo_mission_is_a_survey_with_sharp_turns():
     import math
-    from autopilot.guidance import MissionGuidance
+    from autopilot.guidance.path_following import MissionGuidance
     m = load_mission(CONFIG_DIR / "missions" / "demo.yaml")
     g = MissionGuidance(m, load_vessel("foka"))
     wps = g.waypoints_ned

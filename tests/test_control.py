@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from autopilot.allocation import Allocator
-from autopilot.config import load_vessel
-from autopilot.control import MAX_DT_S, HeadingController, SpeedController
-from autopilot.types import Wrench
+from autopilot.control.allocation import Allocator
+from autopilot.vocab.config import load_vessel
+from autopilot.control.heading_speed import MAX_DT_S, HeadingController, SpeedController
+from autopilot.vocab.types import Wrench
 from drivers.thrust_map import make_thrust_maps
 
 DEG = math.pi / 180.0
@@ -258,10 +258,10 @@ def test_20_degree_step_with_sway_coupling_at_cruise_speed(name):
 
 def test_the_margin_under_way_sees_the_weave_the_yaw_only_margin_misses():
     """The WAM-V's heading loop detuned to 0.25 rad/s has 50 deg of margin on its yaw model alone, 10 deg at
-    1.5 m/s with the sway-yaw coupling (autopilot/control_margins.py). In this harness (nonlinear, thrust maps,
+    1.5 m/s with the sway-yaw coupling (autopilot/control/margins.py). In this harness (nonlinear, thrust maps,
     pulse quantisation) a minute after a 20 deg step it still swings 3.9 deg peak to peak under way, 1.1 deg at
     rest; at 0.5 rad/s (56 deg under way) 0.2 deg."""
-    from autopilot.control_margins import heading_phase_margin_deg
+    from autopilot.control.margins import heading_phase_margin_deg
     wamv = load_vessel("wamv")
 
     def swing_deg(vessel, cruise):
@@ -441,7 +441,7 @@ def test_speed_loop_holds_a_hull_with_far_less_drag_than_its_file(wamv):
     """The true hull drags 0.4x the file's: the loop must settle on the setpoint, not swing (it did, from -2 to
     3 m/s, while the drag was fed forward at any measured speed, above the reference too)."""
     import dataclasses
-    from hil.dynamics import HullDynamics
+    from hil.sim.dynamics import HullDynamics
     true_hull = HullDynamics.for_vessel(dataclasses.replace(wamv, hull=dataclasses.replace(
         wamv.hull, x_uu=0.4 * wamv.hull.x_uu, x_u=0.4 * wamv.hull.x_u)))
     sc = SpeedController(wamv, 500.0, -250.0)

@@ -6,16 +6,16 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CORE = ["autopilot.vehicle", "autopilot.guidance", "autopilot.control", "autopilot.allocation",
-        "autopilot.modes", "estimation.ekf", "estimation.mag_calibration", "estimation.heading",
-        "estimation.geodesy", "drivers.thrust_map", "hil.plant", "hil.sensor_models", "autopilot.cli"]
+CORE = ["autopilot.vehicle", "autopilot.guidance.path_following", "autopilot.control.heading_speed", "autopilot.control.allocation",
+        "autopilot.modes", "estimation.navekf.ekf", "estimation.heading.mag_calibration", "estimation.heading.tilt_compensated",
+        "autopilot.vocab.geodesy", "drivers.thrust_map", "hil.sim.plant", "hil.sim.sensor_models", "autopilot.cli"]
 HARDWARE_AND_ROS = ("rclpy", "serial", "pigpio", "smbus2", "adafruit_lsm9ds1", "board", "busio", "RPi")
 
 
 def _modules_after_import(modules):
     code = ("import importlib, json, sys\n"
             f"for m in {modules!r}: importlib.import_module(m)\n"
-            "from autopilot.cli import build_parser; build_parser()\n"
+            "from autopilot.cli.main import build_parser; build_parser()\n"
             "print(json.dumps(sorted(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     return json.loads(out.stdout)

@@ -15,23 +15,23 @@ from pathlib import Path
 import pigpio
 import pytest
 
-from autopilot.types import PulseCommand
-from drivers.esc import EscChannel, EscOutput
-from drivers.esc_deadman import DeadmanError, DeadmanLink
-from hil.fake_pigpiod import FakePigpiod
+from autopilot.vocab.types import PulseCommand
+from drivers.esc.output import EscChannel, EscOutput
+from drivers.esc.deadman import DeadmanError, DeadmanLink
+from hil.devices.fake_pigpiod import FakePigpiod
 
 REPO = Path(__file__).resolve().parents[1]
 
 CHILD = textwrap.dedent("""
     import sys, time
     import pigpio
-    from autopilot.types import PulseCommand
-    from drivers.esc import EscChannel, EscOutput
-    from drivers.esc_deadman import DeadmanLink
+    from autopilot.vocab.types import PulseCommand
+    from drivers.esc.output import EscChannel, EscOutput
+    from drivers.esc.deadman import DeadmanLink
     port = int(sys.argv[1])
     chans = [EscChannel("left", 13, arming_time_s=0.2), EscChannel("right", 12, arming_time_s=0.2)]
     link = DeadmanLink.spawn(chans, host="127.0.0.1", port=port, timeout_s=0.3)
-    from drivers.esc import connect_pigpio
+    from drivers.esc.pigpio_port import connect_pigpio
     esc = EscOutput(chans, pigpio.pi("127.0.0.1", port), deadman=link,
                     pi_factory=lambda: connect_pigpio("127.0.0.1", port))   # reconnects as the autopilot does
     print("guardian", link.process.pid, flush=True)
@@ -214,7 +214,7 @@ def test_after_a_pigpiod_restart_the_guardian_reconnects_and_still_brings_the_th
 def test_the_esc_output_is_not_connected_while_the_guardian_cannot_reach_pigpiod(daemon):
     chans = [EscChannel("left", 13, arming_time_s=0.0), EscChannel("right", 12, arming_time_s=0.0)]
     link = DeadmanLink.spawn(chans, host="127.0.0.1", port=daemon.port, timeout_s=0.5)
-    from drivers.esc import connect_pigpio
+    from drivers.esc.pigpio_port import connect_pigpio
     port = daemon.port
     esc = EscOutput(chans, pigpio.pi("127.0.0.1", port), deadman=link,
                     pi_factory=lambda: connect_pigpio("127.0.0.1", port))

@@ -7,11 +7,11 @@ import random
 import numpy as np
 import pytest
 
-from autopilot.angles import wrap_pi
-from autopilot.config import load_vessel
-from autopilot.types import GpsFix, ImuSample, MagSample, SensorBatch, ThrustCommand
-from estimation.ekf import NavigationEKF
-from estimation.geodesy import LocalFrame
+from autopilot.vocab.angles import wrap_pi
+from autopilot.vocab.config import load_vessel
+from autopilot.vocab.types import GpsFix, ImuSample, MagSample, SensorBatch, ThrustCommand
+from estimation.navekf.ekf import NavigationEKF
+from autopilot.vocab.geodesy import LocalFrame
 
 FRAME = LocalFrame(51.11, 17.06)
 G = 9.80665
@@ -265,8 +265,8 @@ def test_stale_samples_are_ignored_and_counted(foka):
 
 
 def test_magnetometer_calibration_is_applied(foka):
-    from autopilot.cli_calibrate import sim_distortion, simulate_readings
-    from estimation.mag_calibration import fit_calibration
+    from autopilot.cli.calibrate import sim_distortion, simulate_readings
+    from estimation.heading.mag_calibration import fit_calibration
 
     h, S = sim_distortion(foka, 30.0, 10.0)
     readings, _ = simulate_readings(foka, h, S, 3e-7, "3d", np.random.default_rng(1))

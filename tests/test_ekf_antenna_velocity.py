@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from autopilot.config import load_vessel
+from autopilot.vocab.config import load_vessel
 from tests.test_ekf_late_fix import fly_a_steady_turn
 from tests.test_sim_sensors import with_sensors
 

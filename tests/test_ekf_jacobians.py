@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autopilot.config import load_vessel
-from estimation.ekf_gnss_rows import antenna_position_rows, antenna_velocity_rows
-from estimation.ekf_model import N_STATES, VesselProcessModel
+from autopilot.vocab.config import load_vessel
+from estimation.navekf.gnss_rows import antenna_position_rows, antenna_velocity_rows
+from estimation.navekf.model import N_STATES, VesselProcessModel
 
 STEP = 1e-6
 # north, east, heading, u, v, r, gyro bias, current n/e, drag error, yaw acceleration bias

@@ -1,7 +1,7 @@
 """A GNSS fix that reaches the filter after its epoch: its velocity is compared with the boat as it was then.
 
 An L76K at 9600 baud finishes an epoch's sentences about 0.76 s after the first one, by which the fix is
-stamped (drivers/l76k_epoch.py). In a turn the boat's velocity has rotated by r * 0.76 s since: compared with
+stamped (drivers/gnss/l76k_epoch.py). In a turn the boat's velocity has rotated by r * 0.76 s since: compared with
 the heading of now, the receiver's course reads as sway the model did not predict. On a hull that matches its
 file the filter then reported its model as wrong (sway NIS 2.4-2.9 in a 0.38 rad/s turn) and widened its
 process noise 1.4-2.0 times.
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import pytest
 
-from autopilot.config import load_vessel
-from autopilot.types import ThrustCommand
-from estimation.ekf import NavigationEKF
-from hil.environment import EnvironmentConfig
-from hil.plant import Plant
-from hil.sensor_models import TypedSensorSuite
+from autopilot.vocab.config import load_vessel
+from autopilot.vocab.types import ThrustCommand
+from estimation.navekf.ekf import NavigationEKF
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant import Plant
+from hil.sim.sensor_models import TypedSensorSuite
 from tests.test_ekf_plant import FRAME
 
 LATE_S = 0.76                      # an L76K's epoch at 9600 baud, first sentence to last

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from autopilot.types import GpsFix, ImuSample, MagSample, SensorBatch
-from estimation.ekf_measurements import GPS, GYRO, HEADING, HEADING_GYRO, MeasurementBuilder
-from estimation.ekf_tuning import EkfTuning
+from autopilot.vocab.types import GpsFix, ImuSample, MagSample, SensorBatch
+from estimation.navekf.measurements import GPS, GYRO, HEADING, HEADING_GYRO, MeasurementBuilder
+from estimation.navekf.tuning import EkfTuning
 
 FIELD_T = 50e-6
 LEVEL = (0.0, 0.0, -9.81)
@@ -46,7 +46,7 @@ def test_samples_beyond_one_window_are_averaged_per_window_and_sorted_with_the_f
 
 
 def test_stale_non_finite_and_disturbed_samples_are_counted_and_dropped():
-    from estimation.mag_calibration import MagCalibration
+    from estimation.heading.mag_calibration import MagCalibration
     counters = dict(stale_samples=0, bad_samples=0, mag_rejected=0)
     identity = MagCalibration(offset_t=(0.0, 0.0, 0.0))
     b = MeasurementBuilder(EkfTuning(), FIELD_T, 0.0, identity, counters)

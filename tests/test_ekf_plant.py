@@ -10,14 +10,14 @@ import math
 import numpy as np
 import pytest
 
-from autopilot.angles import wrap_pi
-from autopilot.config import load_vessel
-from autopilot.types import GpsFix, ThrustCommand
-from estimation.ekf import NavigationEKF
-from estimation.geodesy import LocalFrame
-from hil.environment import EnvironmentConfig
-from hil.plant import Plant
-from hil.sensor_models import TypedSensorSuite
+from autopilot.vocab.angles import wrap_pi
+from autopilot.vocab.config import load_vessel
+from autopilot.vocab.types import GpsFix, ThrustCommand
+from estimation.navekf.ekf import NavigationEKF
+from autopilot.vocab.geodesy import LocalFrame
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant import Plant
+from hil.sim.sensor_models import TypedSensorSuite
 
 FRAME = LocalFrame(51.11, 17.06)
 

@@ -15,10 +15,10 @@ import math
 
 import pytest
 
-from autopilot.config import load_vessel
-from autopilot.types import ImuSample, SensorBatch, ThrustCommand
-from estimation.ekf import EkfTuning, NavigationEKF
-from estimation.ekf_model import IX_CE, IX_CN, IX_E, IX_KD, IX_N, IX_R
+from autopilot.vocab.config import load_vessel
+from autopilot.vocab.types import ImuSample, SensorBatch, ThrustCommand
+from estimation.navekf.ekf import EkfTuning, NavigationEKF
+from estimation.navekf.model import IX_CE, IX_CN, IX_E, IX_KD, IX_N, IX_R
 from tests.test_ekf import FRAME, G, KinematicBoat, run
 
 CRUISE = ThrustCommand((7.5, 7.5))       # FOKA's file: 15 N holds 1 m/s; no yaw moment, ever

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from autopilot.bench import esc as bench_esc
-from autopilot.bench import imu as bench_imu
-from hil.fake_pigpiod import FakePigpiod
+from autopilot.bringup import esc as bench_esc
+from autopilot.bringup import imu as bench_imu
+from hil.devices.fake_pigpiod import FakePigpiod
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -70,7 +70,7 @@ def test_status_without_test_only_reports(daemon, capsys):
 
 CTRL_C_CHILD = textwrap.dedent("""
     import argparse, sys
-    from autopilot.bench import esc
+    from autopilot.bringup import esc
     parser = argparse.ArgumentParser()
     esc.register(parser.add_subparsers())
     args = parser.parse_args(["bench", "esc", "--gpio", "13", "--test", "--propellers-removed", "--host", "127.0.0.1",
@@ -125,7 +125,7 @@ def test_bench_imu_axes_check_catches_a_board_with_a_mirrored_y_axis(capsys, mon
     """A chip (here the emulated one) whose Y axis is mirrored against the datasheet: east and west swap."""
     import numpy as np
 
-    from hil import lsm9ds1_emulator
+    from hil.devices import lsm9ds1_emulator
     monkeypatch.setattr(lsm9ds1_emulator, "S_TO_XG_AXES", np.diag([1.0, -1.0, -1.0]))
     monkeypatch.setattr(lsm9ds1_emulator, "S_TO_MAG_AXES", np.diag([-1.0, -1.0, -1.0]))
     rc = run_cli(bench_imu, ["bench", "imu", "--emulated", "--axes-check", "--vessel", "foka"])

@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from autopilot.types import PulseCommand
-from drivers.esc import EscChannel, EscError, EscOutput
-from drivers.esc_backends import EscBackend, open_port
-from drivers.esc_kernel_pwm import PERIOD_NS, KernelPwmPort, SysfsFiles
-from hil.fake_sysfs_pwm import FakePwmSysfs
+from autopilot.vocab.types import PulseCommand
+from drivers.esc.output import EscChannel, EscOutput
+from drivers.esc.contract import EscError
+from drivers.esc.contract import EscBackend
+from drivers.esc.ports import open_port
+from drivers.esc.kernel_pwm import PERIOD_NS, KernelPwmPort, SysfsFiles
+from hil.devices.fake_sysfs_pwm import FakePwmSysfs
 
 REPO = Path(__file__).resolve().parents[1]
 PI4 = "Raspberry Pi 4 Model B Rev 1.5"
@@ -151,7 +153,7 @@ def test_no_permission_names_the_group_and_the_installer(sysfs, monkeypatch):
     def refuse(self, rel, text):
         raise PermissionError(errno.EACCES, "Permission denied", str(self.root / rel))
     monkeypatch.setattr(SysfsFiles, "write", refuse)
-    monkeypatch.setattr("drivers.esc_kernel_pwm.EXPORT_WAIT_S", 0.05)
+    monkeypatch.setattr("drivers.esc.kernel_pwm.EXPORT_WAIT_S", 0.05)
     with pytest.raises(EscError) as e:
         open_port(EscBackend(kind="kernel_pwm", sysfs_root=str(sysfs.root), boot_config="none"), [12], model=PI4)
     assert "gpio" in str(e.value) and "install.sh" in str(e.value)
@@ -225,10 +227,11 @@ def test_a_sysfs_fault_is_counted_not_raised_and_the_outputs_come_back(sysfs):
 
 CHILD = textwrap.dedent("""
     import sys, time
-    from autopilot.types import PulseCommand
-    from drivers.esc import EscChannel, EscOutput
-    from drivers.esc_backends import EscBackend, open_port
-    from drivers.esc_deadman import DeadmanLink
+    from autopilot.vocab.types import PulseCommand
+    from drivers.esc.output import EscChannel, EscOutput
+    from drivers.esc.contract import EscBackend
+    from drivers.esc.ports import open_port
+    from drivers.esc.deadman import DeadmanLink
     backend = EscBackend(kind="kernel_pwm", sysfs_root=sys.argv[1], boot_config="none")
     model = "Raspberry Pi 4 Model B Rev 1.5"
     chans = [EscChannel("left", 13, arming_time_s=0.2), EscChannel("right", 12, arming_time_s=0.2)]
@@ -314,8 +317,8 @@ def test_a_hung_process_gets_neutral_from_the_guardian(sysfs):
 
 # ------------------------------------------------------------------------------------------- closed loop
 def test_a_mission_flies_through_the_kernel_pwm_driver():
-    from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-    from hil.sim_runner import SimOptions, run_sim
+    from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+    from hil.sim.runner import SimOptions, run_sim
     res = run_sim(load_vessel("wamv"), load_mission(CONFIG_DIR / "missions" / "straight_line.yaml"),
                   SimOptions(seed=2, devices="bytes", esc_backend="kernel_pwm"))
     r = res.report
@@ -337,23 +340,23 @@ def _boat(tmp_path, esc_block):
     ("esc: {backend: kernel_pwm, pwm_channels: [0, 0]}\n", "esc.pwm_channels"),
 ])
 def test_a_bad_esc_section_names_the_file_and_key(tmp_path, block, key):
-    from autopilot.boat_config import load_boat_config
-    from autopilot.config import ConfigError
+    from autopilot.files.boat import load_boat_config
+    from autopilot.vocab.config import ConfigError
     with pytest.raises(ConfigError) as e:
         load_boat_config(_boat(tmp_path, block))
     assert key in str(e.value) and "boat.yaml" in str(e.value)
 
 
 def test_exec_stop_post_sets_neutral_through_the_boats_kernel_pwm(tmp_path, capsys, monkeypatch):
-    from autopilot.boat_config import load_boat_config
-    from drivers.esc_neutral import main as esc_neutral_main
+    from autopilot.files.boat import load_boat_config
+    from autopilot.runtime.esc_neutral import main as esc_neutral_main
     fake = FakePwmSysfs(tmp_path / "pwm", chips={0: 2})
     port = open_port(backend_on(fake), [13, 12], model=PI4)
     port.set_servo_pulsewidth(13, 1900)                     # the autopilot died at full thrust
     port.set_servo_pulsewidth(12, 1900)
     path = _boat(tmp_path, f"esc: {{backend: kernel_pwm, pwm_sysfs_root: {fake.root}}}\n")
     assert load_boat_config(path).esc.backend_spec().kind == "kernel_pwm"
-    monkeypatch.setattr("drivers.esc_kernel_pwm.raspberry_pi_model", lambda: PI4)
+    monkeypatch.setattr("drivers.esc.kernel_pwm.raspberry_pi_model", lambda: PI4)
     assert esc_neutral_main(["--config", str(path)]) == 0
     assert (line(fake, 13), line(fake, 12)) == (1500.0, 1500.0)
     assert "GPIO13=1500us" in capsys.readouterr().out
@@ -361,10 +364,10 @@ def test_exec_stop_post_sets_neutral_through_the_boats_kernel_pwm(tmp_path, caps
 
 def test_bench_esc_runs_its_motor_test_on_the_boats_kernel_pwm(tmp_path, capsys, monkeypatch):
     import argparse
-    from autopilot.bench import esc as bench_esc
+    from autopilot.bringup import esc as bench_esc
     fake = FakePwmSysfs(tmp_path / "pwm", chips={0: 2})
     open_port(backend_on(fake), [13, 12], model=PI4).stop()         # the kernel created the channels
-    monkeypatch.setattr("drivers.esc_kernel_pwm.raspberry_pi_model", lambda: PI4)
+    monkeypatch.setattr("drivers.esc.kernel_pwm.raspberry_pi_model", lambda: PI4)
     seen = []
     real_write = SysfsFiles.write
 

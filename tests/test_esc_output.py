@@ -10,12 +10,14 @@ from pathlib import Path
 import pigpio
 import pytest
 
-from autopilot.config import load_vessel
-from autopilot.types import PulseCommand
-from drivers.esc import (EscChannel, EscError, EscOutput, connect_pigpio, is_raspberry_pi_5,
-                         raspberry_pi_model)
-from drivers.esc_neutral import main as esc_neutral_main
-from hil.fake_pigpiod import FakePi, FakePigpiod, GpioState
+from autopilot.vocab.config import load_vessel
+from autopilot.vocab.types import PulseCommand
+from drivers.esc.output import EscChannel, EscOutput
+from drivers.esc.contract import EscError
+from drivers.esc.pigpio_port import connect_pigpio
+from drivers.esc.pi_board import is_raspberry_pi_5, raspberry_pi_model
+from autopilot.runtime.esc_neutral import main as esc_neutral_main
+from hil.devices.fake_pigpiod import FakePi, FakePigpiod, GpioState
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -137,8 +139,8 @@ def test_neutral_when_commands_stop_then_restart_from_neutral(daemon, client):
 SIGTERM_CHILD = textwrap.dedent("""
     import sys, time
     import pigpio
-    from autopilot.types import PulseCommand
-    from drivers.esc import EscChannel, EscOutput
+    from autopilot.vocab.types import PulseCommand
+    from drivers.esc.output import EscChannel, EscOutput
     pi = pigpio.pi("127.0.0.1", int(sys.argv[1]))
     chans = [EscChannel("left", 13, arming_time_s=0.2), EscChannel("right", 12, arming_time_s=0.2)]
     esc = EscOutput(chans, pi, emergency_pi_factory=lambda: pigpio.pi("127.0.0.1", int(sys.argv[1])))
@@ -302,8 +304,8 @@ def test_neutral_when_the_owner_raises_inside_a_with_block(daemon, client):
 CRASH_CHILD = textwrap.dedent("""
     import sys
     import pigpio
-    from autopilot.types import PulseCommand
-    from drivers.esc import EscChannel, EscOutput
+    from autopilot.vocab.types import PulseCommand
+    from drivers.esc.output import EscChannel, EscOutput
     pi = pigpio.pi("127.0.0.1", int(sys.argv[1]))
     esc = EscOutput([EscChannel("left", 13, arming_time_s=0.0, slew_us_per_s=1e5)], pi)
     esc.arm(0.0)

@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from autopilot.types import PulseCommand
-from drivers.esc import EscChannel, EscError, EscOutput
-from drivers.esc_backends import EscBackend, open_port
-from hil.i2c_socket import I2cSocketServer
-from hil.pca9685_emulator import Pca9685Emulator
+from autopilot.vocab.types import PulseCommand
+from drivers.esc.output import EscChannel, EscOutput
+from drivers.esc.contract import EscError
+from drivers.esc.contract import EscBackend
+from drivers.esc.ports import open_port
+from hil.devices.i2c_socket import I2cSocketServer
+from hil.devices.pca9685_emulator import Pca9685Emulator
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -459,8 +461,8 @@ def test_a_board_that_stops_answering_is_counted_not_raised_and_comes_back():
 
 # ------------------------------------------------------------------------------------------- closed loop
 def test_a_mission_flies_through_the_pca9685_driver():
-    from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-    from hil.sim_runner import SimOptions, run_sim
+    from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+    from hil.sim.runner import SimOptions, run_sim
     res = run_sim(load_vessel("iacquabot"), load_mission(CONFIG_DIR / "missions" / "straight_line.yaml"),
                   SimOptions(seed=2, devices="bytes", esc_backend="pca9685"))
     r = res.report
@@ -471,10 +473,11 @@ def test_a_mission_flies_through_the_pca9685_driver():
 # ------------------------------------------------------------------------------------------- other processes
 CHILD = textwrap.dedent("""
     import sys, time
-    from autopilot.types import PulseCommand
-    from drivers.esc import EscChannel, EscOutput
-    from drivers.esc_backends import EscBackend, open_port
-    from drivers.esc_deadman import DeadmanLink
+    from autopilot.vocab.types import PulseCommand
+    from drivers.esc.output import EscChannel, EscOutput
+    from drivers.esc.contract import EscBackend
+    from drivers.esc.ports import open_port
+    from drivers.esc.deadman import DeadmanLink
     backend = EscBackend(kind="pca9685", pca9685_channels=(0, 1), i2c_socket=sys.argv[1])
     chans = [EscChannel("left", 0, arming_time_s=0.2), EscChannel("right", 1, arming_time_s=0.2)]
     port = open_port(backend, [0, 1])
@@ -568,7 +571,7 @@ def test_a_hung_process_gets_neutral_on_the_board_from_the_guardian(served):
 # ------------------------------------------------------------------------------------------- calibration
 @pytest.mark.parametrize("how", ["frequency", "width"])
 def test_a_measured_frame_rate_or_pulse_width_gives_the_pulse_scale_that_corrects_the_board(how):
-    from drivers.esc_pca9685 import pulse_scale_from_frequency, pulse_scale_from_width
+    from drivers.esc.pca9685 import pulse_scale_from_frequency, pulse_scale_from_width
     chip, backend = board(osc_hz=25.9e6)                        # 3.6 % fast, unknown to the user
     port = open_port(backend, [0, 1])
     port.set_servo_pulsewidth(0, 1500)
@@ -590,7 +593,7 @@ def test_a_measured_frame_rate_or_pulse_width_gives_the_pulse_scale_that_correct
 
 def test_bench_calibrate_is_for_a_pca9685_only(capsys):
     import argparse
-    from autopilot.bench import esc as bench_esc
+    from autopilot.bringup import esc as bench_esc
     parser = argparse.ArgumentParser(prog="autopilot")
     bench_esc.register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["bench", "esc", "--gpio", "13", "--calibrate", "--backend", "kernel_pwm"])

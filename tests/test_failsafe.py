@@ -1,16 +1,16 @@
-"""Failsafe policy (autopilot/failsafe.py) on scripted estimator health, sensor and operator inputs, and the
+"""Failsafe policy (autopilot/safety/failsafe.py) on scripted estimator health, sensor and operator inputs, and the
 `failsafe:` section of the vessel config."""
 import dataclasses
 import math
 
 import pytest
 
-from autopilot.config import ConfigError, load_vessel
-from autopilot.failsafe import FailsafeManager
-from autopilot.geofence import Geofence
-from autopilot.safety_config import FailsafeConfig
-from autopilot.types import NavState
-from estimation.health import EstimatorHealth
+from autopilot.vocab.config import ConfigError, load_vessel
+from autopilot.safety.failsafe import FailsafeManager
+from autopilot.safety.geofence import Geofence
+from autopilot.vocab.failsafe_config import FailsafeConfig
+from autopilot.vocab.types import NavState
+from estimation.navekf.health import EstimatorHealth
 
 CFG = FailsafeConfig()
 

@@ -6,14 +6,14 @@ import math
 import numpy as np
 import pytest
 
-from autopilot.cli import main as cli_main
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-from autopilot.geofence import Geofence
-from autopilot.guidance import mission_frame, point_to_ned
-from hil.environment import EnvironmentConfig
-from hil.sim_faults import GLITCH_M, parse_fault
-from hil.sim_metrics import distance_to_path_m
-from hil.sim_runner import SimOptions, run_sim
+from autopilot.cli.main import main as cli_main
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+from autopilot.safety.geofence import Geofence
+from autopilot.guidance.path_following import mission_frame, point_to_ned
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.faults import GLITCH_M, parse_fault
+from hil.sim.metrics import distance_to_path_m
+from hil.sim.runner import SimOptions, run_sim
 
 DEMO = CONFIG_DIR / "missions/demo.yaml"
 ENV = EnvironmentConfig(current_speed_mps=0.2, current_toward_deg=90, wind_speed_mps=3.0, wind_from_deg=45)
@@ -151,8 +151,8 @@ geofence:
 def test_mag_shift_steps_the_field_the_driver_reads_by_the_size_along_the_bow(size_ut):
     """The field the driver delivers minus the Earth's field in body axes (from the true heading): zero before
     the fault, (size, 0, 0) uT after, for the whole window (not one sample), and only the magnetometer moves."""
-    from hil.lsm9ds1_emulator import body_motion
-    from hil.sim_faults import MAG_SHIFT_DIRECTION
+    from hil.devices.lsm9ds1_emulator import body_motion
+    from hil.sim.faults import MAG_SHIFT_DIRECTION
     vessel = load_vessel("foka")
     m = vessel.sensors.mag
     inc, dec = math.radians(m.inclination_deg), math.radians(m.declination_deg)
@@ -244,7 +244,7 @@ def test_cli_reports_failsafe_events_and_distance_from_the_path(tmp_path, capsys
 def test_a_glitch_is_still_a_glitch_on_a_hull_that_is_not_its_file(size_m):
     """The drift gate takes gradual disagreement as model drift; a receiver jump must still be rejected and, if
     it outlasts the gate, still make the boat hold, with the model 2.5x off in drag."""
-    from hil.plant_spec import PlantSpec
+    from hil.sim.plant_spec import PlantSpec
     spec = PlantSpec.resolve(load_vessel("foka"), 1, mismatch={"x_u": 2.5, "x_uu": 2.5, "iz": 0.43})
     short = fly(f"gps-glitch@60:10={size_m:g}", duration=120.0, plant_spec=spec)
     assert [m for _, m in modes(short)] == ["HOLD -> AUTO: simulation start"]            # AUTO throughout

@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from autopilot.angles import wrap_pi
-from estimation.geodesy import LocalFrame, azimuth_rad, haversine_m
+from autopilot.vocab.angles import wrap_pi
+from autopilot.vocab.geodesy import LocalFrame, azimuth_rad, haversine_m
 
 
 def test_straight_line_leg_length_and_bearing():

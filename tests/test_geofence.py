@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from autopilot.geofence import Geofence
+from autopilot.safety.geofence import Geofence
 
 SQUARE = [(0, 0), (0, 100), (100, 100), (100, 0)]            # (north_m, east_m), 100 m square
 # A "U" opening to the north: the notch between east 40..60 reaches down to north 20.

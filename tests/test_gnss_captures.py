@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from drivers.l76k import L76K
-from hil.serial_ports import PtyPair
+from drivers.gnss.l76k import L76K
+from hil.devices.serial_ports import PtyPair
 
 DATA = Path(__file__).resolve().parent / "data" / "gpsd"     # gpsd's regression captures, BSD-2-Clause
 LOGS = sorted(p.name for p in DATA.glob("*.log"))

@@ -3,12 +3,12 @@ import math
 
 import pytest
 
-from autopilot.config import GnssConfig
-from drivers.l76k import L76K
-from drivers.l76k_epoch import EpochAssembler, pos_std_from_hdop
-from drivers.nmea_stream import nmea_sentence
-from hil.gnss_emitter import GnssTruth, L76KEmitter
-from hil.serial_ports import InMemorySerial
+from autopilot.vocab.config import GnssConfig
+from drivers.gnss.l76k import L76K
+from drivers.gnss.l76k_epoch import EpochAssembler, pos_std_from_hdop
+from drivers.gnss.nmea_stream import nmea_sentence
+from hil.devices.gnss_emitter import GnssTruth, L76KEmitter
+from hil.devices.serial_ports import InMemorySerial
 
 
 def s(body):
@@ -163,8 +163,8 @@ def test_time_stamps_come_from_the_injected_clock():
 
 
 def test_antenna_truth_applies_the_lever_arm():
-    from estimation.geodesy import LocalFrame
-    from hil.gnss_emitter import antenna_truth
+    from autopilot.vocab.geodesy import LocalFrame
+    from hil.devices.gnss_emitter import antenna_truth
 
     frame = LocalFrame(51.0, 17.0)
     cfg = GnssConfig(antenna_x_m=1.0, antenna_y_m=0.0)

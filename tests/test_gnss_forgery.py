@@ -9,11 +9,11 @@ import numpy as np
 import pynmea2
 import pytest
 
-from autopilot.config import load_mission, load_vessel
-from hil.gnss_emitter import GnssTruth, L76KEmitter
-from hil.nmea_forgery import KINDS, NmeaForger
-from hil.sim_faults import parse_fault
-from hil.sim_runner import SimOptions, run_sim
+from autopilot.vocab.config import load_mission, load_vessel
+from hil.devices.gnss_emitter import GnssTruth, L76KEmitter
+from hil.devices.nmea_forgery import KINDS, NmeaForger
+from hil.sim.faults import parse_fault
+from hil.sim.runner import SimOptions, run_sim
 
 DEMO = Path(__file__).resolve().parents[1] / "config" / "missions" / "demo.yaml"
 TRUTH = GnssTruth(lat_deg=51.1079, lon_deg=17.0385, alt_m=120.0, sog_mps=2.0, cog_rad=0.3)

@@ -3,8 +3,8 @@ import random
 
 import pytest
 
-from drivers import l76k_commands as cmd
-from drivers.nmea_stream import NmeaFramer, casic_checksum, casic_frame, nmea_checksum, nmea_sentence
+from drivers.gnss import l76k_commands as cmd
+from drivers.gnss.nmea_stream import NmeaFramer, casic_checksum, casic_frame, nmea_checksum, nmea_sentence
 
 GGA = b"$GNGGA,055234.200,4739.71890,N,12219.58362,W,1,14,0.9,76.5,M,-21.6,M,,*4A\r\n"
 RMC = b"$GNRMC,055234.200,A,4739.71890,N,12219.58362,W,0.00,286.35,050826,,,A,V*11\r\n"
@@ -135,8 +135,8 @@ def test_random_bytes_between_sentences_keep_every_sentence():
 def test_driver_survives_random_bytes_and_random_checksummed_sentences():
     """Fuzz the whole driver (framer, pynmea2, epoch merge): real sentences with random fields, correctly
     checksummed, and random bytes between them. Nothing may raise; positions stay on the globe."""
-    from drivers.l76k import L76K
-    from hil.serial_ports import InMemorySerial
+    from drivers.gnss.l76k import L76K
+    from hil.devices.serial_ports import InMemorySerial
 
     templates = [x.decode().strip()[1:-3] for x in (GGA, RMC)] + [
         "GNGLL,4739.71890,N,12219.58362,W,055234.200,A,A", "GNVTG,286.35,T,,M,0.00,N,0.00,K,A",

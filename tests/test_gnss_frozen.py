@@ -8,7 +8,7 @@ import time
 
 import pynmea2
 
-from drivers.l76k import L76K
+from drivers.gnss.l76k import L76K
 
 
 class _Line:
@@ -155,7 +155,7 @@ def test_an_unset_system_clock_does_not_refuse_gnss():
 
 
 def test_the_configured_driver_checks_the_date_against_the_system_clock():
-    from autopilot.config import GnssConfig
+    from autopilot.vocab.config import GnssConfig
 
     line = _Line(b"")
     clock = {"t": 0.0}

@@ -3,7 +3,7 @@ rate configuration, reconnection after the device disappears, stale fixes; the s
 
 On a pty the baud is not physical: the emulated module compares its own baud with the speed pyserial
 programmed on the line (tcgetattr on the pty master) and sends random bytes / ignores commands when they
-differ (see hil/gnss_device.py).
+differ (see hil/devices/gnss_device.py).
 """
 import argparse
 import json
@@ -13,14 +13,14 @@ import time
 
 import pytest
 
-from autopilot.config import GnssConfig
-from drivers import l76k_commands as cmd
-from drivers.l76k import L76K
-from drivers.l76k_epoch import EpochAssembler
-from drivers.nmea_stream import NmeaFramer, casic_frame
-from hil.gnss_device import DeviceThread, EmulatedL76K, GnssSimSource
-from hil.gnss_emitter import GnssTruth, L76KEmitter
-from hil.serial_ports import PtyPair
+from autopilot.vocab.config import GnssConfig
+from drivers.gnss import l76k_commands as cmd
+from drivers.gnss.l76k import L76K
+from drivers.gnss.l76k_epoch import EpochAssembler
+from drivers.gnss.nmea_stream import NmeaFramer, casic_frame
+from hil.devices.gnss_device import DeviceThread, EmulatedL76K, GnssSimSource
+from hil.devices.gnss_emitter import GnssTruth, L76KEmitter
+from hil.devices.serial_ports import PtyPair
 
 from test_gnss_captures import raw_bytes
 
@@ -232,7 +232,7 @@ def test_sim_source_recovers_from_an_unplugged_in_memory_port():
 
 
 def bench_parser():
-    from autopilot.bench import gps
+    from autopilot.bringup import gps
 
     parser = argparse.ArgumentParser(prog="autopilot")
     gps.register(parser.add_subparsers(dest="command"))

@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from drivers.l76k import L76K
-from hil.gnss_emitter import GnssTruth, L76KEmitter
-from hil.serial_ports import InMemorySerial, PtyPair
-from drivers.nmea_stream import casic_frame
+from drivers.gnss.l76k import L76K
+from hil.devices.gnss_emitter import GnssTruth, L76KEmitter
+from hil.devices.serial_ports import InMemorySerial, PtyPair
+from drivers.gnss.nmea_stream import casic_frame
 
 N_EPOCHS = 400
 

@@ -4,11 +4,11 @@ import math
 
 import pytest
 
-from autopilot.config import (AnchorConfig, GuidanceConfig, MissionConfig, PointConfig, load_vessel)
-import autopilot.guidance as guidance_module
-from autopilot.guidance import (CRAB_MAX_RAD, Leg, MissionGuidance, crab_angle_rad, crab_takes_hull_sway,
+from autopilot.vocab.config import (AnchorConfig, GuidanceConfig, MissionConfig, PointConfig, load_vessel)
+import autopilot.guidance.path_following as guidance_module
+from autopilot.guidance.path_following import (CRAB_MAX_RAD, Leg, MissionGuidance, crab_angle_rad, crab_takes_hull_sway,
                                 ilos_integral_held)
-from autopilot.types import NavState
+from autopilot.vocab.types import NavState
 
 VESSEL = load_vessel("foka")
 
@@ -271,7 +271,7 @@ def test_heading_law_uses_great_circle_bearing():
     g.update(0, nav(-50, -50))
     sp = g.update(1, nav(0.0, 0.0))
     assert g.index == 1
-    from estimation.geodesy import azimuth_rad, haversine_m
+    from autopilot.vocab.geodesy import azimuth_rad, haversine_m
     assert sp.heading_rad == pytest.approx(azimuth_rad(51.0, 17.0, 51.001, 17.001), abs=1e-6)
     assert sp.distance_to_waypoint_m == pytest.approx(haversine_m(51.0, 17.0, 51.001, 17.001), rel=1e-9)
 

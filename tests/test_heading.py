@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from estimation.heading import (GRAVITY_MPS2, AttitudeFilter, roll_pitch_from_accel,
+from estimation.heading.tilt_compensated import (GRAVITY_MPS2, AttitudeFilter, roll_pitch_from_accel,
                                 tilt_compensated_heading_rad)
 
 

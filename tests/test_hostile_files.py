@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from autopilot.config import ConfigError, load_mission, load_vessel
-from autopilot.mission_io import load_mission_file, read_mission_file
-from autopilot.safe_read import MAX_CONFIG_BYTES, read_user_text
-from estimation.mag_calibration import read_calibration
+from autopilot.vocab.config import ConfigError, load_mission, load_vessel
+from autopilot.files.mission_files import load_mission_file, read_mission_file
+from autopilot.vocab.safe_read import MAX_CONFIG_BYTES, read_user_text
+from estimation.heading.mag_calibration import read_calibration
 
 REPO = Path(__file__).resolve().parents[1]
 LOADERS = [load_mission, load_vessel, load_mission_file, read_calibration]
@@ -126,7 +126,7 @@ def _foka_with(tmp_path, old, new):
     ("low_voltage_v: 17.5", "chemistry: other", "required for chemistry 'other'"),
 ], ids=["two-escs-one-pin", "all-zero-table", "cutoff-above-nominal", "other-without-cutoff"])
 def test_configs_that_lie_are_refused_by_check_and_sim_alike(tmp_path, old, new, reason, capsys):
-    from autopilot.cli import main
+    from autopilot.cli.main import main
     p = _foka_with(tmp_path, old, new)
     if "chemistry: other" in new:
         p.write_text(p.read_text().replace("  chemistry: li-ion\n", ""))
@@ -138,7 +138,7 @@ def test_configs_that_lie_are_refused_by_check_and_sim_alike(tmp_path, old, new,
 
 
 def test_a_left_out_low_voltage_gets_a_default_from_the_pack_and_check_says_so(tmp_path, capsys):
-    from autopilot.cli import main
+    from autopilot.cli.main import main
     p = _foka_with(tmp_path, "  low_voltage_v: 17.5\n", "")
     v = load_vessel(str(p))
     assert v.battery.low_voltage_v is None and v.battery.low_voltage_threshold_v == pytest.approx(5 * 3.3)

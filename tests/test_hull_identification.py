@@ -7,10 +7,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from autopilot.config import load_vessel
-from estimation.hull_identification import (IdentificationError, RunData, fit_hull, fit_quality, free_run,
+from autopilot.vocab.config import load_vessel
+from estimation.identification.hull_least_squares import (IdentificationError, RunData, fit_hull, fit_quality, free_run,
                                             hull_keys, smoothed, zeta_of_hull)
-from hil.excitation import excitation, plant_run
+from hil.sim.excitation import excitation, plant_run
 
 
 @pytest.fixture(scope="module", params=["foka", "iacquabot", "wamv"])
@@ -75,9 +75,9 @@ def test_validation_from_estimated_first_states_is_not_fooled_by_an_unstable_hul
     """FOKA is directionally unstable at speed: a segment flown open loop from a first state 0.02 m/s (and
     0.02 rad/s) off, the size of a 1 Hz GNSS track's error, turns away from the boat even with the TRUE
     parameters. Estimating each segment's first state from the segment (as MATLAB's compare does) does not."""
-    from autopilot.identify_hull import validate
-    from autopilot.identify_runs import IdentRun
-    from hil.excitation import excitation, plant_run
+    from autopilot.identification.hull import validate
+    from autopilot.identification.runs import IdentRun
+    from hil.sim.excitation import excitation, plant_run
     vessel = load_vessel("foka")
     t, x, n = excitation(vessel, seed=1)
     d = plant_run(vessel, t, x, n, substeps=4)         # the validation's own integration step

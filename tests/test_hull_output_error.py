@@ -1,4 +1,4 @@
-"""Output-error hull fit (estimation/hull_output_error.py) on a small synthetic plant: exact without noise, and
+"""Output-error hull fit (estimation/identification/hull_output_error.py) on a small synthetic plant: exact without noise, and
 with white noise on the measured velocities its 95 % intervals hold the truth where least squares' do not."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy.signal import lfilter
 
-from estimation.hull_identification import IdentificationError, RunData, fit_hull, smoothed
-from estimation.hull_output_error import OutputSegment, fit_hull_oe, simulate
+from estimation.identification.hull_least_squares import IdentificationError, RunData, fit_hull, smoothed
+from estimation.identification.hull_output_error import OutputSegment, fit_hull_oe, simulate
 
 TRUE = np.array([30.0, 45.0, 6.0, 8.0, 12.0, 25.0, 40.0, 6.0, 3.0])     # z1..z9 of a small boat
 RATE_HZ = 20.0

@@ -9,14 +9,14 @@ import os
 import numpy as np
 import pytest
 
-from autopilot.cli_sim import SimRunLog
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-from autopilot.identify_runs import load_ident_run
+from autopilot.cli.sim import SimRunLog
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+from autopilot.identification.runs import load_ident_run
 from autopilot.runlog import read_run
-from estimation.hull_identification import IdentificationError, fit_hull, smoothed, zeta_of_hull
-from hil.environment import EnvironmentConfig
-from hil.excitation import excitation
-from hil.sim_runner import SimOptions, run_sim
+from estimation.identification.hull_least_squares import IdentificationError, fit_hull, smoothed, zeta_of_hull
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.excitation import excitation
+from hil.sim.runner import SimOptions, run_sim
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,7 @@ def test_true_velocities_and_the_applied_thrust_identify_the_hull(foka_run):
 
 
 def _yaw_moment(vessel, cols, t_rel):
-    from autopilot.identify_runs import _lagged, _longest_armed_stretch
+    from autopilot.identification.runs import _lagged, _longest_armed_stretch
     rows = _longest_armed_stretch(cols)
     thrust = np.stack([cols[f"thrust_n_{i}"][rows] for i in range(len(vessel.thrusters))], axis=1)
     thrust = _lagged(thrust, cols["time_s"][rows], [th.time_constant_s for th in vessel.thrusters])
@@ -117,8 +117,8 @@ def test_logs_that_cannot_identify_are_refused_with_the_reason(foka_run, tmp_pat
 def test_a_run_of_three_sets_fits_the_first_two_and_validates_on_the_third():
     """`sets: 3`: the fit gets both first sets (their segments, times from its own start), the validation only
     the last, cut where its first segment starts."""
-    from autopilot.identify_runs import IdentRun, split_last_set
-    from estimation.hull_identification import RunData
+    from autopilot.identification.runs import IdentRun, split_last_set
+    from estimation.identification.hull_least_squares import RunData
     t = np.arange(0.0, 30.0, 0.5)
     z = np.zeros_like(t)
     run = IdentRun("r", RunData(t, t.copy(), z, z, z, z, z), t.copy(), z, z, "truth", 2.0,

@@ -8,13 +8,13 @@ import math
 import numpy as np
 import pytest
 
-from autopilot.cli import main
-from autopilot.config import CONFIG_DIR, ConfigError, ExcitationSegmentConfig, load_mission, load_vessel
+from autopilot.cli.main import main
+from autopilot.vocab.config import CONFIG_DIR, ConfigError, ExcitationSegmentConfig, load_mission, load_vessel
 from autopilot.modes.identification import IdentificationMode, plan
-from autopilot.types import NavState
-from hil.identification_flight import fly_identification_mission
-from hil.sim_faults import parse_fault
-from hil.sim_runner import SimOptions, run_sim
+from autopilot.vocab.types import NavState
+from hil.sim.identification_flight import fly_identification_mission
+from hil.sim.faults import parse_fault
+from hil.sim.runner import SimOptions, run_sim
 
 IDENTIFY = CONFIG_DIR / "missions" / "identify.yaml"
 
@@ -52,7 +52,7 @@ def test_a_bad_segment_is_refused_with_the_file_and_key(tmp_path):
 
 
 def test_check_refuses_a_box_that_reaches_outside_the_geofence(tmp_path):
-    from autopilot.mission_check import check_config
+    from autopilot.files.check import check_config
     fence = ("geofence:\n  - {lat_deg: 51.1097, lon_deg: 17.0595}\n  - {lat_deg: 51.1103, lon_deg: 17.0595}\n"
              "  - {lat_deg: 51.1103, lon_deg: 17.0605}\n  - {lat_deg: 51.1097, lon_deg: 17.0605}\n")
     p = tmp_path / "m.yaml"
@@ -114,7 +114,7 @@ def test_identify_holds_the_last_set_back_and_recovers_the_hull(flight, tmp_path
     import json
     r = json.loads(rep.read_text())
     assert r["runs_fit"][0].endswith("(set 1)") and r["runs_validate"][0].endswith("(set 2)")
-    from estimation.hull_identification import zeta_of_hull
+    from estimation.identification.hull_least_squares import zeta_of_hull
     truth = zeta_of_hull(vessel.hull)
     fitted = np.array([r["parameters"][f"z{i}"]["value"] for i in range(1, 10)])
     assert np.all(np.abs(fitted[:5] - truth[:5]) / truth[:5] < 0.05), fitted
@@ -135,15 +135,15 @@ def test_a_failsafe_during_identification_holds_the_boat():
 def test_two_motors_that_differ_are_found(tmp_path):
     """The port motor 10 % weaker and the starboard one 10 % stronger than their table: identify reports a
     20 % imbalance toward starboard and the hull stays right (the imbalance has its own regressor)."""
-    from hil.plant_spec import PlantExtras, PlantSpec
+    from hil.sim.plant_spec import PlantExtras, PlantSpec
     vessel = load_vessel("foka")
     spec = PlantSpec.resolve(vessel, 5, extras=PlantExtras(thrust_scale=(0.9, 1.1)))
     run_dir, report = fly_identification_mission(vessel, short_mission(), tmp_path, seed=5, plant_spec=spec,
                                                  gps_noise="white")
     assert report["mission_complete"]
-    from autopilot.identify_hull import identify
-    from autopilot.identify_runs import load_ident_run, split_last_set
-    from estimation.hull_identification import zeta_of_hull
+    from autopilot.identification.hull import identify
+    from autopilot.identification.runs import load_ident_run, split_last_set
+    from estimation.identification.hull_least_squares import zeta_of_hull
     fit_run, val_run = split_last_set(load_ident_run(run_dir, vessel, "truth"))
     r = identify([fit_run], [val_run], vessel)
     delta, _, lo, hi = r.fit.imbalance
@@ -151,7 +151,7 @@ def test_two_motors_that_differ_are_found(tmp_path):
     truth = zeta_of_hull(vessel.hull)
     assert np.all(np.abs(r.fit.zeta[:5] - truth[:5]) / truth[:5] < 0.05)
     # the file it writes carries the motors' scales, and the thrust maps follow them
-    from autopilot.identify_hull import vessel_text
+    from autopilot.identification.hull import vessel_text
     from drivers.thrust_map import make_thrust_maps
     out = tmp_path / "foka_identified.yaml"
     out.write_text(vessel_text((CONFIG_DIR / "vessels/foka.yaml").read_text(), r))

@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from autopilot.cli import main
-from autopilot.config import CONFIG_DIR, load_vessel
-from autopilot.mission_check import check_config
-from estimation.hull_identification import zeta_of_hull
-from hil.identification_flight import fly_identification
+from autopilot.cli.main import main
+from autopilot.vocab.config import CONFIG_DIR, load_vessel
+from autopilot.files.check import check_config
+from estimation.identification.hull_least_squares import zeta_of_hull
+from hil.sim.identification_flight import fly_identification
 
 FOKA_FILE = CONFIG_DIR / "vessels" / "foka.yaml"
 

@@ -4,7 +4,7 @@ The emulator and the driver were written from the same reading of the datasheet,
 (a mirrored Y axis swaps east and west on the water) passed every emulator test. Here each side is held to the
 table below on its own:
 
-- the driver and estimation/heading.py get the Adafruit library's values (what `sensor.acceleration`, `.gyro`
+- the driver and estimation/heading/tilt_compensated.py get the Adafruit library's values (what `sensor.acceleration`, `.gyro`
   and `.magnetic` return: m/s^2, rad/s, gauss, chip axes) and must give the FRD vectors, heading and yaw rate;
 - the emulator, read through the real Adafruit library over its I2C bus, must give the library values.
 
@@ -38,11 +38,11 @@ import math
 
 import pytest
 
-from autopilot.config import ImuConfig, MagConfig
+from autopilot.vocab.config import ImuConfig, MagConfig
 from drivers.i2c_adapter import SMBusI2C, import_without_blinka
 from drivers.lsm9ds1 import Lsm9ds1Driver
-from estimation.heading import heading_from_vectors_rad
-from hil.lsm9ds1_emulator import Lsm9ds1Emulator
+from estimation.heading.tilt_compensated import heading_from_vectors_rad
+from hil.devices.lsm9ds1_emulator import Lsm9ds1Emulator
 from tests.test_imu_lsm9ds1 import Motion
 
 adafruit_lsm9ds1 = import_without_blinka("adafruit_lsm9ds1")

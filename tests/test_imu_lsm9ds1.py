@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autopilot.config import ConfigError, ImuConfig, MagConfig, load_vessel
+from autopilot.vocab.config import ConfigError, ImuConfig, MagConfig, load_vessel
 from drivers.i2c_adapter import SMBusI2C, import_without_blinka
 from drivers.lsm9ds1 import ImuError, Lsm9ds1Driver, Lsm9ds1Source
-from estimation.heading import heading_from_vectors_rad
-from estimation.mag_calibration import MagCalibration
-from hil.lsm9ds1_emulator import Lsm9ds1Emulator
+from estimation.heading.tilt_compensated import heading_from_vectors_rad
+from estimation.heading.mag_calibration import MagCalibration
+from hil.devices.lsm9ds1_emulator import Lsm9ds1Emulator
 
 adafruit_lsm9ds1 = import_without_blinka("adafruit_lsm9ds1")
 G = 9.80665
@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 @dataclasses.dataclass
 class Motion:
-    """Plant-truth fields (hil.plant.Truth) plus optional roll/pitch, as the emulator accepts."""
+    """Plant-truth fields (hil.sim.plant.Truth) plus optional roll/pitch, as the emulator accepts."""
     heading_rad: float = 0.0
     surge_mps: float = 0.0
     sway_mps: float = 0.0

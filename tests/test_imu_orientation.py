@@ -19,13 +19,13 @@ import numpy as np
 import pytest
 import yaml
 
-from autopilot.bench import imu as bench_imu
-from autopilot.bench import imu_session
-from autopilot.bench.imu_orientation import Recording, analyse, run_orientation_check
-from autopilot.bench.signed_axes import corrected_mount_rpy_deg, rpy_deg_from_rotation
-from autopilot.config import CONFIG_DIR
-from hil import lsm9ds1_emulator
-from hil.lsm9ds1_emulator import rotation_rpy as emulator_rotation
+from autopilot.bringup import imu as bench_imu
+from autopilot.bringup import imu_session
+from autopilot.bringup.imu_orientation import Recording, analyse, run_orientation_check
+from autopilot.bringup.signed_axes import corrected_mount_rpy_deg, rpy_deg_from_rotation
+from autopilot.vocab.config import CONFIG_DIR
+from hil.devices import lsm9ds1_emulator
+from hil.devices.lsm9ds1_emulator import rotation_rpy as emulator_rotation
 
 D_XG = np.diag([1.0, 1.0, -1.0])         # sensor frame S -> accel/gyro chip axes (the datasheet, not the driver)
 D_MAG = np.diag([-1.0, 1.0, -1.0])       # S -> magnetometer chip axes
@@ -119,7 +119,7 @@ def vessel_file(tmp_path):
 def load_each_vessel_file_once(monkeypatch):
     """Parsing a vessel YAML takes longer than an emulated check; a file read once is reused (same path and
     contents) so the 48-way sweeps stay quick."""
-    import autopilot.config as config
+    import autopilot.vocab.config as config
     real, cache = config.load_vessel, {}
 
     def load(name_or_file):
@@ -298,10 +298,10 @@ def emulated_recordings():
     """The four moves recorded once from the emulated chip (noise, hard iron) through the real driver, as the CLI
     records them. A sensor's axis error alone is then its body-frame samples passed through C: exactly what a
     permutation of that sensor's chip axes after the chip gives (the driver's frame change is linear)."""
-    from autopilot.config import MagConfig, load_vessel
+    from autopilot.vocab.config import MagConfig, load_vessel
     from drivers.i2c_adapter import SMBusI2C
     from drivers.lsm9ds1 import Lsm9ds1Driver
-    from hil.lsm9ds1_emulator import Lsm9ds1Emulator
+    from hil.devices.lsm9ds1_emulator import Lsm9ds1Emulator
     vessel = load_vessel("foka")
     mag_cfg = MagConfig(**{**vessel.sensors.mag.__dict__, "hard_iron_t": HARD_IRON_T})
     emu = Lsm9ds1Emulator(vessel.sensors.imu, mag_cfg, seed=7)

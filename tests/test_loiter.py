@@ -3,9 +3,9 @@ minutes, with white GNSS noise so the figure measures control rather than the re
 import numpy as np
 import pytest
 
-from autopilot.config import load_mission, load_vessel
-from hil.environment import EnvironmentConfig
-from hil.sim_runner import SimOptions, run_sim
+from autopilot.vocab.config import load_mission, load_vessel
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.runner import SimOptions, run_sim
 
 STATION = """name: station
 anchor: {lat_deg: 51.11, lon_deg: 17.06}

@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from autopilot.cli import main as cli_main
-from autopilot.cli_calibrate import sim_distortion, sim_report, simulate_readings
-from autopilot.config import load_vessel
-from autopilot.config_schema import ConfigError
-from estimation.mag_calibration import (MagCalibration, fit_calibration, read_calibration, soft_iron_error_pct,
+from autopilot.cli.main import main as cli_main
+from autopilot.cli.calibrate import sim_distortion, sim_report, simulate_readings
+from autopilot.vocab.config import load_vessel
+from autopilot.vocab.schema import ConfigError
+from estimation.heading.mag_calibration import (MagCalibration, fit_calibration, read_calibration, soft_iron_error_pct,
                                         write_calibration)
 
 
@@ -156,10 +156,10 @@ def test_live_recording_through_the_real_driver_on_the_emulated_chip(foka, capsy
     """Two slow level turns, read through the LSM9DS1 driver from the register-level emulator."""
     import dataclasses
 
-    from autopilot.cli_calibrate import record_live
+    from autopilot.cli.calibrate import record_live
     from drivers.lsm9ds1 import Lsm9ds1Source
-    from hil.lsm9ds1_emulator import Lsm9ds1Emulator
-    from hil.plant import Truth
+    from hil.devices.lsm9ds1_emulator import Lsm9ds1Emulator
+    from hil.sim.plant import Truth
 
     h, S = sim_distortion(foka, 30.0, 10.0)
     mag_cfg = dataclasses.replace(foka.sensors.mag, hard_iron_t=tuple(h), soft_iron=tuple(S.ravel()))

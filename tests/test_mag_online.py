@@ -1,4 +1,4 @@
-"""Continuous magnetometer calibration (estimation/mag_online.py) on synthetic tracks: a hard-iron step
+"""Continuous magnetometer calibration (estimation/heading/mag_online.py) on synthetic tracks: a hard-iron step
 corrected from turns and checked against the GNSS course, never from a straight line, never against the GNSS."""
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from autopilot.angles import wrap_pi
-from estimation.heading import tilt_compensated_heading_rad
-from estimation.mag_calibration import MagCalibration, fit_calibration
-from estimation.mag_online import (OnlineCalLimits, OnlineMagCalibration, compose, fit_hard_iron,
+from autopilot.vocab.angles import wrap_pi
+from estimation.heading.tilt_compensated import tilt_compensated_heading_rad
+from estimation.heading.mag_calibration import MagCalibration, fit_calibration
+from estimation.heading.mag_online import (OnlineCalLimits, OnlineMagCalibration, compose, fit_hard_iron,
                                    heading_arc_deg, headings_rad)
 
 FIELD_T, INCL_DEG, DECL_DEG = 50e-6, 67.0, 6.5

@@ -9,14 +9,14 @@ import math
 import numpy as np
 import pytest
 
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-from autopilot.mag_watch import MagCalibrationWatch
-from estimation.mag_calibration import CalibrationFit, MagCalibration, read_calibration, write_calibration
-from estimation.mag_online import MagProposal
-from hil.environment import EnvironmentConfig
-from hil.plant_spec import PlantSpec, parse_mismatch
-from hil.sim_faults import MAG_SHIFT_DIRECTION, parse_fault
-from hil.sim_runner import SimOptions, run_sim
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+from autopilot.calibration.mag_watch import MagCalibrationWatch
+from estimation.heading.mag_calibration import CalibrationFit, MagCalibration, read_calibration, write_calibration
+from estimation.heading.mag_online import MagProposal
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant_spec import PlantSpec, parse_mismatch
+from hil.sim.faults import MAG_SHIFT_DIRECTION, parse_fault
+from hil.sim.runner import SimOptions, run_sim
 
 DEMO = CONFIG_DIR / "missions/demo.yaml"
 # scripts/demo.sh's water: wind 3 m/s from the east, 0.2 m/s current toward north, 0.2 m waves
@@ -201,7 +201,7 @@ def test_without_the_fallback_the_same_step_stays_in_the_heading():
 def test_cli_sim_logs_mag_consistency_and_the_update_with_its_figures(tmp_path, capsys):
     import json
 
-    from autopilot.cli import main as cli_main
+    from autopilot.cli.main import main as cli_main
     rc = cli_main(["sim", str(DEMO), "--wind", "3,90", "--current", "0.2,0", "--waves", "0.2,3,90", "--duration",
                    "300", "--fault", "mag-shift@100=10", "--log", str(tmp_path / "log")])
     assert rc == 0
@@ -215,15 +215,15 @@ def test_cli_sim_logs_mag_consistency_and_the_update_with_its_figures(tmp_path, 
     up = [e for e in events if e["kind"] == "calibration" and "updated" in e["message"]]
     assert up and up[0]["figures"]["consistency_before_deg"] > up[0]["figures"]["consistency_after_deg"]
     # the log holds the corrected samples the filter got, so the run replays exactly across the update
-    from autopilot.replay import replay_run
+    from autopilot.replay.navigation import replay_run
     r = replay_run(run, out_base=tmp_path / "replay")
     assert r.compared > 1000 and r.pos_diff_max_m < 1e-3 and r.heading_diff_max_deg < 1e-3
 
 
 def test_an_estimator_that_calibrates_itself_gets_no_second_correction():
     from autopilot.vehicle import Autopilot
-    from estimation.ekf import NavigationEKF
-    from autopilot.guidance import mission_frame
+    from estimation.navekf.ekf import NavigationEKF
+    from autopilot.guidance.path_following import mission_frame
     v, m = load_vessel("foka"), load_mission(DEMO)
     ekf = NavigationEKF(v, mission_frame(m), mag_calibration=MagCalibration(offset_t=(1e-6, 0.0, 0.0)))
     ap = Autopilot(v, m, estimator=ekf, mag_calibration=MagCalibration())
@@ -234,7 +234,7 @@ def test_an_estimator_that_calibrates_itself_gets_no_second_correction():
 def test_the_fallback_outlasts_a_slow_corner_and_ends_when_the_boat_stays_slow():
     """Leaving the GNSS-course heading on the first slow fix handed a disturbed compass back to the EKF in every
     slow corner; the speed must now stay below the threshold for FALLBACK_SLOW_EXIT_S."""
-    from autopilot.mag_watch import FALLBACK_SLOW_EXIT_S
+    from autopilot.calibration.mag_watch import FALLBACK_SLOW_EXIT_S
     from autopilot.vehicle import Autopilot
     ap = Autopilot(_with_fallback(0.5), load_mission(DEMO), mag_calibration=MagCalibration())
     w = ap.mag_watch

@@ -11,9 +11,9 @@ import math
 
 import pytest
 
-from autopilot.config import load_vessel
-from autopilot.mag_watch import MagCalibrationWatch
-from autopilot.types import GpsFix, MagSample, NavState, SensorBatch
+from autopilot.vocab.config import load_vessel
+from autopilot.calibration.mag_watch import MagCalibrationWatch
+from autopilot.vocab.types import GpsFix, MagSample, NavState, SensorBatch
 from tests.test_sim_sensors import with_sensors
 
 SPEED_MPS = 1.0

@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from autopilot.config import load_vessel
-from autopilot.mag_watch import MagCalibrationWatch
-from autopilot.types import GpsFix, MagSample, NavState, SensorBatch
-from estimation.ekf_model import IX_CE, IX_CN, IX_U, IX_V, N_STATES
+from autopilot.vocab.config import load_vessel
+from autopilot.calibration.mag_watch import MagCalibrationWatch
+from autopilot.vocab.types import GpsFix, MagSample, NavState, SensorBatch
+from estimation.navekf.model import IX_CE, IX_CN, IX_U, IX_V, N_STATES
 from tests.test_mag_watch_antenna import _field_t
 
 HEADING_RAD = math.pi / 2          # due east

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 
-from autopilot.config import load_vessel
-from autopilot.mag_watch import MagCalibrationWatch
-from autopilot.types import GpsFix, MagSample, NavState, SensorBatch
+from autopilot.vocab.config import load_vessel
+from autopilot.calibration.mag_watch import MagCalibrationWatch
+from autopilot.vocab.types import GpsFix, MagSample, NavState, SensorBatch
 from tests.test_mag_watch_antenna import _field_t
 
 SPEED_MPS = 0.8

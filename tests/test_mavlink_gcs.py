@@ -46,7 +46,7 @@ def test_a_ground_station_uploads_a_mission_arms_when_the_checks_pass_flies_it_a
         assert a[:2] == b[:2] and a[2:6] == pytest.approx(b[2:6]) and a[6:8] == pytest.approx(b[6:8], abs=1e-7)
     kept = list((tmp / "log").glob("upload-*-mission.waypoints"))
     assert kept, "the upload is kept with the run's log"
-    from autopilot.mission_io import read_mission_file
+    from autopilot.files.mission_files import read_mission_file
     assert len(read_mission_file(kept[0]).mission.waypoints) == 2            # and reads back as a mission
 
     # a mission that fails our checks is refused with MAV_MISSION_* and a STATUSTEXT naming the item

@@ -16,11 +16,11 @@ from tests.mavlink_gcs import DATA, M, mavutil
 @pytest.fixture
 def served(request):
     """The simulated boat (typed sensors, real time) serving the links given by the test's parameter."""
-    from autopilot.boat_config import MavlinkConfig
-    from autopilot.config import load_mission, load_vessel
-    from autopilot.config_schema import build
+    from autopilot.files.boat import MavlinkConfig
+    from autopilot.vocab.config import load_mission, load_vessel
+    from autopilot.vocab.schema import build
     from autopilot.mavlink.sim_session import SimMavlink
-    from hil.sim_runner import SimOptions, run_sim
+    from hil.sim.runner import SimOptions, run_sim
 
     links = request.param() if callable(request.param) else request.param
     vessel, mission = load_vessel("foka"), load_mission(DATA / "mavlink_pond.yaml")

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from autopilot.config import load_mission
-from autopilot.config_schema import ConfigError
-from autopilot.mission_io import QGC_DEFAULTS, load_mission_file, parse_qgc_wpl, read_mission_file
+from autopilot.vocab.config import load_mission
+from autopilot.vocab.schema import ConfigError
+from autopilot.files.mission_files import QGC_DEFAULTS, load_mission_file, parse_qgc_wpl, read_mission_file
 
 REPO = Path(__file__).resolve().parents[1]
 

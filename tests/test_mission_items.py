@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from autopilot.config import ConfigError, MissionConfig, load_mission
-from autopilot.config_schema import build
-from autopilot.guidance import mission_frame
-from autopilot.mission_io import (MissionItem, fence_from_items, fence_to_items, mission_from_items,
+from autopilot.vocab.config import ConfigError, MissionConfig, load_mission
+from autopilot.vocab.schema import build
+from autopilot.guidance.path_following import mission_frame
+from autopilot.files.mission_files import (MissionItem, fence_from_items, fence_to_items, mission_from_items,
                                   mission_to_items, parse_qgc_plan, parse_qgc_wpl, rally_from_items,
                                   read_mission_file)
 
@@ -194,7 +194,7 @@ def test_a_qgc_plan_is_read_with_its_fence_and_rally_points():
 
 
 def test_a_qgc_plan_flies_in_the_simulator_with_its_fence_in_force(tmp_path, capsys):
-    from autopilot.cli import main
+    from autopilot.cli.main import main
     report = tmp_path / "r.json"
     assert main(["sim", str(PLAN), "--devices", "typed", "--gps-noise", "white", "--report", str(report)]) == 0
     r = json.loads(report.read_text())
@@ -323,7 +323,7 @@ def test_a_plan_made_for_another_vehicle_keeps_the_boats_cruise_speed_and_says_s
 
 
 def test_an_upload_keeps_a_fence_given_in_metres_where_it_was_on_the_water(tmp_path):
-    from autopilot.guidance import mission_frame
+    from autopilot.guidance.path_following import mission_frame
     from autopilot.mavlink.missions import MISSION, MissionStore, Upload
     path = tmp_path / "fenced.yaml"
     path.write_text("name: fenced\nanchor: {lat_deg: 51.11, lon_deg: 17.06}\nwaypoints: [{north_m: 10, east_m: 0}]\n"

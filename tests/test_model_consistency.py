@@ -8,15 +8,15 @@ import math
 import numpy as np
 import pytest
 
-from autopilot.config import load_vessel
-from autopilot.types import ThrustCommand
-from estimation.ekf import EkfTuning, NavigationEKF
-from estimation.ekf_model import IX_CE, IX_CN
-from estimation.model_consistency import DriftGate, InnovationMonitor
-from hil.environment import EnvironmentConfig
-from hil.plant import Plant
-from hil.plant_spec import PlantSpec
-from hil.sensor_models import TypedSensorSuite
+from autopilot.vocab.config import load_vessel
+from autopilot.vocab.types import ThrustCommand
+from estimation.navekf.ekf import EkfTuning, NavigationEKF
+from estimation.navekf.model import IX_CE, IX_CN
+from estimation.navekf.model_consistency import DriftGate, InnovationMonitor
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant import Plant
+from hil.sim.plant_spec import PlantSpec
+from hil.sim.sensor_models import TypedSensorSuite
 from tests.test_ekf_plant import FRAME, SQUARE, _thrust, jumped_fix
 
 CURRENT_MPS, CURRENT_TOWARD_DEG = 0.1, 30.0   # the water current every run here flies in

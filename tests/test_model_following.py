@@ -1,20 +1,20 @@
-"""Model following (hil/model_following.py, paper 001): the plant hull made to behave like the autopilot's model."""
+"""Model following (hil/sim/model_following.py, paper 001): the plant hull made to behave like the autopilot's model."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from autopilot.allocation import Allocator
-from autopilot.cli import main
-from autopilot.config import load_vessel
-from autopilot.types import Wrench
+from autopilot.control.allocation import Allocator
+from autopilot.cli.main import main
+from autopilot.vocab.config import load_vessel
+from autopilot.vocab.types import Wrench
 from drivers.thrust_map import make_thrust_maps
-from hil.environment import EnvironmentConfig
-from hil.excitation import excitation
-from hil.model_following import ModelFollowingPlant, reduction_pct
-from hil.plant import Plant
-from hil.plant_spec import PlantExtras, PlantSpec
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.excitation import excitation
+from hil.sim.model_following import ModelFollowingPlant, reduction_pct
+from hil.sim.plant import Plant
+from hil.sim.plant_spec import PlantExtras, PlantSpec
 
 FOKA, WAMV = load_vessel("foka"), load_vessel("wamv")
 

@@ -6,15 +6,15 @@ import math
 import numpy as np
 import pytest
 
-from autopilot.angles import wrap_pi
-from autopilot.config import load_mission, load_vessel
+from autopilot.vocab.angles import wrap_pi
+from autopilot.vocab.config import load_mission, load_vessel
 from autopilot.modes.heading_hold import HeadingHoldMode
 from autopilot.modes.loiter import LoiterMode
 from autopilot.modes.rtl import RtlMode
-from autopilot.types import NavState, SensorBatch
+from autopilot.vocab.types import NavState, SensorBatch
 from autopilot.vehicle import Autopilot
-from estimation.mag_calibration import MagCalibration
-from hil.sim_runner import SimOptions, run_sim
+from estimation.heading.mag_calibration import MagCalibration
+from hil.sim.runner import SimOptions, run_sim
 from test_prearm import MISSION, Esc, FakeEstimator, fix
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from autopilot.config import load_mission, load_vessel
-from autopilot.operator_desk import OperatorDesk
+from autopilot.vocab.config import load_mission, load_vessel
+from autopilot.commands.desk import OperatorDesk
 from autopilot.vehicle import Autopilot
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,7 +54,7 @@ def test_a_mission_outside_the_folders_or_failing_its_checks_leaves_the_old_one(
 
 def test_home_outside_the_fence_is_refused(desk, tmp_path):
     d, _ = desk
-    from autopilot.geofence import Geofence
+    from autopilot.safety.geofence import Geofence
     d.autopilot.fences = [Geofence([(0, 0), (0, 10), (10, 10), (10, 0)])]
     assert not d.set_home(50.0, 50.0).ok and d.autopilot.home_ned is None
     assert d.set_home(5.0, 5.0).ok and d.autopilot.home_ned == (5.0, 5.0)

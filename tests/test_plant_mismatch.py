@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from autopilot.cli import main
-from autopilot.config import load_vessel
-from hil.dynamics import HullDynamics
-from hil.environment import EnvironmentConfig
-from hil.plant import Plant, PlantModel
-from hil.plant_spec import (PlantExtras, PlantSpec, apply_mismatch, parse_mismatch, parse_plant_extras,
+from autopilot.cli.main import main
+from autopilot.vocab.config import load_vessel
+from hil.sim.dynamics import HullDynamics
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant import Plant, PlantModel
+from hil.sim.plant_spec import (PlantExtras, PlantSpec, apply_mismatch, parse_mismatch, parse_plant_extras,
                             realistic_extras, resolve_mismatch)
 
 REPO = Path(__file__).resolve().parents[1]

@@ -5,13 +5,13 @@ import math
 
 import pytest
 
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-from autopilot.types import GpsFix, NavState, SensorBatch
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+from autopilot.vocab.types import GpsFix, NavState, SensorBatch
 from autopilot.vehicle import Autopilot
-from estimation.health import EstimatorHealth
-from estimation.mag_calibration import MagCalibration
-from hil.sim_faults import parse_fault
-from hil.sim_runner import SimArmingError, SimOptions, run_sim
+from estimation.navekf.health import EstimatorHealth
+from estimation.heading.mag_calibration import MagCalibration
+from hil.sim.faults import parse_fault
+from hil.sim.runner import SimArmingError, SimOptions, run_sim
 
 MISSION = """name: arm-test
 anchor: {lat_deg: 51.11, lon_deg: 17.06}

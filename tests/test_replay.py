@@ -10,8 +10,8 @@ import matplotlib.image as mpimg
 import numpy as np
 import pytest
 
-from autopilot.cli import main
-from autopilot.replay import ReplayError, replay_run
+from autopilot.cli.main import main
+from autopilot.replay.navigation import ReplayError, replay_run
 from autopilot.runlog import read_run
 from autopilot.runlog.estimator_inputs import FILE_NAME, read_estimator_inputs
 from tests.replay_helpers import logged_sim
@@ -92,7 +92,7 @@ def test_a_tighter_gate_shows_in_what_the_filter_refused(sim_run, tmp_path, caps
 
 def test_a_run_through_sensor_faults_replays_exactly(tmp_path):
     """Rejected glitches, frozen (stale) IMU samples, a magnetometer and a GNSS outage: all in the record."""
-    from hil.sim_faults import parse_fault
+    from hil.sim.faults import parse_fault
     faults = tuple(parse_fault(f) for f in ("gps-glitch@10:4=20", "imu-frozen@14:2", "mag-loss@17:3",
                                             "gps-loss@21:4"))
     run_dir, _sim = logged_sim(tmp_path / "runs", duration_s=28.0, seed=4, faults=faults)
@@ -175,7 +175,7 @@ def test_absent_or_damaged_inputs_are_clear_errors(sim_run, tmp_path, capsys):
 def test_a_step_the_filter_refuses_is_a_clear_error(sim_run, tmp_path, capsys):
     """A record (crafted: CRC-valid) giving 3 thrusters to a 2-thruster filter: named, not a traceback."""
     from autopilot.runlog import estimator_inputs as ei
-    from autopilot.types import ThrustCommand
+    from autopilot.vocab.types import ThrustCommand
     run_dir, _sim = sim_run
     bad = _copy_run(run_dir, tmp_path / "bad")
     rec = read_estimator_inputs(run_dir)
@@ -322,9 +322,9 @@ def test_control_replay_turns_where_the_boat_did_on_a_hull_that_turns_slower_tha
     """Guidance begins its corners by the turn rate it measured and the drift it estimated: the open-loop
     replay measures the same from the recorded yaw moment and the replayed filter, so it switches waypoints
     when the boat did (planned on the file's rate with no drift, its third switch came 14 s late)."""
-    from autopilot.config import load_vessel
-    from hil.environment import EnvironmentConfig
-    from hil.plant_spec import PlantSpec
+    from autopilot.vocab.config import load_vessel
+    from hil.sim.environment import EnvironmentConfig
+    from hil.sim.plant_spec import PlantSpec
     spec = PlantSpec.resolve(load_vessel("iacquabot"), 1, mismatch={"n_r": 2.5})
     weather = EnvironmentConfig(wind_speed_mps=3.0, wind_from_deg=90.0, current_speed_mps=0.2,
                                 current_toward_deg=0.0, wave_hs_m=0.2, wave_tp_s=3.0, wave_from_deg=90.0)

@@ -7,13 +7,13 @@ import math
 
 import pytest
 
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-from autopilot.control_margins import coefficient_margins, heading_phase_margin_deg
-from autopilot.mission_check import check_config
-from hil.environment import EnvironmentConfig
-from hil.plant import Truth
-from hil.plant_spec import PlantSpec, realistic_extras
-from hil.sim_runner import SimOptions, run_sim
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+from autopilot.control.margins import coefficient_margins, heading_phase_margin_deg
+from autopilot.files.check import check_config
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant import Truth
+from hil.sim.plant_spec import PlantSpec, realistic_extras
+from hil.sim.runner import SimOptions, run_sim
 
 MISSIONS = CONFIG_DIR / "missions"
 DEMO_WEATHER = EnvironmentConfig(wind_speed_mps=3, wind_from_deg=90, current_speed_mps=0.2, current_toward_deg=0,
@@ -35,7 +35,7 @@ def _fly(preset, mission, mismatch=None, extras=False, seed=1, devices="bytes", 
     ("iacquabot", "demo.yaml", {"random": 1.0}, False, 2.5),      # turns at 9 deg/s: see test_closed_loop
     # turns at 2/5 of its file's rate: pushed ahead at full differential thrust in the corners (the largest moment
     # needs forward thrust), it flew them at cruise and swung 5.7 m wide (1.84 m RMS); allowed no more surge than
-    # the speed controller asks, it slows into them (autopilot/allocation.py)
+    # the speed controller asks, it slows into them (autopilot/control/allocation.py)
     ("wamv", "demo.yaml", {"n_r": 2.5}, False, 1.2),
     # 2.5x the yaw damping: 0.72 m RMS measured (0.62 m matched; 2.6 m when this test was written)
     ("wamv", "straight_line.yaml", {"x_uu": 0.4, "n_r": 2.5, "added_mass": 1.5}, True, 1.2),
@@ -158,7 +158,7 @@ def test_check_names_the_speed_a_loop_keeps_its_margin_to_and_the_damping_that_w
 def test_a_loop_the_sway_coupling_makes_unstable_is_reported_unstable():
     """The WAM-V is directionally unstable at 2.2 m/s (Y_v N_r 80000 against the Munk term 144500): a heading
     loop at 0.1 rad/s cannot hold it there, though at rest its margin is positive."""
-    from autopilot.mission_check import model_notes
+    from autopilot.files.check import model_notes
     slow = _with_heading(load_vessel("wamv"), omega_n_rps=0.1, adaptive=False)
     assert heading_phase_margin_deg(slow) > 0.0
     assert heading_phase_margin_deg(slow, 1.5) == -math.inf

@@ -2,8 +2,8 @@
 import pytest
 
 import ros_env  # noqa: F401  (the ROS test group fails without rclpy)
-from autopilot.boat_config import load_boat_config, resolve_topic
-from autopilot.config import ConfigError
+from autopilot.files.boat import load_boat_config, resolve_topic
+from autopilot.vocab.config import ConfigError
 
 GAZEBO = """
 gazebo:
@@ -56,7 +56,7 @@ def test_shipped_boat_configs_load_and_resolve(repo_root):
 
 
 def test_run_logs_go_beside_the_boat_config_never_to_the_working_directory(tmp_path, monkeypatch):
-    from autopilot.boat_config import load_boat_config
+    from autopilot.files.boat import load_boat_config
     boat = tmp_path / "boat" / "boat.yaml"
     boat.parent.mkdir()
     boat.write_text("vessel: foka\nbackend: sim\n")

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import tests.ros_env  # noqa: F401  (isolated DDS domain; fails without rclpy)
-from autopilot.cli import main
+from autopilot.cli.main import main
 
 
 def test_sim_over_dds_reports_like_the_in_process_sim_plus_latency_and_logs_a_bag(tmp_path, repo_root, capsys):

@@ -13,9 +13,9 @@ import rclpy
 from std_msgs.msg import String
 from std_srvs.srv import SetBool
 
-from autopilot.boat_config import load_boat_config
-from autopilot.command_auth import read_token, sign, write_new_token
-from autopilot.config import load_mission, load_vessel
+from autopilot.files.boat import load_boat_config
+from autopilot.commands.auth import read_token, sign, write_new_token
+from autopilot.vocab.config import load_mission, load_vessel
 from autopilot.ros.qos import command_qos
 from autopilot.ros.runner import BoatProcess
 

@@ -9,8 +9,8 @@ import tests.ros_env  # noqa: F401  (isolated DDS domain; fails without rclpy)
 import rclpy
 from sensor_msgs.msg import Joy
 
-from autopilot.boat_config import load_boat_config
-from autopilot.config import load_mission, load_vessel
+from autopilot.files.boat import load_boat_config
+from autopilot.vocab.config import load_mission, load_vessel
 from autopilot.ros.qos import sensor_qos
 from autopilot.ros.runner import BoatProcess
 

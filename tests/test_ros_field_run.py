@@ -13,7 +13,7 @@ import pytest
 
 import tests.ros_env  # noqa: F401  (isolated DDS domain; fails without rclpy)
 
-from autopilot.replay import replay_run
+from autopilot.replay.navigation import replay_run
 from autopilot.runlog import read_run
 from autopilot.runlog.estimator_inputs import read_estimator_inputs
 
@@ -74,7 +74,7 @@ def test_run_notifies_ready_pings_watchdog_and_logs_until_sigterm(tmp_path):
     run = read_run(runs[0])
     assert len(run["time_s"]) >= 5                    # ~10 rows a second while it ran
     assert set(run["mode"]) <= {"HOLD", "AUTO", "LOITER", "MANUAL", "RTL"}
-    # what an identification reads (autopilot/identify_runs.py)
+    # what an identification reads (autopilot/identification/runs.py)
     assert np.isfinite(run["gyro_z_dps"]).any() and np.isfinite(run["accel_x_mps2"]).any()
     assert np.isfinite(run["applied_thrust_n_0"]).all() and np.isfinite(run["applied_thrust_n_1"]).all()
     assert (runs[0] / "boat.yaml").exists() or any(p.name == "boat.yaml" for p in runs[0].rglob("*"))

@@ -7,8 +7,8 @@ import pytest
 import ros_env  # noqa: F401  (fails without rclpy)
 from autopilot.ros import frames, messages
 from autopilot.ros.messages import TimeBase
-from autopilot.types import GpsFix, ImuSample, MagSample, NavState
-from estimation.geodesy import LocalFrame
+from autopilot.vocab.types import GpsFix, ImuSample, MagSample, NavState
+from autopilot.vocab.geodesy import LocalFrame
 
 HEADINGS_DEG = [0, 45, 90, 135, 179.999, -180, -135, -90, -45, 1e-9]
 

@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 import tests.ros_env  # noqa: F401  (isolated DDS domain; fails without rclpy)
-from autopilot.cli import main
-from autopilot.config import load_vessel
-from autopilot.identify_runs import load_ident_run
+from autopilot.cli.main import main
+from autopilot.vocab.config import load_vessel
+from autopilot.identification.runs import load_ident_run
 
 # t_s, throttle, steering (+ to starboard): half throttle 4 s, a starboard turn 3 s, near full ahead 2 s
 SHORT_DRIVE = [(0.1 * k, 0.5 if k < 70 else 0.9, 0.7 if 40 <= k < 70 else 0.0) for k in range(90)]

@@ -7,10 +7,10 @@ import pytest
 import ros_env  # noqa: F401  (fails without rclpy)
 import rclpy
 
-from autopilot.boat_config import load_boat_config
-from autopilot.config import load_mission, load_vessel
+from autopilot.files.boat import load_boat_config
+from autopilot.vocab.config import load_mission, load_vessel
 from autopilot.ros.qos import command_qos, sensor_qos
-from hil.gazebo_standin import gz_sensor_frame_id, load_bridge_config, standin_for_boat_config
+from hil.ros.gazebo_standin import gz_sensor_frame_id, load_bridge_config, standin_for_boat_config
 
 
 def short_mission(tmp_path, lat, lon, name="short.yaml"):
@@ -87,9 +87,9 @@ def test_gazebo_backend_flies_a_mission_on_vrx_topic_names(repo_root, tmp_path):
     from types import SimpleNamespace
 
     from autopilot.ros.sim_transport import run_ros_sim
-    from hil.environment import EnvironmentConfig
+    from hil.sim.environment import EnvironmentConfig
 
-    from hil.sim_runner import SimOptions, run_sim
+    from hil.sim.runner import SimOptions, run_sim
 
     mission = load_mission(short_mission(tmp_path, -33.7227, 150.674))
     report = run_ros_sim(load_vessel("wamv"), mission, EnvironmentConfig(),
@@ -179,7 +179,7 @@ def test_gazebo_backend_flies_wamv_pods_over_dds(repo_root, tmp_path):
     from types import SimpleNamespace
 
     from autopilot.ros.sim_transport import run_ros_sim
-    from hil.environment import EnvironmentConfig
+    from hil.sim.environment import EnvironmentConfig
 
     mission = load_mission(short_mission(tmp_path, -33.7227, 150.674))
     report = run_ros_sim(load_vessel("wamv_pods"), mission, EnvironmentConfig(),

@@ -11,11 +11,11 @@ import math
 import ros_env  # noqa: F401  (fails without rclpy)
 import rclpy
 
-from autopilot.boat_config import load_boat_config, resolve_topic
-from autopilot.config import load_mission, load_vessel
+from autopilot.files.boat import load_boat_config, resolve_topic
+from autopilot.vocab.config import load_mission, load_vessel
 from autopilot.ros.qos import command_qos, sensor_qos
-from hil.gazebo_standin import standin_for_boat_config
-from hil.plant_spec import PlantSpec
+from hil.ros.gazebo_standin import standin_for_boat_config
+from hil.sim.plant_spec import PlantSpec
 
 CUT_FROM_S, CUT_S = 5.0, 1.5          # simulated time of the downlink cut
 

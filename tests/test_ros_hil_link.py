@@ -1,4 +1,4 @@
-"""A HIL bench over an emulated link (hil/ros_link_relay.py: the autopilot in a ROS domain of its own, everything
+"""A HIL bench over an emulated link (hil/ros/link_relay.py: the autopilot in a ROS domain of its own, everything
 crossing through a relay with delay and faults): the report's latency is measured from stamps and agrees with an
 independent witness; a lost command or reply is retried until the autopilot's state shows it."""
 import json
@@ -12,11 +12,11 @@ from types import SimpleNamespace
 
 import ros_env  # noqa: F401  (fails without rclpy)
 
-from autopilot.boat_config import load_boat_config, resolve_topic
-from autopilot.config import load_mission, load_vessel
+from autopilot.files.boat import load_boat_config, resolve_topic
+from autopilot.vocab.config import load_mission, load_vessel
 from autopilot.ros.sim_transport import run_ros_sim
-from hil.environment import EnvironmentConfig
-from hil.ros_link_relay import LinkSpec
+from hil.sim.environment import EnvironmentConfig
+from hil.ros.link_relay import LinkSpec
 
 HERE = Path(__file__).resolve().parent
 

@@ -1,8 +1,8 @@
 """Two machines for real: `autopilot hil serve` and `autopilot run` in two network namespaces on two subnets
-joined by a router namespace (hil/netns_link.py; multicast does not cross a router, as many Wi-Fi access points
+joined by a router namespace (hil/links/netns_link.py; multicast does not cross a router, as many Wi-Fi access points
 drop it), found by the unicast discovery files `autopilot hil discovery` writes. Each side gets its own /dev/shm,
 so Fast DDS cannot take a shared-memory shortcut: everything crosses the routed link, and in the demo test an
-emulated Wi-Fi link at the IP level (hil/tun_link.py) in the router."""
+emulated Wi-Fi link at the IP level (hil/links/tun_link.py) in the router."""
 import json
 import math
 import os
@@ -12,10 +12,10 @@ import pytest
 
 import ros_env  # noqa: F401  (fails without rclpy)
 
-from autopilot.config import load_vessel
+from autopilot.vocab.config import load_vessel
 from autopilot.ros.sim_transport import boat_config_for
-from hil import netns_link
-from hil.netns_link import PI_IP, NamespacesUnavailable, RoutedNamespaces
+from hil.links import netns_link
+from hil.links.netns_link import PI_IP, NamespacesUnavailable, RoutedNamespaces
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -36,14 +36,14 @@ def namespaces(tun):
 
 @pytest.fixture
 def routed_namespaces():
-    """PC namespace (10.251.7.1) - router - Pi namespace (10.251.8.2) (hil/netns_link.py); skipped, saying why,
+    """PC namespace (10.251.7.1) - router - Pi namespace (10.251.8.2) (hil/links/netns_link.py); skipped, saying why,
     where they cannot be made (not root, no `ip`, no CAP_NET_ADMIN)."""
     yield from namespaces(tun=False)
 
 
 @pytest.fixture
 def namespaces_over_tun():
-    """The same, with everything the router forwards passing through its TUN device (hil/tun_link.py)."""
+    """The same, with everything the router forwards passing through its TUN device (hil/links/tun_link.py)."""
     yield from namespaces(tun=True)
 
 
@@ -156,7 +156,7 @@ def test_the_tun_link_delays_and_drops_real_packets_and_reports_on_sigterm(names
 def test_the_demo_flies_across_namespaces_over_an_ip_level_wifi_link(namespaces_over_tun, repo_root, tmp_path):
     """The issue's CI case: `autopilot hil serve` (PC) and `autopilot run` (Pi) in two namespaces, both in one ROS
     domain found by the unicast files of `autopilot hil discovery`, with nothing between them but the router,
-    whose forwarded packets all (DDS discovery too) cross hil/tun_link.py: 20 +- 10 ms each way, 1 % of packets
+    whose forwarded packets all (DDS discovery too) cross hil/links/tun_link.py: 20 +- 10 ms each way, 1 % of packets
     lost (this kernel has no netem). The whole demo, in real time: ~6.5 min wall."""
     ns = namespaces_over_tun
     pc_env, pi_env = netns_link.discovery_files(tmp_path / "disc", 7)

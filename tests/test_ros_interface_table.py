@@ -4,7 +4,7 @@ from pathlib import Path
 
 from mcap_ros2._dynamic import serialize_dynamic
 
-from autopilot.boat_config import RosConfig, TopicsConfig
+from autopilot.files.boat import RosConfig, TopicsConfig
 from autopilot.ros.interface import QOS, TOPICS, markdown, resolved_topics
 from autopilot.runlog.ros2_schemas import schema_text
 

@@ -2,7 +2,7 @@
 simulator step, strict lockstep waits one round trip per step; a window of k steps lets the plant run on while
 the answers are on their way, and a jittery link that delivers a step's sensors after its clock does not stall
 it (the autopilot's answer to the newest step releases the wait), and nothing is lost. Real DDS, the autopilot
-in its own process behind the link relay (hil/ros_link_relay.py)."""
+in its own process behind the link relay (hil/ros/link_relay.py)."""
 import subprocess
 import sys
 import time
@@ -10,10 +10,10 @@ from types import SimpleNamespace
 
 import ros_env  # noqa: F401  (fails without rclpy)
 
-from autopilot.config import load_mission, load_vessel
+from autopilot.vocab.config import load_mission, load_vessel
 from autopilot.ros.sim_transport import run_ros_sim
-from hil.environment import EnvironmentConfig
-from hil.ros_link_relay import LinkSpec
+from hil.sim.environment import EnvironmentConfig
+from hil.ros.link_relay import LinkSpec
 
 WINDOW = 3
 
@@ -40,7 +40,7 @@ def test_the_answer_to_the_newest_step_releases_a_wait_for_sensors_the_autopilot
     timeout (5 stalls of 1 s in a 127 s bench row over 5 +- 2 ms with a window of 2). The newest step's answer
     releases the wait (after a grace for the cycle's stamp message, which goes out after its thrusts); with no
     answer at all it still times out."""
-    from hil.gazebo_standin import GazeboStandin
+    from hil.ros.gazebo_standin import GazeboStandin
 
     spins = []
     standin = SimpleNamespace(_newest_answer_ns=10_000_000, _thrust_seen=[7, 7], caught_up_releases=0, missed_steps=0,

@@ -19,7 +19,7 @@ from rosbags.typesys import Stores, get_typestore
 from sensor_msgs.msg import Imu
 from tf2_msgs.msg import TFMessage          # built by scripts/build_tf2_msgs.sh: /tf is played, not skipped
 
-from autopilot.cli import main
+from autopilot.cli.main import main
 from autopilot.ros.qos import sensor_qos
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,8 +11,8 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 
-from autopilot.boat_config import load_boat_config
-from autopilot.config import load_mission, load_vessel
+from autopilot.files.boat import load_boat_config
+from autopilot.vocab.config import load_mission, load_vessel
 from autopilot.ros.qos import command_qos, latched_qos, sensor_qos
 from autopilot.ros.runner import BoatProcess
 

@@ -11,10 +11,10 @@ from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore
 
-from autopilot.boat_config import load_boat_config
-from autopilot.config import load_mission, load_vessel
-from autopilot.field_services import FieldServices
-from autopilot.guidance import mission_frame
+from autopilot.files.boat import load_boat_config
+from autopilot.vocab.config import load_mission, load_vessel
+from autopilot.runtime.field_services import FieldServices
+from autopilot.guidance.path_following import mission_frame
 from autopilot.ros.qos import sensor_qos
 from autopilot.ros.runner import BoatProcess
 

@@ -6,9 +6,9 @@ import numpy as np
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore
 
-from autopilot.boat_config import RosConfig
-from autopilot.cli import main
-from autopilot.config import load_vessel
+from autopilot.files.boat import RosConfig
+from autopilot.cli.main import main
+from autopilot.vocab.config import load_vessel
 from autopilot.ros.interface import resolved_topics
 from autopilot.runlog import read_run
 

@@ -19,7 +19,7 @@ from autopilot.runlog import STATE_COLUMNS, RunLogger, read_run, state_columns
 from autopilot.runlog.mcap_log import read_mcap
 from autopilot.runlog.ros2_schemas import _DEFS
 from autopilot.runlog.rundir import list_runs
-from autopilot.types import GpsFix
+from autopilot.vocab.types import GpsFix
 
 REPO = Path(__file__).resolve().parents[1]
 FOKA = REPO / "config" / "vessels" / "foka.yaml"
@@ -108,7 +108,7 @@ def test_simulation_rows_carry_truth_columns(tmp_path):
 
 
 def test_mcap_holds_the_live_topics_as_ros2_messages_that_the_stock_reader_decodes(tmp_path):
-    from autopilot.boat_config import RosConfig
+    from autopilot.files.boat import RosConfig
     with RunLogger(tmp_path, thruster_names=("left", "right"), ros=RosConfig(namespace="/foka")) as log:
         log.log_cycle(0.0, row(0.0))
         log.log_gnss(0.05, GpsFix(0.05, 51.11, 17.06, alt_m=120.0, fix_quality=2, pos_std_m=1.5))

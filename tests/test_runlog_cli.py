@@ -9,9 +9,9 @@ import matplotlib.image as mpimg
 import pytest
 from mcap.reader import make_reader
 
-from autopilot.cli import main
-from autopilot.guidance import mission_frame, point_to_ned
-from autopilot.mission_io import load_mission_file
+from autopilot.cli.main import main
+from autopilot.guidance.path_following import mission_frame, point_to_ned
+from autopilot.files.mission_files import load_mission_file
 from autopilot.runlog import RunLogger, state_columns
 from autopilot.runlog.mcap_log import mcap_is_complete, read_mcap
 

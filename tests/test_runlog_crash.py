@@ -22,7 +22,7 @@ from autopilot.runlog.mcap_log import mcap_is_complete, read_mcap, recover_mcap
 WRITER = textwrap.dedent("""
     import sys, time
     from autopilot.runlog import RunLogger, state_columns
-    from autopilot.types import GpsFix
+    from autopilot.vocab.types import GpsFix
     log = RunLogger(sys.argv[1], rate_hz=50, mission_name="killed")
     print(log.run_dir, flush=True)
     cols = state_columns(2)
@@ -96,7 +96,7 @@ def test_sigkill_loses_at_most_the_last_second_and_the_rest_opens(tmp_path):
     from rosbags.rosbag2 import Reader
     from rosbags.typesys import Stores, get_typestore
 
-    from autopilot.cli import main
+    from autopilot.cli.main import main
     assert main(["log", "recover", str(run_dir)]) == 0
     store = get_typestore(Stores.ROS2_HUMBLE)
     with Reader(run_dir) as bag:

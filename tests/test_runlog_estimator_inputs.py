@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-from autopilot.guidance import mission_frame
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+from autopilot.guidance.path_following import mission_frame
 from autopilot.runlog import RunLogger, read_run
 from autopilot.runlog.estimator_inputs import (FILE_NAME, FORMAT_VERSION, EstimatorInputsError,
                                                read_estimator_inputs)
-from autopilot.types import NavState, SensorBatch
+from autopilot.vocab.types import NavState, SensorBatch
 from tests.replay_helpers import logged_sim
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,9 +64,9 @@ def test_every_estimator_step_is_recorded_with_what_the_filter_returned(sim_run)
 
 KILLED_SIM = textwrap.dedent("""
     import sys, time
-    from autopilot.cli_sim import SimRunLog
-    from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-    from hil.sim_runner import SimOptions, run_sim
+    from autopilot.cli.sim import SimRunLog
+    from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+    from hil.sim.runner import SimOptions, run_sim
     vessel, mission = load_vessel("foka"), load_mission(CONFIG_DIR / "missions" / "demo.yaml")
     log = SimRunLog(vessel, mission, sys.argv[1], 10.0)
 
@@ -79,7 +79,7 @@ KILLED_SIM = textwrap.dedent("""
 
 
 def test_a_sigkilled_run_keeps_its_inputs_up_to_the_kill_and_replays_exactly(tmp_path):
-    from autopilot.replay import replay_run
+    from autopilot.replay.navigation import replay_run
 
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.Popen([sys.executable, "-c", KILLED_SIM, str(tmp_path)], stdout=subprocess.PIPE, text=True,
@@ -174,7 +174,7 @@ def _step_result(k: int):
 
 
 def test_a_realtime_logger_that_falls_behind_drops_steps_and_says_so(tmp_path):
-    from estimation.ekf import NavigationEKF
+    from estimation.navekf.ekf import NavigationEKF
     vessel = load_vessel("foka")
     ekf = NavigationEKF(vessel, mission_frame(load_mission(CONFIG_DIR / "missions" / "demo.yaml")))
     with RunLogger(tmp_path, rate_hz=10, queue_s=0.0) as log:           # room for 100 steps
@@ -193,7 +193,7 @@ def test_a_realtime_logger_that_falls_behind_drops_steps_and_says_so(tmp_path):
 
 
 def test_a_step_that_does_not_encode_costs_that_step_not_the_log(tmp_path):
-    from estimation.ekf import NavigationEKF
+    from estimation.navekf.ekf import NavigationEKF
     ekf = NavigationEKF(load_vessel("foka"), mission_frame(load_mission(CONFIG_DIR / "missions" / "demo.yaml")))
     with RunLogger(tmp_path, rate_hz=10) as log:
         for k in range(100):
@@ -210,7 +210,7 @@ def test_a_step_that_does_not_encode_costs_that_step_not_the_log(tmp_path):
 
 def test_the_boat_records_the_steps_before_its_log_opened(tmp_path):
     """On the boat the loop runs before the run log opens: the first steps are kept and written first."""
-    from autopilot.field_services import FieldServices
+    from autopilot.runtime.field_services import FieldServices
     from autopilot.vehicle import Autopilot
     vessel = load_vessel("foka")
     mission = load_mission(CONFIG_DIR / "missions" / "demo.yaml")

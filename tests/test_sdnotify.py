@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from autopilot.sd_notify import Notifier, Watchdog, notify_socket_address, watchdog_interval_s
+from autopilot.runtime.sd_notify import Notifier, Watchdog, notify_socket_address, watchdog_interval_s
 
 
 @pytest.fixture

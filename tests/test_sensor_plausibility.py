@@ -6,15 +6,15 @@ import random
 
 import pytest
 
-from autopilot.config import CONFIG_DIR, ImuConfig, MagConfig, load_mission, load_vessel
+from autopilot.vocab.config import CONFIG_DIR, ImuConfig, MagConfig, load_mission, load_vessel
 from drivers.i2c_adapter import SMBusI2C
 from drivers.lsm9ds1 import Lsm9ds1Driver
 from drivers.sensor_plausibility import OutputWatch
-from hil.environment import EnvironmentConfig
-from hil.lsm9ds1_emulator import Lsm9ds1Emulator
+from hil.sim.environment import EnvironmentConfig
+from hil.devices.lsm9ds1_emulator import Lsm9ds1Emulator
 from tests.test_imu_lsm9ds1 import Motion
-from hil.sim_faults import parse_fault
-from hil.sim_runner import SimOptions, run_sim
+from hil.sim.faults import parse_fault
+from hil.sim.runner import SimOptions, run_sim
 
 G = 9.80665
 

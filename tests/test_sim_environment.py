@@ -1,12 +1,12 @@
-"""Wind, waves and current models of the built-in simulator (hil/environment.py)."""
+"""Wind, waves and current models of the built-in simulator (hil/sim/environment.py)."""
 import math
 
 import numpy as np
 import pytest
 
-from autopilot.config import load_vessel
-from hil.environment import EnvironmentConfig, WaveField, WindLoad, bretschneider_spectrum
-from hil.plant import Plant
+from autopilot.vocab.config import load_vessel
+from hil.sim.environment import EnvironmentConfig, WaveField, WindLoad, bretschneider_spectrum
+from hil.sim.plant import Plant
 
 
 def waves_for(vessel_name, seed=0, **env):

@@ -1,12 +1,12 @@
-"""The simulated vessel (hil/plant.py, hil/dynamics.py): what a user of the simulator would notice if it were wrong."""
+"""The simulated vessel (hil/sim/plant.py, hil/sim/dynamics.py): what a user of the simulator would notice if it were wrong."""
 import math
 
 import pytest
 
-from autopilot.config import load_vessel
-from hil.dynamics import steady_surge_speed_mps
-from hil.environment import EnvironmentConfig
-from hil.plant import Plant, Truth
+from autopilot.vocab.config import load_vessel
+from hil.sim.dynamics import steady_surge_speed_mps
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant import Plant, Truth
 
 CALM = EnvironmentConfig()
 

@@ -1,16 +1,16 @@
-"""Typed sensor models of the built-in simulator (hil/sensor_models.py)."""
+"""Typed sensor models of the built-in simulator (hil/sim/sensor_models.py)."""
 import dataclasses
 import math
 
 import numpy as np
 import pytest
 
-from autopilot.angles import wrap_pi
-from autopilot.config import load_vessel
-from estimation.geodesy import LocalFrame
-from hil.environment import EnvironmentConfig
-from hil.plant import Plant, Truth
-from hil.sensor_models import TypedSensorSuite
+from autopilot.vocab.angles import wrap_pi
+from autopilot.vocab.config import load_vessel
+from autopilot.vocab.geodesy import LocalFrame
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant import Plant, Truth
+from hil.sim.sensor_models import TypedSensorSuite
 
 FRAME = LocalFrame(51.1, 17.05)
 G = 9.80665
@@ -98,7 +98,7 @@ def test_gnss_reports_the_antenna_not_the_cg(level):
     if level == "typed":
         suite = TypedSensorSuite(vessel, FRAME, 4, gps_noise="white")
     else:
-        from hil.sim_devices import ByteLevelSensors
+        from hil.devices.sim_devices import ByteLevelSensors
         suite = ByteLevelSensors(vessel, FRAME, 4, gps_noise="white", truth0=still(0.0, **truth))
     got = []
     for k in range(150):                              # the byte level: the first epoch's sentences at 9600 baud

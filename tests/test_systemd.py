@@ -80,7 +80,7 @@ def test_unit_has_the_keys_the_boat_depends_on():
     assert set(one(svc, "SupplementaryGroups").split()) == {"dialout", "i2c", "gpio"}
     assert svc["EnvironmentFile"][0] == "/etc/autopilot/autopilot.env"
     assert one(svc, "ExecStart") == "/opt/autopilot/venv/bin/autopilot run --config ${AUTOPILOT_CONFIG}"
-    assert one(svc, "ExecStopPost") == ("/opt/autopilot/venv/bin/python -m drivers.esc_neutral "
+    assert one(svc, "ExecStopPost") == ("/opt/autopilot/venv/bin/python -m autopilot.runtime.esc_neutral "
                                         "--config ${AUTOPILOT_CONFIG}")
     assert one(inst, "WantedBy") == "multi-user.target"
     # hardening, but never at the cost of /dev/serial0, /dev/i2c-*, /dev/gpiomem
@@ -112,7 +112,7 @@ def test_the_commands_in_the_unit_exist_and_take_those_arguments():
     r = subprocess.run([str(VENV / "bin" / "autopilot"), "run", "--help"], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 0 and "--config" in r.stdout
-    r = subprocess.run([sys.executable, "-m", "drivers.esc_neutral", "--help"], capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "autopilot.runtime.esc_neutral", "--help"], capture_output=True, text=True,
                        timeout=60, cwd=REPO)
     assert r.returncode == 0 and "--config" in r.stdout
 

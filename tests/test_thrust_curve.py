@@ -1,4 +1,4 @@
-"""Thrust curve from bench samples (estimation/thrust_curve.py) and `autopilot identify thrust`: a known curve is
+"""Thrust curve from bench samples (estimation/identification/thrust_curve.py) and `autopilot identify thrust`: a known curve is
 fitted back, the Blue Robotics T200 tables are fitted to within a bound measured on them, paper 000's Table 2
 is the 12 V curve, the dead zone is the data's, and bad logs are refused by name without a traceback."""
 import csv
@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from autopilot.cli import main
+from autopilot.cli.main import main
 from drivers.thrust_map import ThrustMap
-from estimation import thrust_curve as tc
+from estimation.identification import thrust_curve as tc
 
 KGF_N = 9.80665
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autopilot.config import ThrusterConfig, load_vessel
+from autopilot.vocab.config import ThrusterConfig, load_vessel
 from drivers.thrust_map import (IDEAL_DEAD_BAND_US, T200_TABLE_PATH, ThrustMap, load_t200_table,
                                 make_thrust_map, make_thrust_maps)
 

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from hil.thruster_usage import thruster_usage
-from hil.tuning import cost
+from hil.sim.thruster_usage import thruster_usage
+from hil.sim.tuning import cost
 
 
 def test_reversals_need_the_command_to_cross_the_band_about_zero():
@@ -50,9 +50,9 @@ def test_the_tuning_cost_charges_reversals_and_saturation():
 
 
 def _fly_hexagon(omega_factor: float, zeta: float = None) -> dict:
-    from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-    from autopilot.tunables import ParamStore
-    from hil.sim_runner import SimOptions, run_sim
+    from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+    from autopilot.files.tunables import ParamStore
+    from hil.sim.runner import SimOptions, run_sim
     store = ParamStore(load_vessel("wamv"), load_mission(CONFIG_DIR / "missions" / "hexagon.yaml"))
     assert store.set("HDG_OMEGA", store.value("HDG_OMEGA") * omega_factor)[0]
     if zeta is not None:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autopilot.config import load_vessel
-from estimation.track_smoother import smooth_track
-from hil.excitation import excitation, plant_run
+from autopilot.vocab.config import load_vessel
+from estimation.identification.track_smoother import smooth_track
+from hil.sim.excitation import excitation, plant_run
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from autopilot.config import CONFIG_DIR, ConfigError, load_mission, load_vessel
-from autopilot.trajectory import (ControlPointTracker, ReferenceClock, circle, make_reference, read_csv_reference,
+from autopilot.vocab.config import CONFIG_DIR, ConfigError, load_mission, load_vessel
+from autopilot.guidance.trajectory import (ControlPointTracker, ReferenceClock, circle, make_reference, read_csv_reference,
                                   sinusoid, timed_points)
-from hil.environment import EnvironmentConfig
-from hil.plant_spec import PlantExtras, PlantSpec
-from hil.sim_runner import SimOptions, run_sim
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant_spec import PlantExtras, PlantSpec
+from hil.sim.runner import SimOptions, run_sim
 
 
 def test_reference_derivatives_match_the_analytic_ones():
@@ -144,7 +144,7 @@ def test_a_reference_the_boat_cannot_keep_up_with_is_followed_late_not_chased():
 
 # ------------------------------------------------------------------------------------------ path following
 def test_path_projection_cross_track_sign_and_speed_profile():
-    from autopilot.trajectory import PathReference
+    from autopilot.guidance.trajectory import PathReference
     line = PathReference([[0, 0], [10, 10]], 0.7)
     i = line.project(5.0, 3.0)                       # north-west of the north-east line: to its port side
     assert line.s[i] == pytest.approx(4.0 * math.sqrt(2), abs=0.1)
@@ -166,7 +166,7 @@ def test_table8_run_converges_onto_the_diagonal_path_and_holds_its_speed_against
     x/÷1.5 of the file: it leans into the push and keeps the path and the speed."""
     vessel = load_vessel("iacquabot")
     mission = load_mission(CONFIG_DIR / "missions" / "path_diagonal.yaml")
-    from autopilot.config import PointConfig
+    from autopilot.vocab.config import PointConfig
     mission = dataclasses.replace(mission, start=dataclasses.replace(
         mission.start, point=PointConfig(north_m=15.0, east_m=10.0), heading_deg=30.0))
     spec = PlantSpec.resolve(vessel, 1, mismatch={"random": 0.5},
@@ -191,7 +191,7 @@ def test_a_curved_path_is_followed_with_line_of_sight_on_its_local_tangent(law):
     """path_law los / ilos: the guidance laws of straight legs on the spline's local tangent, through the
     heading and speed loops. Measured on this S-bend (calm, own plant, last quarter): control point 0.30 m,
     LOS 0.38 m, ILOS 0.66 m of path error."""
-    from autopilot.config import PointConfig
+    from autopilot.vocab.config import PointConfig
     vessel = load_vessel("iacquabot")
     mission = load_mission(CONFIG_DIR / "missions" / "path_diagonal.yaml")
     curve = ((0.0, 0.0), (20.0, 10.0), (30.0, 30.0), (20.0, 50.0), (0.0, 60.0))

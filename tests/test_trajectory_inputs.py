@@ -7,8 +7,8 @@ import os
 import numpy as np
 import pytest
 
-from autopilot.config import CONFIG_DIR, ConfigError, load_mission
-from autopilot.trajectory import MAX_PATH_M, PathReference, make_path, make_reference, read_csv_reference
+from autopilot.vocab.config import CONFIG_DIR, ConfigError, load_mission
+from autopilot.guidance.trajectory import MAX_PATH_M, PathReference, make_path, make_reference, read_csv_reference
 
 CIRCLE = (CONFIG_DIR / "missions" / "trajectory_circle.yaml").read_text()
 

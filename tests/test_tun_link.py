@@ -1,10 +1,10 @@
-"""The IP-level link's timing and loss decisions (hil/tun_link.py), without a device or namespace: the namespace
+"""The IP-level link's timing and loss decisions (hil/links/tun_link.py), without a device or namespace: the namespace
 test (test_ros_hil_netns.py) runs it for real."""
 import random
 
 import pytest
 
-from hil.tun_link import (LinkSchedule, TunLinkSpec, direction_key, draw_delay_s, in_outage, main, percentile_ms,
+from hil.links.tun_link import (LinkSchedule, TunLinkSpec, direction_key, draw_delay_s, in_outage, main, percentile_ms,
                           release_time_s)
 
 

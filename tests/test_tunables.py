@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from autopilot.config import ConfigError, load_mission, load_vessel
-from autopilot.tunables import TUNABLES, ParamStore, load_with_overlay, overlay_path_for
+from autopilot.vocab.config import ConfigError, load_mission, load_vessel
+from autopilot.files.tunables import TUNABLES, ParamStore, load_with_overlay, overlay_path_for
 
 
 @pytest.fixture
@@ -62,7 +62,7 @@ def test_a_bad_overlay_file_names_the_file_the_parameter_and_the_reason(files, t
 
 
 def test_gains_and_speed_changed_in_flight_reach_the_running_autopilot(files):
-    from hil.sim_runner import SimOptions, run_sim
+    from hil.sim.runner import SimOptions, run_sim
     vessel, mission = files
     store = ParamStore(vessel, mission)
     seen = {}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from autopilot.cli import main
-from autopilot.config import load_mission, load_vessel
-from autopilot.tunables import load_with_overlay
+from autopilot.cli.main import main
+from autopilot.vocab.config import load_mission, load_vessel
+from autopilot.files.tunables import load_with_overlay
 
 SPEC = """name: tune-test
 missions: [straight_line]
@@ -39,5 +39,5 @@ def test_tune_writes_gains_no_worse_than_the_file_and_repeats_itself(tmp_path, c
 
 
 def _straight_line():
-    from autopilot.config import CONFIG_DIR
+    from autopilot.vocab.config import CONFIG_DIR
     return load_mission(CONFIG_DIR / "missions" / "straight_line.yaml")

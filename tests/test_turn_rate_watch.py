@@ -3,14 +3,14 @@ import math
 
 import pytest
 
-from autopilot.config import (CONFIG_DIR, AnchorConfig, GuidanceConfig, MissionConfig, PointConfig, load_mission,
+from autopilot.vocab.config import (CONFIG_DIR, AnchorConfig, GuidanceConfig, MissionConfig, PointConfig, load_mission,
                               load_vessel)
-from autopilot.guidance import HEADING_SLOWDOWN_FLOOR, MissionGuidance, heading_speed_factor
-from autopilot.turn_rate_watch import MIN_SCALE, TurnRateWatch
-from autopilot.types import NavState
-from hil.environment import EnvironmentConfig
-from hil.plant_spec import PlantSpec
-from hil.sim_runner import SimOptions, run_sim
+from autopilot.guidance.path_following import HEADING_SLOWDOWN_FLOOR, MissionGuidance, heading_speed_factor
+from autopilot.guidance.turn_rate_watch import MIN_SCALE, TurnRateWatch
+from autopilot.vocab.types import NavState
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant_spec import PlantSpec
+from hil.sim.runner import SimOptions, run_sim
 
 M, D, N_MAX = 10.0, 20.0, 8.0       # file: steady rate at full moment 0.4 rad/s, yaw time constant 0.5 s
 

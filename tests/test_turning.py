@@ -4,14 +4,14 @@ import math
 
 import pytest
 
-from autopilot.config import (CONFIG_DIR, AnchorConfig, GuidanceConfig, HullConfig, MissionConfig, PointConfig,
+from autopilot.vocab.config import (CONFIG_DIR, AnchorConfig, GuidanceConfig, HullConfig, MissionConfig, PointConfig,
                               load_mission, load_vessel)
-from autopilot.guidance import HEADING_SLOWDOWN_FLOOR, MissionGuidance, heading_speed_factor
-from autopilot.mission_check import check_config
-from autopilot.turning import (TURN_MOMENT_SHARE, guidance_lookahead_m, heading_loop_lookahead_m,
+from autopilot.guidance.path_following import HEADING_SLOWDOWN_FLOOR, MissionGuidance, heading_speed_factor
+from autopilot.files.check import check_config
+from autopilot.guidance.turning import (TURN_MOMENT_SHARE, guidance_lookahead_m, heading_loop_lookahead_m,
                                heading_zeta_at_speed, max_yaw_moment_nm, munk_yaw_undamping_nm_s,
                                steady_yaw_rate_rps, turning_radius_m)
-from autopilot.types import NavState
+from autopilot.vocab.types import NavState
 
 DEMO = CONFIG_DIR / "missions" / "demo.yaml"
 

@@ -8,14 +8,14 @@ import math
 import numpy as np
 import pytest
 
-from autopilot.allocation import Allocator
-from autopilot.config import load_vessel
-from autopilot.reference_models import HeadingReference, SecondOrderReference
-from autopilot.velocity_control import VelocityController
+from autopilot.control.allocation import Allocator
+from autopilot.vocab.config import load_vessel
+from autopilot.control.reference_models import HeadingReference, SecondOrderReference
+from autopilot.control.velocity import VelocityController
 from drivers.thrust_map import make_thrust_map
-from hil.environment import EnvironmentConfig
-from hil.plant import Plant
-from hil.plant_spec import apply_mismatch
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant import Plant
+from hil.sim.plant_spec import apply_mismatch
 
 
 def _controller(name="wamv", **velocity):

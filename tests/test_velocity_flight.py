@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from autopilot.config import CONFIG_DIR, load_mission, load_vessel
-from hil.environment import EnvironmentConfig
-from hil.plant_spec import PlantSpec
-from hil.sim_runner import SimOptions, run_sim
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant_spec import PlantSpec
+from hil.sim.runner import SimOptions, run_sim
 
 SEA = EnvironmentConfig(wind_speed_mps=3.0, wind_from_deg=90.0, wave_hs_m=0.15, wave_tp_s=3.0, wave_from_deg=90.0)
 

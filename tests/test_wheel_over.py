@@ -2,14 +2,14 @@
 import dataclasses
 import pytest
 
-from autopilot.config import (CONFIG_DIR, AnchorConfig, GuidanceConfig, MissionConfig, PointConfig, load_mission,
+from autopilot.vocab.config import (CONFIG_DIR, AnchorConfig, GuidanceConfig, MissionConfig, PointConfig, load_mission,
                               load_vessel)
-from autopilot.guidance import MissionGuidance
-from autopilot.turning import max_yaw_moment_nm
-from autopilot.types import NavState
-from hil.environment import EnvironmentConfig
-from hil.plant_spec import PlantSpec
-from hil.sim_runner import SimOptions, run_sim
+from autopilot.guidance.path_following import MissionGuidance
+from autopilot.guidance.turning import max_yaw_moment_nm
+from autopilot.vocab.types import NavState
+from hil.sim.environment import EnvironmentConfig
+from hil.sim.plant_spec import PlantSpec
+from hil.sim.runner import SimOptions, run_sim
 
 IACQ = load_vessel("iacquabot")
 ACCEPTANCE_M = 2.0
@@ -93,7 +93,7 @@ def test_a_slow_turning_boat_in_a_current_stays_near_the_survey_lines_when_it_tu
 
 
 def test_check_says_where_a_slow_turners_corners_begin_and_not_for_a_fast_one():
-    from autopilot.mission_check import check_config
+    from autopilot.files.check import check_config
     demo = CONFIG_DIR / "missions" / "demo.yaml"
     said = [n for n in check_config(CONFIG_DIR / "vessels" / "iacquabot.yaml", demo).notes if "wheel_over" in n]
     assert len(said) == 1 and "begins 4 of its turns before their waypoint, up to" in said[0]

@@ -1,12 +1,12 @@
-"""The heading loop learns the yaw response the boat shows (autopilot/yaw_adaptation.py) and designs on it."""
+"""The heading loop learns the yaw response the boat shows (autopilot/control/yaw_adaptation.py) and designs on it."""
 import math
 
 import numpy as np
 import pytest
 
-from autopilot.config import load_vessel
-from autopilot.control import HeadingController
-from autopilot.yaw_adaptation import YawModelEstimator
+from autopilot.vocab.config import load_vessel
+from autopilot.control.heading_speed import HeadingController
+from autopilot.control.yaw_adaptation import YawModelEstimator
 
 DT = 0.02
 

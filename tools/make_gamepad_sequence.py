@@ -1,5 +1,5 @@
 """Write the gamepad sequences of tests/data/gamepad/ (t_s, throttle, steering in [-1, 1] at 10 Hz), each made
-with a seeded generator and played as MANUAL commands (in process, or as sensor_msgs/Joy by hil/ros_joy_standin.py).
+with a seeded generator and played as MANUAL commands (in process, or as sensor_msgs/Joy by hil/ros/joy_standin.py).
 
 foka_gamepad_90s.csv (seed 13, issue 13; the model-following benchmark): the sticks hold a value for 1.5-6 s and
 then move to a new one over 0.3-0.8 s, as a thumb does; throttle mostly forward (0.2-0.9, now and then back to 0

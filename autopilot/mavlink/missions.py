@@ -1,4 +1,4 @@
-"""The MAVLink mission protocol on top of autopilot/mission_io.py: uploads and downloads of missions, fences and
+"""The MAVLink mission protocol on top of autopilot/files/mission_files.py: uploads and downloads of missions, fences and
 rally points.
 
 Upload (a ground station sends MISSION_COUNT, we ask for each item with MISSION_REQUEST_INT, it answers with
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional
 
-from autopilot import mission_io
-from autopilot.config import ConfigError, MissionConfig
+from autopilot.files import mission_files as mission_io
+from autopilot.vocab.config import ConfigError, MissionConfig
 
 MISSION, FENCE, RALLY = 0, 1, 2                  # MAV_MISSION_TYPE
 TYPE_NAMES = {MISSION: "mission", FENCE: "fence", RALLY: "rally points"}
@@ -99,7 +99,7 @@ class MissionStore:
                                      "loiter_radius_m", "on_complete")}
                 defaults["name"] = "mavlink-upload"
                 # the upload's home becomes its anchor: a fence given in metres keeps its place on the water
-                from autopilot.guidance import mission_frame
+                from autopilot.guidance.path_following import mission_frame
                 frame = mission_frame(current)
                 defaults["geofence"] = [
                     {"lat_deg": p.lat_deg, "lon_deg": p.lon_deg} if p.lat_deg is not None else

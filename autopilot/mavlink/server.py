@@ -5,7 +5,7 @@ an operator command) is handed to the thread that steps the autopilot through `L
 drains between cycles (`run_pending`, a bounded number per cycle): a flood of messages costs the control loop
 at most that many short calls a cycle, and a stalled link never holds a lock the loop needs.
 
-Commands go to the OperatorDesk (autopilot/operator_desk.py), the same one the ROS node uses:
+Commands go to the OperatorDesk (autopilot/commands/desk.py), the same one the ROS node uses:
 - COMMAND_LONG / COMMAND_INT: COMPONENT_ARM_DISARM (the pre-arm checks decide; refusals come back as
   COMMAND_ACK DENIED and each reason as a STATUSTEXT), DO_SET_MODE and SET_MODE (Rover numbers, modes.py),
   NAV_RETURN_TO_LAUNCH, MISSION_START (AUTO), DO_SET_HOME, DO_SET_MISSION_CURRENT, SET_MESSAGE_INTERVAL,
@@ -16,7 +16,7 @@ Commands go to the OperatorDesk (autopilot/operator_desk.py), the same one the R
   thrusters to neutral when they stop; SET_POSITION_TARGET_LOCAL_NED in a body frame (vx, yaw_rate) drives
   VELOCITY; a ground station's HEARTBEAT feeds the operator-link failsafe;
 - the mission protocol (missions.py) and PARAM_REQUEST_LIST / PARAM_REQUEST_READ / PARAM_SET (the desk's
-  parameter store, autopilot/tunables.py).
+  parameter store, autopilot/files/tunables.py).
 
 With a signing key, the links sign what they send and every command that arrives unsigned (or with a bad
 signature) is refused with the reason, except disarm and HOLD: stopping the boat never waits for a key. Reads
@@ -49,7 +49,7 @@ from autopilot.mavlink.links import open_link, parse_link
 from autopilot.mavlink.modes import describe, mode_name
 from autopilot.mavlink.pymav import mavlink as S
 from autopilot.mavlink.snapshot import SnapshotTaker
-from autopilot import mission_io
+from autopilot.files import mission_files as mission_io
 
 log = logging.getLogger(__name__)
 
@@ -380,7 +380,7 @@ class MavlinkServer:
 
     def _run_desk(self, fn, timeout_s: float = 3.0):
         """Run a desk call in the loop and return its Answer (a refusal when the loop does not take it)."""
-        from autopilot.operator_desk import Answer
+        from autopilot.commands.desk import Answer
         try:
             return self.calls.call(fn, timeout_s)
         except Exception as e:               # TimeoutError (loop stopped or stalled), or the call's own error

@@ -1,7 +1,7 @@
 """MAVLink for a run of the built-in simulator: `autopilot sim MISSION --mavlink udpout:127.0.0.1:14550
 --realtime` lets a ground station on the laptop watch and command the simulated boat.
 
-Pass `on_cycle` as hil.sim_runner.SimOptions.on_cycle (with auto_arm and the simulated operator heartbeat
+Pass `on_cycle` as hil.sim.runner.SimOptions.on_cycle (with auto_arm and the simulated operator heartbeat
 off: the ground station arms, picks modes and sends the heartbeat). At the first cycle it builds the
 OperatorDesk and starts the MavlinkServer for the run's autopilot; every cycle it runs the calls the server
 handed over. `close()` stops the server.
@@ -17,7 +17,7 @@ from autopilot.mavlink.server import LoopCalls, MavlinkServer
 class SimMavlink:
     def __init__(self, cfg, vessel, *, signing_key: Optional[bytes] = None, upload_dir: Optional[Path] = None,
                  params=None, on_event=None):
-        """cfg: boat_config.MavlinkConfig. params: an autopilot.tunables.ParamStore or None.
+        """cfg: boat_config.MavlinkConfig. params: an autopilot.files.tunables.ParamStore or None.
         on_event(text, is_error): where the desk's answers are printed."""
         self.cfg = cfg
         self.vessel = vessel
@@ -37,7 +37,7 @@ class SimMavlink:
         self.calls.run_pending()
 
     def _start(self, autopilot) -> None:
-        from autopilot.operator_desk import OperatorDesk
+        from autopilot.commands.desk import OperatorDesk
         self.desk = OperatorDesk(autopilot, self.vessel, lambda: self.t_s, on_event=self.on_event,
                                  params=self.params)
         self.server = MavlinkServer(self.cfg, self.desk, self.calls, signing_key=self.signing_key,

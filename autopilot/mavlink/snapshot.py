@@ -1,7 +1,7 @@
 """What the MAVLink telemetry needs, copied from the autopilot between cycles, so the server's thread never
 reads the autopilot while a cycle runs. No pymavlink here.
 
-Units are SI as in autopilot/types.py: metres, m/s, radians (compass heading, clockwise from north), seconds on
+Units are SI as in autopilot/vocab/types.py: metres, m/s, radians (compass heading, clockwise from north), seconds on
 the runner's core clock; latitudes and longitudes in degrees.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ class VehicleSnapshot:
     surge_mps: float
     sway_mps: float
     pos_std_m: float
-    fix: Optional[object]                      # the latest autopilot.types.GpsFix, or None
+    fix: Optional[object]                      # the latest autopilot.vocab.types.GpsFix, or None
     setpoint: Optional[object]                 # the latest GuidanceSetpoint, or None
     waypoint_index: int
     waypoints_total: int
@@ -36,7 +36,7 @@ class VehicleSnapshot:
     battery_v: Optional[float]
     low_voltage_v: float
     home: Optional[Tuple[float, float]]        # lat, lon [deg]
-    health: Optional[object]                   # estimation.health.EstimatorHealth, or None
+    health: Optional[object]                   # estimation.navekf.health.EstimatorHealth, or None
     actuator_connected: Optional[bool]
     prearm_failures: Optional[Tuple[str, ...]]  # None when not evaluated in this snapshot
     fence_present: bool = False                # a geofence is in force (the mission's or the vessel's)

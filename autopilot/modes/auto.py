@@ -1,7 +1,7 @@
 """AUTO: fly the mission with its guidance law."""
 from __future__ import annotations
 
-from autopilot.guidance import MissionGuidance
+from autopilot.guidance.path_following import MissionGuidance
 from autopilot.modes.base import NEUTRAL, Mode, ModeOutput
 
 

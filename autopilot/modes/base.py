@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from autopilot.types import GuidanceSetpoint, NavState, VelocitySetpoint, Wrench
+from autopilot.vocab.types import GuidanceSetpoint, NavState, VelocitySetpoint, Wrench
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ file's drag at `speed_mps`), the yaw moment holds `turn_rate_dps` on the gyro (t
 the magnetometer does not set) by feed-forward of the file's yaw damping plus a PI loop on the rate error, and
 the angle turned is the integral of that yaw rate. The raw magnetometer samples (as the sensor path delivers
 them, through `record`) are kept; once `turns` full circles are done the existing one-off fit
-(estimation.mag_calibration.fit_calibration, method "2d": level turns) is run and judged by its own limits;
+(estimation.heading.mag_calibration.fit_calibration, method "2d": level turns) is run and judged by its own limits;
 an accepted fit gets its z offset from the known field strength (with_vertical_offset), which level turns'
 ellipse cannot see and a rolling hull's tilt compensation needs.
 
@@ -27,8 +27,8 @@ from typing import Optional
 import numpy as np
 
 from autopilot.modes.base import Mode, ModeOutput
-from autopilot.types import Wrench
-from estimation.mag_calibration import CalibrationFit, MagCalibration, fit_calibration, with_vertical_offset
+from autopilot.vocab.types import Wrench
+from estimation.heading.mag_calibration import CalibrationFit, MagCalibration, fit_calibration, with_vertical_offset
 
 RATE_BANDWIDTH_RPS = 1.5     # closed-loop bandwidth of the yaw-rate loop [rad/s]
 RATE_INTEGRAL_S = 4.0        # its integral time [s]
@@ -38,7 +38,7 @@ SETTLE_S = 10.0              # straight run after an accepted fit, before the mo
 
 
 class CalibrateOnWaterMode(Mode):
-    """See the module docstring. `cfg`: autopilot.config.MagOnWaterConfig; `vessel`: the vessel file (hull drag
+    """See the module docstring. `cfg`: autopilot.vocab.config.MagOnWaterConfig; `vessel`: the vessel file (hull drag
     and yaw inertia/damping, magnetometer field and dip); `max_surge_n`, `max_yaw_nm`: the allocator's limits."""
 
     name = "CALIBRATE_ON_WATER"
@@ -84,7 +84,7 @@ class CalibrateOnWaterMode(Mode):
     def record(self, t_s: float, mag_samples) -> None:
         """Keep the batch's usable magnetometer samples (field [T], body FRD, as delivered by the sensor path)
         while the circles are flown."""
-        from autopilot.mag_watch import usable_mag_sample
+        from autopilot.calibration.mag_watch import usable_mag_sample
         for s in mag_samples:
             if usable_mag_sample(s):
                 if self.fit is None:

@@ -7,7 +7,7 @@ once the boat has stopped, so the vehicle can carry on with the failsafe's next 
 from __future__ import annotations
 
 from autopilot.modes.base import Mode, ModeOutput
-from autopilot.types import GuidanceSetpoint
+from autopilot.vocab.types import GuidanceSetpoint
 
 STOPPED_MPS = 0.1        # below this ground speed the boat counts as stopped
 BRAKE_MAX_S = 20.0       # and after this long anyway (a current may keep it from ever reading zero)

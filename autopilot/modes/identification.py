@@ -1,6 +1,6 @@
 """AUTO on an identification mission: open-loop excitation segments inside a box, for `autopilot identify hull`.
 
-Each segment (autopilot.config.ExcitationSegmentConfig) is a surge force and a yaw moment over time, as
+Each segment (autopilot.vocab.config.ExcitationSegmentConfig) is a surge force and a yaw moment over time, as
 fractions of the allocator's full forward force and full yaw moment, sent straight to the allocation (no
 controller in the loop: what the hull does with them is what is identified). Between segments the boat goes
 back to a start point 0.4 box lengths from the centre (the first waypoint), turns to face across the box
@@ -18,7 +18,7 @@ from typing import Callable, List
 import numpy as np
 
 from autopilot.modes.base import Mode, ModeOutput
-from autopilot.types import GuidanceSetpoint, Wrench
+from autopilot.vocab.types import GuidanceSetpoint, Wrench
 
 ARRIVE_M = 3.0                 # the start point counts as reached within this distance
 ALIGNED_RAD = math.radians(10.0)

@@ -33,9 +33,9 @@ from __future__ import annotations
 import math
 from typing import Callable, Optional
 
-from autopilot.angles import wrap_pi
+from autopilot.vocab.angles import wrap_pi
 from autopilot.modes.base import Mode, ModeOutput
-from autopilot.types import GuidanceSetpoint
+from autopilot.vocab.types import GuidanceSetpoint
 
 
 ASTERN_ENTER_RAD = math.radians(110.0)     # with `astern`, hold stern-first once the bow is this far off

@@ -5,7 +5,7 @@ import math
 
 from autopilot.modes.base import NEUTRAL, Mode, ModeOutput
 from autopilot.modes.operator_command import OperatorCommand
-from autopilot.types import Wrench
+from autopilot.vocab.types import Wrench
 
 
 class ManualMode(Mode):

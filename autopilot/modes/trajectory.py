@@ -1,4 +1,4 @@
-"""AUTO on a trajectory mission: be where the reference says, when it says (autopilot/trajectory.py).
+"""AUTO on a trajectory mission: be where the reference says, when it says (autopilot/guidance/trajectory.py).
 
 Phases: `approach` (at cruise speed to a lead-in point `lead_in_m` behind the reference's start point along its
 first tangent, unless the boat is already at least half that far behind the start), `run-in` (line of sight onto
@@ -21,15 +21,15 @@ from typing import Optional
 import numpy as np
 
 from autopilot.modes.base import Mode, ModeOutput
-from autopilot.trajectory import SLOW_REF_MPS, ControlPointTracker, ReferenceClock
-from autopilot.types import GuidanceSetpoint, VelocitySetpoint
+from autopilot.guidance.trajectory import SLOW_REF_MPS, ControlPointTracker, ReferenceClock
+from autopilot.vocab.types import GuidanceSetpoint, VelocitySetpoint
 
 ARRIVE_M = 1.5               # the start point counts as reached within this distance (or one hull length)
 SLOW_WITHIN_M = 8.0
 
 
 class TrajectoryMode(Mode):
-    """`reference`: an autopilot.trajectory.Reference about `origin_ne` (the mission's first waypoint);
+    """`reference`: an autopilot.guidance.trajectory.Reference about `origin_ne` (the mission's first waypoint);
     `tracker`: a ControlPointTracker; `max_lag_m` > 0; `approach_speed_mps`: the way to the start."""
 
     name = "AUTO"
@@ -187,10 +187,10 @@ class PathFollowMode(Mode):
         return ModeOutput(velocity=VelocitySetpoint(u, r, prefilter=False))
 
     def _los(self, t_s, nav, i: int) -> GuidanceSetpoint:
-        """(I)LOS on the path's tangent at the boat's projection (autopilot.guidance's laws, the leg's angle
+        """(I)LOS on the path's tangent at the boat's projection (autopilot.guidance.path_following's laws, the leg's angle
         replaced by the local tangent), with the crab angle taken off and the path's turn rate U kappa fed
         forward."""
-        from autopilot.guidance import crab_angle_rad
+        from autopilot.guidance.path_following import crab_angle_rad
         y, delta = self.cross_track_m, self.lookahead_m
         dt = 0.0 if self._t_prev is None else max(0.0, min(t_s - self._t_prev, 0.5))
         self._t_prev = t_s

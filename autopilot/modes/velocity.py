@@ -13,7 +13,7 @@ import math
 
 from autopilot.modes.base import NEUTRAL, Mode, ModeOutput
 from autopilot.modes.operator_command import OperatorCommand
-from autopilot.types import VelocitySetpoint
+from autopilot.vocab.types import VelocitySetpoint
 
 
 class VelocityMode(Mode):

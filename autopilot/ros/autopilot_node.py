@@ -33,7 +33,7 @@ Topics, types, QoS, frames, rates and units: autopilot/ros/interface.py (docs/ro
 Commands: autopilot/arm (std_srvs/SetBool), autopilot/hold (std_srvs/Trigger), autopilot/command
 (std_msgs/String: `arm`, `disarm`, `mode NAME`, `mission PATH`, `heartbeat` (the operator's station is alive,
 for the link-loss failsafe), `manual THROTTLE STEERING` (MANUAL mode, each in -1..1; also a heartbeat)). Every
-command, from here or a MAVLink ground station, is checked and answered by autopilot/operator_desk.py.
+command, from here or a MAVLink ground station, is checked and answered by autopilot/commands/desk.py.
 On stop (shutdown, SIGTERM, exception) the thrusters are sent to neutral and 0 N / neutral pulses are published.
 """
 from __future__ import annotations
@@ -53,7 +53,7 @@ from std_srvs.srv import SetBool, Trigger
 from nav_msgs.msg import Odometry, Path
 from sensor_msgs.msg import NavSatFix
 
-from autopilot.boat_config import BoatConfig, resolve_topic
+from autopilot.files.boat import BoatConfig, resolve_topic
 from autopilot.ros import frames, messages
 from autopilot.ros.messages import TimeBase
 from autopilot.ros.interface import BY_KEY
@@ -191,9 +191,9 @@ class AutopilotNode(Node):
             if cfg.backend in ("sim", "gazebo"):         # simulated magnetometers without hard/soft iron
                 if getattr(self.autopilot, "mag_watch", None) is not None:
                     self.autopilot.mag_watch.save_path = None   # a simulation never rewrites the boat's file
-                from hil.sim_devices import mag_is_undistorted
+                from hil.devices.sim_devices import mag_is_undistorted
                 if cfg.backend == "gazebo" or mag_is_undistorted(vessel):
-                    from estimation.mag_calibration import MagCalibration
+                    from estimation.heading.mag_calibration import MagCalibration
                     self.autopilot.set_mag_calibration(MagCalibration())
         self._on_batch = on_batch
         self.stats = CycleStats(self.period_s)
@@ -250,7 +250,7 @@ class AutopilotNode(Node):
         self._clock_lost = False
         self._clock_went_back = False    # a simulator reset was seen and said (see _on_clock)
         if use_sim_time:
-            from autopilot.boat_config import GazeboConfig
+            from autopilot.files.boat import GazeboConfig
             from rosgraph_msgs.msg import Clock
             clock_topic = cfg.gazebo.clock_topic if cfg.gazebo is not None else "/clock"
             defaults = GazeboConfig.__dataclass_fields__
@@ -482,7 +482,7 @@ class AutopilotNode(Node):
         self._events_pub.publish(String(data=text))
 
     def _make_desk(self, cfg: BoatConfig):
-        from autopilot.operator_desk import OperatorDesk
+        from autopilot.commands.desk import OperatorDesk
 
         def loaded(_mission) -> None:
             self.publish_path()
@@ -534,7 +534,7 @@ class AutopilotNode(Node):
 
     # ------------------------------------------------------------------ who commands
     def _command_gate(self, cfg: BoatConfig):
-        from autopilot.command_auth import CommandGate, TokenError, read_token
+        from autopilot.commands.auth import CommandGate, TokenError, read_token
         c = cfg.commands
         token, problem = None, ""
         if c.auth == "token":
@@ -574,7 +574,7 @@ class AutopilotNode(Node):
         once."""
         if self.gate.auth == "off":
             return True
-        from autopilot.command_auth import node_allowed
+        from autopilot.commands.auth import node_allowed
         if node_allowed(sender, self.cfg.commands.joystick_nodes or ("",)):
             return True
         if (what, sender) not in self._joy_refused:

@@ -5,7 +5,7 @@ take: pulse widths for ESCs, newtons for Gazebo), `neutral()`, `connected`, `clo
 -> hardware_id for diagnostics) and `last_input_wall_s` (perf_counter() when the newest sample handed over by
 the last poll arrived; None when unknown). The backend is chosen by the boat config:
 
-- gazebo: hil.gazebo_backend.GazeboBackend (ros_gz_bridge topics, newtons, /clock).
+- gazebo: autopilot.ros.gazebo_backend.GazeboBackend (ros_gz_bridge topics, newtons, /clock).
 - sim: SimBackend below, the built-in plant and typed sensor models advanced by the runner's clock, taking ESC
   pulse widths back through the vessel's thrust maps like an ESC and thruster would.
 - hw: the drivers' backend (L76K, LSM9DS1, pigpio ESCs).
@@ -17,7 +17,7 @@ import os
 import time
 from typing import Optional
 
-from autopilot.types import SensorBatch
+from autopilot.vocab.types import SensorBatch
 
 
 class SimBackend:
@@ -28,11 +28,11 @@ class SimBackend:
     def __init__(self, vessel, mission, frame, seed: int = 1, env=None, gps_noise: str = "realistic",
                  perf_clock=time.perf_counter):
         from drivers.thrust_map import make_thrust_map
-        from hil.environment import EnvironmentConfig
-        from hil.plant import Plant
-        from hil.sensor_models import TypedSensorSuite
-        from hil.sim_runner import initial_pose
-        from autopilot.guidance import point_to_ned
+        from hil.sim.environment import EnvironmentConfig
+        from hil.sim.plant import Plant
+        from hil.sim.sensor_models import TypedSensorSuite
+        from hil.sim.runner import initial_pose
+        from autopilot.guidance.path_following import point_to_ned
 
         wps = [point_to_ned(p, frame) for p in mission.waypoints]
         n0, e0, psi0 = initial_pose(mission, frame, wps)
@@ -77,7 +77,7 @@ def make_backend(cfg, vessel, mission, frame, node, time_base, seed: int = 1):
     hardware backend (the pod servos have no output stage yet) rather than a boat that ignores its angles."""
     refuse_unsteerable_pods(cfg.backend, vessel)
     if cfg.backend == "gazebo":
-        from hil.gazebo_backend import GazeboBackend
+        from autopilot.ros.gazebo_backend import GazeboBackend
         return GazeboBackend(node, cfg.gazebo, vessel, time_base, namespace=cfg.ros.namespace,
                              sensor_depth=cfg.ros.qos.sensor_depth)
     if cfg.backend == "sim":
@@ -92,15 +92,15 @@ class HardwareBackend:
     consumes = "pulses"
 
     def __init__(self, vessel, clock_s, perf_clock=time.perf_counter, deadman: bool = True, esc_backend=None):
-        from drivers.esc import EscOutput
+        from drivers.esc.output import EscOutput
         refuse_unsteerable_pods("hw", vessel)
-        from drivers.l76k import L76K
+        from drivers.gnss.l76k import L76K
         from drivers.lsm9ds1 import Lsm9ds1Source
 
         s = vessel.sensors
         cal = None
         if s.mag.calibration_file and os.path.exists(s.mag.calibration_file):
-            from estimation.mag_calibration import read_calibration
+            from estimation.heading.mag_calibration import read_calibration
             cal = read_calibration(s.mag.calibration_file)
         # a file named but not written yet (first day): raw readings; the pre-arm checks refuse navigating
         # modes until CALIBRATE_ON_WATER has fitted and written it
@@ -124,7 +124,7 @@ class HardwareBackend:
         return batch
 
     def write(self, t_s: float, thrust_n, pulses_us) -> None:
-        from autopilot.types import PulseCommand
+        from autopilot.vocab.types import PulseCommand
         if not self._armed_esc:
             self.esc.arm(t_s)
             self._armed_esc = True

@@ -12,7 +12,7 @@ from typing import Optional
 import rclpy
 from std_msgs.msg import String
 
-from autopilot.boat_config import resolve_topic
+from autopilot.files.boat import resolve_topic
 from autopilot.ros.qos import command_qos
 
 REFUSED_WORD = "refused"          # the autopilot node puts it in every answer to a command it did not carry out

@@ -112,12 +112,12 @@ class DiagnosticsNode(Node):
             out.append(("EKF", lv, msg, "", {k: ("none" if v is None else v) for k, v in d.items()}))
 
         watch = getattr(ap.autopilot, "mag_watch", None)
-        if watch is not None:            # the continuous magnetometer calibration (autopilot/mag_watch.py)
+        if watch is not None:            # the continuous magnetometer calibration (autopilot/calibration/mag_watch.py)
             level, msg, vals = watch.diagnostic()
             out.append(("Compass", _LEVEL_NAMES[level], msg, hw.get("imu", ""), vals))
 
         turns = getattr(ap.autopilot, "turn_watch", None)
-        if turns is not None:            # measured against the file's turn rate (autopilot/turn_rate_watch.py)
+        if turns is not None:            # measured against the file's turn rate (autopilot/guidance/turn_rate_watch.py)
             level, msg, vals = turns.diagnostic()
             out.append(("Turning", _LEVEL_NAMES[level], msg, "", vals))
 

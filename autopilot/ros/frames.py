@@ -16,7 +16,7 @@ from typing import Sequence, Tuple
 
 import numpy as np
 
-from autopilot.angles import wrap_pi
+from autopilot.vocab.angles import wrap_pi
 
 Vec3 = Tuple[float, float, float]
 Quat = Tuple[float, float, float, float]   # (x, y, z, w)

@@ -119,8 +119,8 @@ BY_KEY: Dict[str, Topic] = {t.key: t for t in TOPICS}
 
 
 def topic_name(ros, key: str, thruster: str = "") -> str:
-    """The absolute name of the topic `key` for boat config section `ros` (autopilot.boat_config.RosConfig)."""
-    from autopilot.boat_config import resolve_topic
+    """The absolute name of the topic `key` for boat config section `ros` (autopilot.files.boat.RosConfig)."""
+    from autopilot.files.boat import resolve_topic
     if key.startswith("/"):
         return key
     raw = getattr(ros.topics, key, key)
@@ -178,7 +178,7 @@ def markdown() -> str:
         "| topic | type | QoS | frame | rate | unit | publisher | where |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    from autopilot.boat_config import TopicsConfig
+    from autopilot.files.boat import TopicsConfig
     defaults = TopicsConfig()
     where = {"always": "live + log", "tf2_msgs": "live where tf2_msgs is installed + log", "log": "log (simulation)"}
     for t in TOPICS:

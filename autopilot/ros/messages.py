@@ -23,7 +23,7 @@ from nav_msgs.msg import Odometry, Path
 from sensor_msgs.msg import Imu, MagneticField, NavSatFix, NavSatStatus
 
 from autopilot.ros import frames
-from autopilot.types import GpsFix, ImuSample, MagSample, NavState
+from autopilot.vocab.types import GpsFix, ImuSample, MagSample, NavState
 
 UNOBSERVED_VARIANCE = 1.0e6          # variance given to axes nobody measures (a large value, not -1, per REP-145)
 CEP_TO_SIGMA = 1.0 / math.sqrt(2.0 * math.log(2.0))   # 50 % circle radius -> 1-sigma per axis (circular normal)

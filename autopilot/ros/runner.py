@@ -186,10 +186,10 @@ def start_mavlink(cfg, node: AutopilotNode, upload_dir=None):
 
 def _startup_errors() -> tuple:
     """What a device that does not open raises; each carries a message saying what to do."""
-    from drivers.esc import EscError
-    from drivers.esc_deadman import DeadmanError
-    from drivers.l76k import GnssLinkError
-    from drivers.l76k_commands import GnssSetupError
+    from drivers.esc.contract import EscError
+    from drivers.esc.deadman import DeadmanError
+    from drivers.gnss.l76k import GnssLinkError
+    from drivers.gnss.l76k_commands import GnssSetupError
     from drivers.lsm9ds1 import ImuError
     return (EscError, DeadmanError, GnssLinkError, GnssSetupError, ImuError, OSError)
 
@@ -206,8 +206,8 @@ def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1, params=
     proc = None
     services = None
     try:
-        from autopilot.field_services import FieldServices
-        from autopilot.guidance import mission_frame
+        from autopilot.runtime.field_services import FieldServices
+        from autopilot.guidance.path_following import mission_frame
         lc = cfg.logging
         services = FieldServices(vessel, mission, mission_frame(mission), log_dir=cfg.log_directory(),
                                  log_rate_hz=lc.rate_hz, keep_runs=lc.keep_runs, max_total_mb=lc.max_total_mb,

@@ -2,17 +2,17 @@
 
 The autopilot runs as its own process (`autopilot run` with the vessel's gazebo boat config: the gazebo backend,
 /clock, bridge topic names), exactly as it would against Gazebo; a token is made for the run so commands are
-signed as on a boat. This process is the bench's PC side (autopilot/ros/hil_bench.py): the stand-in, the
+signed as on a boat. This process is the bench's PC side (hil/ros/hil_bench.py): the stand-in, the
 operator's commands, and the report of the in-process sim computed from truth, plus the link's figures:
 - latency_p50/p90/p99/max_ms: per sensor stamp, wall time from the stand-in publishing it to the DDS reception of
-  the first thrust computed from it (both hops and the autopilot's cycle; hil/link_figures.py), in lockstep and
+  the first thrust computed from it (both hops and the autopilot's cycle; hil/links/link_figures.py), in lockstep and
   real time alike; `loss`: fraction of messages lost per topic, both directions, counted by stamp; `outages`;
 - steps_unanswered: steps for which no thrust came back within the lockstep timeout;
 - log_dir: with `--log DIR`, the run directory the autopilot process wrote (its own run log, a rosbag2 bag of
   the topics it publishes; the plant's truth stays in the stand-in, so it has no sim/truth topic).
-With `link`, the autopilot runs in a ROS domain of its own behind hil/ros_link_relay.py (an emulated Wi-Fi link).
+With `link`, the autopilot runs in a ROS domain of its own behind hil/ros/link_relay.py (an emulated Wi-Fi link).
 With `mode` MANUAL the bench arms and asks for MANUAL instead of AUTO; with `gamepad` (a sequence CSV) a third
-process, hil/ros_joy_standin.py, publishes sensor_msgs/Joy as the `joy` package's joy_node would with an operator
+process, hil/ros/joy_standin.py, publishes sensor_msgs/Joy as the `joy` package's joy_node would with an operator
 playing the sequence (enable button held), and the report's `gamepad` says what it played.
 With `plant_spec` (--plant-vessel/--mismatch) the stand-in flies that boat instead of the vessel file.
 """
@@ -27,7 +27,7 @@ from typing import Optional
 
 import yaml
 
-from autopilot.config import CONFIG_DIR
+from autopilot.vocab.config import CONFIG_DIR
 
 
 def boat_config_for(vessel, mission_path: str, workdir: Path, log_dir: Optional[str] = None,
@@ -66,7 +66,7 @@ def boat_config_for(vessel, mission_path: str, workdir: Path, log_dir: Optional[
         data["logging"] = {**data.get("logging", {}), "enabled": False}
     path = workdir / "boat.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    from autopilot.command_auth import write_new_token
+    from autopilot.commands.auth import write_new_token
     write_new_token(workdir / "command.token")       # the run's own token: commands are signed, as on a boat
     return path
 
@@ -77,7 +77,7 @@ def pi_domain_for(pc_domain: int) -> int:
 
 
 def _start_relay(cfg_path: Path, pc_domain: int, pi_domain: int, link) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "hil.ros_link_relay", "--config", str(cfg_path), "--pc-domain", str(pc_domain),
+    cmd = [sys.executable, "-m", "hil.ros.link_relay", "--config", str(cfg_path), "--pc-domain", str(pc_domain),
            "--pi-domain", str(pi_domain), "--delay-ms", str(link.delay_ms), "--jitter-ms", str(link.jitter_ms),
            "--loss", str(link.loss), "--repair-ms", str(link.repair_ms), "--seed", str(link.seed)]
     for start, dur in link.outages:
@@ -127,13 +127,13 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
     plant_spec, gnss_velocity, gamepad (missing attributes take their defaults; with gamepad the run ends once the
     stand-in has played its sequence, or at duration), and optionally `lockstep_timeout_s`, `command_timeout_s` (wall seconds
     before an unanswered command is resent), `on_outage` ("pause" or "run", see GazeboStandin.run) and `link` (a
-    hil.ros_link_relay.LinkSpec: the autopilot then runs in a ROS domain of its own and everything crosses through
+    hil.ros.link_relay.LinkSpec: the autopilot then runs in a ROS domain of its own and everything crosses through
     an emulated link).
     """
     import rclpy
 
-    from autopilot.boat_config import load_boat_config
-    from autopilot.ros.hil_bench import bench_options, fly_bench
+    from autopilot.files.boat import load_boat_config
+    from hil.ros.hil_bench import bench_options, fly_bench
 
     opts = bench_options(args)
     link = getattr(args, "link", None)
@@ -161,7 +161,7 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
         gamepad = getattr(args, "gamepad", None)
         pad = None
         if gamepad:                     # on the autopilot's domain, where a joy_node beside it would be
-            pad = subprocess.Popen([sys.executable, "-m", "hil.ros_joy_standin", str(gamepad), "--config",
+            pad = subprocess.Popen([sys.executable, "-m", "hil.ros.joy_standin", str(gamepad), "--config",
                                     str(cfg_path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                    env=child_env, text=True)
         report = None

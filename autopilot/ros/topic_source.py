@@ -19,7 +19,7 @@ from sensor_msgs.msg import Imu, MagneticField, NavSatFix
 from autopilot.ros import messages
 from autopilot.ros.messages import TimeBase
 from autopilot.ros.qos import quiet_subscription, sensor_qos
-from autopilot.types import SensorBatch
+from autopilot.vocab.types import SensorBatch
 
 
 class TopicSensorSource:

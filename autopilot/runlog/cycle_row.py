@@ -8,7 +8,7 @@ from typing import Optional
 def cycle_row(result, frame, *, gps_age_s: float = math.nan, fix_quality: int = 0,
               battery_v: Optional[float] = None, truth=None, imu=None, new_fix=None,
               applied_thrust_n: Optional[tuple] = None) -> dict:
-    """The state.csv row of a `CycleResult`; `truth` (hil.plant.Truth) adds the simulation's truth columns,
+    """The state.csv row of a `CycleResult`; `truth` (hil.sim.plant.Truth) adds the simulation's truth columns,
     `imu` (the cycle's last ImuSample) the IMU columns and `new_fix` (a GpsFix not yet in any row) the GNSS ones.
     `applied_thrust_n` (what the ESCs output, per thruster [N]) overrides the result's `applied`."""
     sp, w = result.setpoint, result.wrench

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional
 
-from autopilot.types import GpsFix, ImuSample, MagSample, NavState, SensorBatch, ThrustCommand
+from autopilot.vocab.types import GpsFix, ImuSample, MagSample, NavState, SensorBatch, ThrustCommand
 
 FILE_NAME = "estimator_inputs.bin"
 SCHEMA = "autopilot.estimator_inputs"

@@ -194,7 +194,7 @@ class RunLogger:
         return self.healthy
 
     def log_gnss(self, t_s: float, fix) -> None:
-        """A raw GNSS fix (autopilot.types.GpsFix) for run.mcap (gnss/fix and gnss/vel, not decimated)."""
+        """A raw GNSS fix (autopilot.vocab.types.GpsFix) for run.mcap (gnss/fix and gnss/vel, not decimated)."""
         if self.healthy and not self._closed and self._mcap is not None and len(self._queue) < self._queue_cap:
             self._note_time(t_s)
             self._queue.append(("gnss", t_s, fix))

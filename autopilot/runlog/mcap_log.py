@@ -67,7 +67,7 @@ class McapRunWriter:
     def __init__(self, stream: IO[bytes], ros=None, thruster_names: Sequence[str] = (), vessel=None,
                  diagnostics_period_s: float = 1.0):
         if ros is None:
-            from autopilot.boat_config import RosConfig
+            from autopilot.files.boat import RosConfig
             ros = RosConfig()
         self._w = McapWriter(stream, use_chunking=False, compression=CompressionType.NONE,
                              index_types=IndexType.NONE)
@@ -166,7 +166,7 @@ class McapRunWriter:
                 "values": [{"key": k, "value": _text(v)} for k, v in row.items()]}]})
 
     def write_gnss(self, t_ns: int, fix) -> None:
-        """A raw receiver fix (autopilot.types.GpsFix) as gnss/fix, and gnss/vel when it has a velocity."""
+        """A raw receiver fix (autopilot.vocab.types.GpsFix) as gnss/fix, and gnss/vel when it has a velocity."""
         stamp = _stamp(t_ns)
         usable = fix.valid and fix.fix_quality > 0
         status = _NAVSAT_STATUS.get(fix.fix_quality, 0) if usable else -1
@@ -184,7 +184,7 @@ class McapRunWriter:
                 "twist": {"linear": _vec((x, y, 0.0)), "angular": _vec((0.0, 0.0, 0.0))}, "covariance": cov}})
 
     def write_imu(self, t_ns: int, sample) -> None:
-        """An IMU sample (autopilot.types.ImuSample, FRD) as imu/data (FLU, no orientation); `t_ns` its time."""
+        """An IMU sample (autopilot.vocab.types.ImuSample, FRD) as imu/data (FLU, no orientation); `t_ns` its time."""
         stamp = _stamp(t_ns)
         g, a = self._gyro_var, self._accel_var
         self._put("imu", t_ns, {
@@ -197,7 +197,7 @@ class McapRunWriter:
             "linear_acceleration_covariance": [a, 0.0, 0.0, 0.0, a, 0.0, 0.0, 0.0, a]})
 
     def write_mag(self, t_ns: int, sample) -> None:
-        """A magnetometer sample (autopilot.types.MagSample, FRD, T) as imu/mag (FLU)."""
+        """A magnetometer sample (autopilot.vocab.types.MagSample, FRD, T) as imu/mag (FLU)."""
         m = self._mag_var
         self._put("mag", t_ns, {"header": {"stamp": _stamp(t_ns), "frame_id": self.frames.imu},
                                 "magnetic_field": _vec(frames.frd_to_flu(sample.field_t)),

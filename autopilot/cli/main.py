@@ -1,0 +1,60 @@
+"""The `autopilot` command: one sub-command per job, each living in its own module.
+
+A sub-command module exposes `register(subparsers)`, which adds its parser and sets `func` to a callable
+taking the parsed arguments and returning the process exit code. Modules are imported lazily so that
+`autopilot --help` and the sim never import hardware or ROS libraries.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+# (module, what it adds). Add a line here to add a sub-command.
+SUBCOMMAND_MODULES = (
+    "autopilot.cli.sim",            # autopilot sim MISSION ...
+    "autopilot.cli.check",          # autopilot check CONFIG [--mission FILE]
+    "autopilot.cli.plot",           # autopilot plot LOG [-o PNG]
+    "autopilot.cli.log",            # autopilot log recover RUN
+    "autopilot.bringup.gps",          # autopilot bench gps --port DEV [--baud auto] [--json]
+    "autopilot.bringup.imu",          # autopilot bench imu --bus N [--json]
+    "autopilot.bringup.esc",          # autopilot bench esc --gpio L,R [--test --propellers-removed]
+    "autopilot.cli.run",            # autopilot run --config FILE [--mission FILE]
+    "autopilot.cli.command",        # autopilot command --config FILE mode RTL
+    "autopilot.cli.keys",           # autopilot keys token --config FILE
+    "autopilot.cli.calibrate",      # autopilot calibrate mag (--bus N | --from-log LOG | --sim) ...
+    "autopilot.cli.identify",       # autopilot identify thrust BENCH.csv / identify hull RUN_DIR... --vessel F
+    "autopilot.cli.campaign",       # autopilot campaign SPEC.yaml [--ray auto] / campaign report DIR [DIR_B]
+    "autopilot.cli.tune",           # autopilot tune SPEC.yaml --vessel FILE [--trials N]
+    "autopilot.cli.hil",            # autopilot hil serve --config FILE / hil discovery --pc-ip A --pi-ip B
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="autopilot",
+                                     description="Onboard autopilot for small Raspberry Pi boats.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in SUBCOMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    # SIGPIPE stays ignored (Python's default): with SIG_DFL a write to a socket whose peer died (pigpiod
+    # restarting under `autopilot run`) would kill the process instead of raising an error the ESC output
+    # handles. `autopilot ... | head` closing our stdout ends quietly here instead.
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")      # nothing more reaches the closed pipe, not even at exit
+        except OSError:
+            pass
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,625 @@
+"""`autopilot sim MISSION ...`: fly a mission in the built-in simulator, print a summary, write plot/report/log."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from autopilot.vocab.config import ConfigError, load_vessel
+from autopilot.files.mission_files import load_mission_file
+from drivers.esc.contract import EscError
+
+
+def lockstep_steps(text: str) -> int:
+    """argparse type: a whole number of simulator steps, at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number of steps, got {text!r}") from None
+    if not 1 <= n <= 1000:
+        raise argparse.ArgumentTypeError(f"between 1 and 1000 steps, got {n}")
+    return n
+
+
+def _pair(text: str, what: str) -> tuple[float, float]:
+    try:
+        a, b = (float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{what}: expected two numbers separated by a comma, got {text!r}")
+    return a, b
+
+
+def _wind(text):
+    speed, frm = _pair(text, "--wind SPEED_MPS,FROM_DEG")
+    if speed < 0:
+        raise argparse.ArgumentTypeError("--wind: speed must be >= 0")
+    return speed, frm
+
+
+def _current(text):
+    speed, toward = _pair(text, "--current SPEED_MPS,TOWARD_DEG")
+    if speed < 0:
+        raise argparse.ArgumentTypeError("--current: speed must be >= 0")
+    return speed, toward
+
+
+def _waves(text):
+    try:
+        hs, tp, frm = (float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--waves HS_M,PERIOD_S,FROM_DEG: expected three numbers, got {text!r}")
+    if hs < 0 or tp <= 0:
+        raise argparse.ArgumentTypeError("--waves: height must be >= 0 and period > 0")
+    return hs, tp, frm
+
+
+def _positive(text):
+    v = float(text)
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return v
+
+
+def _fault(text):
+    from hil.sim.faults import parse_fault
+    try:
+        return parse_fault(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
+
+
+def _mismatch(text):
+    from hil.sim.plant_spec import parse_mismatch
+    try:
+        return parse_mismatch(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
+
+
+def _force(text):
+    newtons, toward = _pair(text, "--force NEWTONS,TOWARD_DEG")
+    if newtons < 0 or not math.isfinite(newtons) or not math.isfinite(toward):
+        raise argparse.ArgumentTypeError("--force: newtons must be finite and >= 0")
+    return newtons, toward
+
+
+def add_weather_arguments(p) -> None:
+    """--wind, --current, --waves (read back by environment_from_args)."""
+    p.add_argument("--wind", type=_wind, default=(0.0, 0.0), metavar="SPEED_MPS,FROM_DEG")
+    p.add_argument("--current", type=_current, default=(0.0, 0.0), metavar="SPEED_MPS,TOWARD_DEG")
+    p.add_argument("--waves", type=_waves, default=(0.0, 4.0, 0.0), metavar="HS_M,PERIOD_S,FROM_DEG")
+
+
+def environment_from_args(args):
+    """The hil.sim.environment.EnvironmentConfig of --wind, --current and --waves (calm where absent)."""
+    from hil.sim.environment import EnvironmentConfig
+    wind, current = getattr(args, "wind", (0.0, 0.0)), getattr(args, "current", (0.0, 0.0))
+    waves = getattr(args, "waves", (0.0, 4.0, 0.0))
+    return EnvironmentConfig(wind_speed_mps=wind[0], wind_from_deg=wind[1],
+                             current_speed_mps=current[0], current_toward_deg=current[1],
+                             wave_hs_m=waves[0], wave_tp_s=waves[1], wave_from_deg=waves[2])
+
+
+def add_plant_arguments(p) -> None:
+    """--plant-vessel, --mismatch, --plant-extra, --force: the true boat (read back by _plant_spec)."""
+    p.add_argument("--plant-vessel", metavar="NAME|FILE",
+                   help="the true boat the simulator flies (default: the vessel file the autopilot flies with)")
+    p.add_argument("--mismatch", type=_mismatch, default={}, metavar="KEY=FACTOR,...",
+                   help="scale the plant's coefficients, e.g. x_u=0.4,x_uu=0.4,iz=2.3,n_r=0.5,thrust=0.8,"
+                        "added_mass=1.5; random=0.5 draws every factor log-uniformly within x/÷1.5 from the seed")
+    p.add_argument("--plant-extra", default="", metavar="KEY=VALUE,...",
+                   help="what the vessel file's model leaves out: y_r, n_v (sway-yaw damping), y_rdot (added "
+                        "mass), x_g_m (CG forward of the reference point), trim_roll_deg, trim_pitch_deg, "
+                        "wave_motion=1 (roll/pitch from the waves), thrust_scale=1:0.9 (per thruster), "
+                        "or realistic (a set scaled to the hull)")
+    p.add_argument("--force", type=_force, default=(0.0, 0.0), metavar="NEWTONS,TOWARD_DEG",
+                   help="a constant external force on the plant (towed line, wind on a superstructure)")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("sim", help="fly a mission in the built-in simulator",
+                              description="Fly MISSION in the built-in vessel simulator with the real autopilot "
+                                          "in the loop; print a summary and optionally write a plot, a JSON "
+                                          "report and a CSV log.")
+    p.add_argument("mission", help="mission YAML (e.g. config/missions/demo.yaml) or a QGroundControl / Mission "
+                                   "Planner waypoint file (QGC WPL 110)")
+    p.add_argument("--vessel", default="foka", help="preset name (foka, iacquabot, wamv) or vessel YAML path")
+    p.add_argument("--seed", type=int, default=1)
+    add_weather_arguments(p)
+    p.add_argument("--gps-noise", choices=("white", "realistic"), default="realistic",
+                   help="white: 2 m CEP white noise; realistic (default): plus a Gauss-Markov bias")
+    p.add_argument("--gps-rate-hz", type=_positive, default=None)
+    p.add_argument("--duration", type=_positive, default=None, metavar="S",
+                   help="simulated seconds (default: until the mission completes)")
+    p.add_argument("--realtime", action="store_true", help="run at wall-clock speed")
+    p.add_argument("--devices", choices=("bytes", "typed"), default="bytes",
+                   help="bytes (default): emulated L76K/LSM9DS1/pigpio under the real drivers; "
+                        "typed: sensor models straight into the estimator (faster, skips the drivers)")
+    p.add_argument("--esc-backend", choices=("pigpio", "kernel_pwm", "pca9685"), default="pigpio",
+                   help="with --devices bytes: the ESC output stage the pulses go through: pigpio (default, a "
+                        "pigpiod stand-in), kernel_pwm (a fake /sys/class/pwm, Pi 4 channels on GPIO12/13) or "
+                        "pca9685 (a PCA9685 board on an emulated I2C bus, thrusters on outputs 0, 1, ...)")
+    p.add_argument("--transport", choices=("inproc", "ros"), default="inproc",
+                   help="inproc (default): one process; ros: the autopilot nodes in their own process against "
+                        "the Gazebo stand-in over DDS (needs rclpy); the report adds the link's figures")
+    p.add_argument("--link", metavar="DELAY_MS[:JITTER_MS[:LOSS]]",
+                   help="--transport ros: the autopilot in a ROS domain of its own behind an emulated Wi-Fi link "
+                        "(hil/ros/link_relay.py), e.g. 20:10:0.01")
+    p.add_argument("--link-outage", action="append", default=[], metavar="START_S:DURATION_S",
+                   help="--link: nothing crosses for DURATION_S, START_S after the simulation starts (repeatable)")
+    p.add_argument("--on-outage", choices=("pause", "run"), default="pause",
+                   help="--transport ros: a link outage pauses the plant and /clock (default) or lets them run on")
+    p.add_argument("--lockstep-window", type=lockstep_steps, default=1, metavar="STEPS",
+                   help="--transport ros without --realtime: simulator steps in flight before the plant waits for "
+                        "the autopilot's answer (default 1: strict lockstep; a link of round trip R needs about "
+                        "R / 20 ms to run near real time)")
+    p.add_argument("--mode", choices=("AUTO", "LOITER", "HOLD", "MANUAL"), default=None,
+                   help="mode asked for at the start; the run arms once its pre-arm checks pass (default AUTO; "
+                        "HOLD with --mavlink; MANUAL with --transport ros: a gamepad's joy_node drives)")
+    p.add_argument("--gnss-velocity", action="store_true",
+                   help="--transport ros: the stand-in's GNSS also gives its velocity (speed and course, as the "
+                        "boat's receiver does) on a topic beside the fix; Gazebo's bridged NavSatFix has none. "
+                        "Identification from a ROS run needs it")
+    p.add_argument("--gamepad", metavar="CSV", default=None,
+                   help="--transport ros: play this gamepad sequence (t_s,throttle,steering) as the joy package's "
+                        "joy_node would publish it, enable button held; implies --mode MANUAL and ends the run "
+                        "once it is played (tests/data/gamepad/*.csv)")
+    p.add_argument("--no-mag-calibration", action="store_true",
+                   help="the simulated magnetometer comes uncalibrated: its distortion (the vessel file's, else "
+                        "30 uT hard iron and 10 %% soft iron) reaches the autopilot, which has no calibration "
+                        "(first day on the water): arming in a navigating mode is refused")
+    p.add_argument("--calibrate-on-water", action="store_true",
+                   help="start in CALIBRATE_ON_WATER: two slow circles on the gyro and GNSS inside "
+                        "sensors.mag.on_water.box_m, fit the magnetometer, and fly the mission only if the fit is "
+                        "accepted (else HOLD)")
+    p.add_argument("--mag-calibration-out", metavar="FILE",
+                   help="write a calibration fitted on the water (or updated underway) here, any old file kept as "
+                        "FILE.prev (default: nowhere)")
+    p.add_argument("--mavlink", action="append", default=[], metavar="LINK",
+                   help="serve MAVLink ground stations (repeatable): udpout:HOST:PORT (QGC on this laptop: "
+                        "udpout:127.0.0.1:14550), udpin:HOST:PORT, tcpin:HOST:PORT. The ground station then arms, "
+                        "picks modes and uploads missions; the run lasts --duration (default 1 h) or until "
+                        "Ctrl-C. Use with --realtime")
+    p.add_argument("--mavlink-sysid", type=int, default=1, metavar="N", help="MAVLink system id (default 1)")
+    p.add_argument("--mavlink-key", metavar="FILE",
+                   help="MAVLink 2 signing key (32 bytes or 64 hex digits, mode 600): unsigned commands refused")
+    p.add_argument("--params", metavar="FILE",
+                   help="parameter overlay (NAME: value) read at start and written by a ground station's "
+                        "PARAM_SET (default with --mavlink: kept in memory only)")
+    p.add_argument("--fault", type=_fault, action="append", default=[], metavar="KIND@START_S[:DURATION_S]",
+                   help="inject a fault into the emulated devices (repeatable): gps-loss, gps-glitch (50 m, or "
+                        "=SIZE_M: gps-glitch@60:1=20), gps-forge (=F: share of epochs forged), imu-loss, imu-zero, "
+                        "imu-frozen, mag-loss, mag-shift (=UT: hard-iron step, mag-shift@300=10), esc-disconnect, link-loss, "
+                        "low-battery; e.g. gps-loss@60:60")
+    add_plant_arguments(p)
+    p.add_argument("--follow-model", action="store_true",
+                   help="model following (paper 001): the --plant-vessel hull is driven to behave like --vessel "
+                        "(the autopilot's thrust drives a --vessel model, an inverse-dynamics follower drives the "
+                        "plant's thrusters to match its surge and yaw rate). Flies the run twice, with and "
+                        "without following, and reports RMSE, MAE and R^2 of u, v, r, x, y, psi against the model")
+    p.add_argument("--follow-thrust-scale", type=_positive, default=1.0, metavar="F",
+                   help="with --follow-model: let the follower push the plant's thrusters to F x their vessel-file "
+                        "limits (a simulator's thrusters are force inputs; default 1)")
+    p.add_argument("--follow-sway", action="store_true",
+                   help="with --follow-model: also drive the plant's sway, by a body force its thrusters cannot give "
+                        "(a lateral thruster or a force plugin would have to); the report gives its RMS and peak")
+    p.add_argument("--plot", metavar="FILE.png")
+    p.add_argument("--report", metavar="FILE.json")
+    p.add_argument("--log", metavar="DIR",
+                   help="write the run log into DIR/<time>_<mission>/: state.csv (opens in a spreadsheet), "
+                        "events.jsonl, run.mcap + metadata.yaml (a rosbag2 bag of the live topics); `autopilot "
+                        "plot` draws it. With --transport ros the autopilot process writes it, as on a boat")
+    p.add_argument("--log-rate-hz", type=_positive, default=10.0, metavar="HZ",
+                   help="rows per second in the run log (default 10, up to 50)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from hil.sim.runner import SimArmingError, SimOptions, run_sim
+
+    try:
+        vessel = load_vessel(args.vessel)
+        mission = load_mission_file(args.mission, on_note=lambda note: print(f"note: {note}", file=sys.stderr))
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
+        plant_spec = _plant_spec(vessel, args)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    env = environment_from_args(args)
+    opts = SimOptions(seed=args.seed, env=env, gps_noise=args.gps_noise, gps_rate_hz=args.gps_rate_hz,
+                      duration_s=args.duration, realtime=args.realtime, devices=args.devices,
+                      faults=tuple(args.fault), initial_mode=_initial_mode(args), plant_spec=plant_spec,
+                      esc_backend=args.esc_backend, mag_calibration="none" if args.no_mag_calibration else "exact",
+                      mag_calibration_path=args.mag_calibration_out)
+    if args.calibrate_on_water and args.mode:
+        print("error: --calibrate-on-water starts in CALIBRATE_ON_WATER (then AUTO): leave out --mode",
+              file=sys.stderr)
+        return 2
+    if args.calibrate_on_water and (args.mavlink or args.transport == "ros"):
+        print("error: --calibrate-on-water needs the in-process simulator without --mavlink (a ground station "
+              "or ROS operator asks for the mode CALIBRATE_ON_WATER itself)", file=sys.stderr)
+        return 2
+    if args.follow_model or args.follow_thrust_scale != 1.0 or args.follow_sway:
+        problem = _follow_model_problem(args)
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
+        from hil.sim.model_following import FollowingSetup
+        opts.model_following = FollowingSetup(follower_vessel=load_vessel(args.plant_vessel),
+                                              thrust_limit_scale=args.follow_thrust_scale,
+                                              sway_force=args.follow_sway)
+    if args.esc_backend != "pigpio" and args.devices != "bytes":
+        print("error: --esc-backend needs the emulated devices (--devices bytes)", file=sys.stderr)
+        return 2
+    if args.mavlink:
+        if args.transport == "ros":
+            print("error: --mavlink serves the in-process simulator (--transport inproc); a ROS boat serves "
+                  "MAVLink from its boat config's mavlink: section", file=sys.stderr)
+            return 2
+        from autopilot.cli.sim_mavlink import fly_with_mavlink
+        return fly_with_mavlink(vessel, mission, opts, args, env)
+    if args.transport == "ros":
+        args.plant_spec = plant_spec
+        if args.fault:
+            print("error: --fault needs the in-process simulator (--transport inproc)", file=sys.stderr)
+            return 2
+        try:
+            args.link = _link_spec(args.link, args.link_outage)
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        return _run_over_ros(vessel, mission, env, args)
+    if args.link or args.link_outage or args.lockstep_window != 1:
+        print("error: --link and --lockstep-window need --transport ros", file=sys.stderr)
+        return 2
+    if args.gnss_velocity:
+        print("error: --gnss-velocity is for --transport ros (the in-process GNSS always gives its velocity)",
+              file=sys.stderr)
+        return 2
+    if args.gamepad or args.mode == "MANUAL":
+        print("error: --gamepad and --mode MANUAL need --transport ros (sticks come as sensor_msgs/Joy from a joy "
+              "node)", file=sys.stderr)
+        return 2
+    sim_log = SimRunLog(vessel, mission, args.log, args.log_rate_hz) if args.log else None
+    if sim_log is not None:
+        opts.on_result = sim_log.on_result
+    try:
+        result = run_sim(vessel, mission, opts)
+        if opts.model_following is not None:
+            _add_baseline(result, vessel, mission, opts)
+    except (SimArmingError, ValueError, EscError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if sim_log is not None:
+            sim_log.close()
+    print(format_summary(result.report, env))
+    refused = result.report.get("armed_at_s") is None
+    if refused:
+        print("error: the boat never armed; pre-arm checks failing: "
+              + ("; ".join(result.report.get("never_armed_because") or []) or "none reported"), file=sys.stderr)
+    if args.report:
+        Path(args.report).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.report).write_text(json.dumps(_jsonable(result.report), indent=2) + "\n")
+        print(f"report: {args.report}")
+    if args.plot:
+        from hil.sim.plot import plot_run
+        plot_run(result, args.plot)
+        print(f"plot:   {args.plot}")
+    if sim_log is not None:
+        print(f"log:    {sim_log.log.run_dir / 'state.csv'}")
+    return 1 if refused else 0
+
+
+def _follow_model_problem(args):
+    """Why --follow-model cannot run with these options (None: it can)."""
+    if not args.follow_model:
+        return ("--follow-sway needs --follow-model" if args.follow_sway
+                else "--follow-thrust-scale needs --follow-model")
+    if not args.plant_vessel:
+        return ("--follow-model needs --plant-vessel NAME|FILE: the simulated hull made to behave like --vessel "
+                "(e.g. --vessel foka --plant-vessel wamv)")
+    if args.transport != "inproc" or args.mavlink:
+        return "--follow-model runs in the in-process simulator only (no --transport ros, no --mavlink)"
+    if args.follow_thrust_scale > 100.0:
+        return f"--follow-thrust-scale: at most 100, got {args.follow_thrust_scale:g}"
+    return None
+
+
+def _add_baseline(result, vessel, mission, opts) -> None:
+    """Fly the same run again without following, for as long as the first, and put both sets of figures and
+    the reduction into the report's model_following section."""
+    import dataclasses
+
+    from hil.sim.model_following import reduction_pct
+    from hil.sim.runner import run_sim
+    base_opts = dataclasses.replace(opts, duration_s=result.report["sim_time_s"], on_result=None,
+                                    model_following=dataclasses.replace(opts.model_following, follow=False))
+    without = run_sim(vessel, mission, base_opts).report["model_following"]
+    with_ = result.report["model_following"]
+    result.report["model_following"] = {"with": with_, "without": without,
+                                        "reduction_pct": reduction_pct(with_, without)}
+
+
+def _following_lines(mf) -> list:
+    if not mf:
+        return []
+    w, wo, red = mf["with"], mf["without"], mf["reduction_pct"]
+    lines = [f"  model following: {w['plant_vessel']} made to follow {w['reference_vessel']}'s model "
+             f"(thrust limited on {100 * (w['thrust_limited_frac'] or 0):.1f} % of steps"
+             + (f"; sway force rms {w['sway_force_rms_n']:.0f} N, peak {w['sway_force_max_n']:.0f} N)"
+                if w.get("sway_force") else "; sway not driven)"),
+             "    state  RMSE with / without (cut %)    MAE with / without (cut %)    R^2 with / without"]
+    for s in ("u", "v", "r", "x", "y", "psi"):
+        a, b, c = w[s], wo[s], red[s]
+        lines.append(f"    {s:<5}  {a['rmse']:.4g} / {b['rmse']:.4g} {w['units'][s]} ({_pct(c['rmse'])})"
+                     f"    {a['mae']:.4g} / {b['mae']:.4g} ({_pct(c['mae'])})    {_r2(a['r2'])} / {_r2(b['r2'])}")
+    return lines
+
+
+def _pct(x):
+    return "-" if x is None else f"{x:.1f} %"
+
+
+def _r2(x):
+    return "-" if x is None else f"{x:.3f}"
+def _initial_mode(args) -> str:
+    if getattr(args, "calibrate_on_water", False):
+        return "CALIBRATE_ON_WATER"
+    return args.mode or "AUTO"
+
+
+def _calibration_lines(r) -> list:
+    """The first-day calibration's outcome, figures and the heading error after it."""
+    c = r.get("calibrate_on_water")
+    if not c:
+        return []
+    f = c.get("figures") or {}
+    out = [f"  calibrate-on-water: {c['outcome']}" + (f" at {c['time_s']:.0f} s" if c.get("time_s") else "")]
+    if f.get("coverage") is not None:
+        out.append(f"    fit: {f['n_samples']} readings, coverage {f['coverage']:.0%}, residual "
+                   f"{f['residual_rms_pct']:.2f} % of the field, field ratio {f['field_ratio']:.2f}, anisotropy "
+                   f"{f['anisotropy']:.2f}; circles {f['turned_deg']:.0f} deg in {f['time_s']:.0f} s")
+    if c["outcome"] != "accepted" and c.get("message"):
+        out.append(f"    {c['message']}")
+    h = c.get("heading_err_rms_deg_after")
+    if h is not None:
+        out.append(f"    heading error in AUTO after the calibration: rms {h:.2f} deg")
+    return out
+
+
+def _track_lines(r) -> list:
+    """Cross-track error on the mission's legs; station keeping for a run that held a point in LOITER."""
+    out = []
+    if r.get("xte_rms_m") is not None and math.isfinite(r["xte_rms_m"]):
+        out.append(f"  cross-track error (true position): rms {r['xte_rms_m']:.2f} m, max {r['xte_max_m']:.2f} m")
+    if r.get("path_rms_m") is not None and math.isfinite(r["path_rms_m"]):
+        out.append(f"  distance from the path, corners included: rms {r['path_rms_m']:.2f} m, "
+                   f"max {r['path_max_m']:.2f} m")
+    sk = r.get("station_keeping")
+    if sk and sk["time_s"] >= 10.0:
+        out.append(f"  station keeping in LOITER ({sk['time_s']:.0f} s, true position): "
+                   f"{100 * sk['within_radius_frac']:.0f} % within {sk['radius_m']:g} m, "
+                   f"{100 * sk['within_2m_frac']:.0f} % within 2 m, p95 {sk['p95_m']:.2f} m, max {sk['max_m']:.2f} m, "
+                   f"VRX score {sk['vrx_score']:.2f}")
+    if not out:
+        out.append("  cross-track error: no mission leg flown")
+    tu = r.get("thruster_usage")
+    if tu and math.isfinite(tu["reversals_per_min"]):
+        out.append(f"  thrusters: {tu['reversals_per_min']:.1f} reversals/min, "
+                   f"{100 * tu['saturated_frac']:.1f} % of cycles at a limit")
+    return out
+
+
+def _plant_spec(vessel, args):
+    """The true boat from --plant-vessel, --mismatch, --plant-extra and --force (None: the vessel file as is)."""
+    import dataclasses
+
+    from hil.sim.plant_spec import PlantExtras, PlantSpec, parse_plant_extras, realistic_extras
+    plant_vessel = getattr(args, "plant_vessel", None)
+    mismatch = getattr(args, "mismatch", None) or {}
+    extra_text = getattr(args, "plant_extra", "") or ""
+    force = getattr(args, "force", (0.0, 0.0)) or (0.0, 0.0)
+    if not (plant_vessel or mismatch or extra_text or force[0]):
+        return None
+    base = load_vessel(plant_vessel) if plant_vessel else vessel
+    if extra_text.strip() == "realistic":
+        extras = realistic_extras(base)
+    else:
+        extras = parse_plant_extras(extra_text, len(base.thrusters)) if extra_text else PlantExtras()
+    if force[0]:
+        extras = dataclasses.replace(extras, force_n=force[0], force_toward_deg=force[1])
+    return PlantSpec.resolve(vessel, args.seed, plant_vessel=base if plant_vessel else None,
+                             mismatch=mismatch, extras=extras)
+
+
+class SimRunLog:
+    """The same crash-safe run log as on the boat, with the simulation's truth columns added: pass its
+    `on_result` as hil.sim.runner.SimOptions.on_result, and close() it after the run. Rate at most 50 Hz."""
+
+    def __init__(self, vessel, mission, log_dir, rate_hz: float):
+        from autopilot.guidance.path_following import mission_frame
+        from autopilot.runlog import RunLogger
+        from autopilot.runlog.cycle_row import cycle_row
+        self._cycle_row = cycle_row               # imported once, not on every 50 Hz cycle
+        self.frame = mission_frame(mission)
+        self.log = RunLogger(log_dir, vessel.source_file or None, mission.source_file or None,
+                             rate_hz=min(rate_hz, 50.0), keep_runs=None, max_total_mb=None,
+                             mission_name=mission.name, thruster_names=[t.name for t in vessel.thrusters],
+                             realtime=False, vessel=vessel)
+        self._path_logged = None
+        self._fix = None
+        self._unlogged_fix = None     # a valid fix not yet in a state.csv row
+        self._events_seen = 0
+
+    def on_result(self, t_s, autopilot, batch, result, truth) -> None:
+        self.log.log_estimator_step(t_s, batch, result, autopilot.estimator)
+        events = autopilot.events
+        for ev in events[self._events_seen:]:
+            self.log.event(ev.time_s, ev.kind, ev.message, **_event_fields(ev))
+        self._events_seen = len(events)
+        for fix in batch.gps:
+            self._fix = fix
+            if fix.valid:
+                self._unlogged_fix = fix
+            self.log.log_gnss(t_s, fix)
+        if self.log.due(t_s):
+            g = getattr(autopilot, "guidance", None)
+            wps = getattr(g, "waypoints_ned", None)
+            if wps is not None and wps is not self._path_logged:       # a new mission is a new list
+                self._path_logged = wps
+                start = getattr(autopilot, "start_point_ned", None)
+                self.log.log_path(t_s, wps, start() if start is not None else None)
+            fix = self._fix
+            if self.log.log_cycle(t_s, self._cycle_row(
+                    result, self.frame, gps_age_s=float("nan") if fix is None else t_s - fix.time_s,
+                    fix_quality=0 if fix is None else fix.fix_quality, battery_v=batch.battery_v, truth=truth,
+                    imu=batch.imu[-1] if batch.imu else None, new_fix=self._unlogged_fix)):
+                self._unlogged_fix = None
+
+    def close(self) -> None:
+        self.log.close()
+
+
+def _link_spec(text, outages):
+    """--link DELAY_MS[:JITTER_MS[:LOSS]] and --link-outage START_S:DURATION_S -> LinkSpec (None: no link)."""
+    if not text and not outages:
+        return None
+    from hil.ros.link_relay import LinkSpec
+    parts = (text or "0").split(":")
+    try:
+        nums = [float(x) for x in parts]
+        outs = tuple(tuple(float(x) for x in o.split(":")) for o in outages)
+    except ValueError:
+        raise ValueError(f"--link takes DELAY_MS[:JITTER_MS[:LOSS]], --link-outage START_S:DURATION_S; got "
+                         f"{text!r} {outages!r}") from None
+    if len(nums) > 3:
+        raise ValueError(f"--link takes DELAY_MS[:JITTER_MS[:LOSS]]; got {text!r}")
+    delay, jitter, loss = (nums + [0.0, 0.0])[:3]
+    return LinkSpec(delay_ms=delay, jitter_ms=jitter, loss=loss, outages=outs)
+
+
+def _run_over_ros(vessel, mission, env, args) -> int:
+    if args.plot:
+        print("error: --plot is not available with --transport ros yet; the report (--report FILE.json) and the "
+              "run log (--log DIR, then `autopilot plot`) are", file=sys.stderr)
+        return 2
+    if getattr(args, "gamepad", None):
+        from hil.sim.gamepad_sequence import read_sequence
+        if args.mode not in (None, "MANUAL"):
+            print(f"error: --gamepad drives MANUAL; leave out --mode {args.mode}", file=sys.stderr)
+            return 2
+        try:
+            seq = read_sequence(args.gamepad)
+        except ValueError as e:
+            print(f"error: --gamepad: {e}", file=sys.stderr)
+            return 2
+        args.mode = "MANUAL"
+        if args.duration is None:          # a cap: the run ends when the sequence has been played
+            args.duration = float(seq[-1, 0]) + 60.0
+    elif args.mode == "MANUAL" and args.duration is None:
+        print("error: --mode MANUAL over ROS needs --duration S (nothing ends a MANUAL run by itself)",
+              file=sys.stderr)
+        return 2
+    try:
+        from autopilot.ros.sim_transport import run_ros_sim
+    except ImportError as e:
+        print(f"error: --transport ros needs rclpy ({e}). On a laptop: pip install '.[ros]'; on a boat: "
+              f"source /opt/ros/$ROS_DISTRO/setup.bash", file=sys.stderr)
+        return 2
+    from hil.ros.hil_bench import BenchError
+    try:
+        report = run_ros_sim(vessel, mission, env, args)
+    except (BenchError, RuntimeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(format_summary(report, env))
+    if "latency_p99_ms" in report:
+        print(f"  sensor-in to thrust-out latency over DDS: p50 {report.get('latency_p50_ms', float('nan')):.2f} ms, "
+              f"p99 {report['latency_p99_ms']:.2f} ms, max {report.get('latency_max_ms', float('nan')):.2f} ms; "
+              f"loss {json.dumps(report.get('loss', {}))}")
+    if "gamepad" in report:
+        print(f"  gamepad: {report['gamepad']['said']}")
+    for w in report.get("link_warnings", []):
+        print(f"  warning: {w}")
+    if args.report:
+        Path(args.report).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.report).write_text(json.dumps(_jsonable(report), indent=2) + "\n")
+        print(f"report: {args.report}")
+    if args.log:
+        if not report.get("log_dir"):
+            print(f"error: the autopilot process left no run directory in {args.log}", file=sys.stderr)
+            return 1
+        print(f"log:    {report['log_dir']} (a rosbag2 bag of the autopilot process's topics)")
+    return 0
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def _plant_lines(plant, r_vessel: str) -> list:
+    if not plant:
+        return []
+    if "custom" in plant:
+        return [f"  plant: custom model {plant['custom']}"]
+    if plant["vessel"] == r_vessel and not plant["mismatch"] and not plant["extras"]:
+        return []
+    parts = [f"  plant: {plant['vessel']} ({plant['source']})"]
+    if plant["mismatch"]:
+        parts.append("mismatch " + ",".join(f"{k}={v:g}" for k, v in plant["mismatch"].items()))
+    if plant["extras"]:
+        parts.append("extras " + ",".join(f"{k}={v}" for k, v in plant["extras"].items()))
+    return [", ".join(parts)]
+
+
+def format_summary(r: dict, env) -> str:
+    done = "COMPLETE" if r["mission_complete"] else "NOT complete"
+    ident = r.get("identification")
+    progress = (f"{ident['segments_flown']}/{ident['segments_total']} identification segments, "
+                f"{ident['cut_short']} cut short at the box edge" if ident else
+                f"{r['waypoints_reached']}/{r['waypoints_total']} waypoints")
+    lines = [
+        f"mission {r['mission']!r} on {r['vessel']}: {done} ({progress})",
+        f"  environment: wind {env.wind_speed_mps:g} m/s from {env.wind_from_deg:g} deg, current "
+        f"{env.current_speed_mps:g} m/s toward {env.current_toward_deg:g} deg, waves Hs {env.wave_hs_m:g} m "
+        f"Tp {env.wave_tp_s:g} s from {env.wave_from_deg:g} deg",
+        f"  GNSS: {r['gps_noise']} noise at {r['gps_rate_hz']:g} Hz",
+        *_plant_lines(r.get("plant"), r["vessel"]),
+        *_track_lines(r),
+        *_following_lines(r.get("model_following") if "with" in (r.get("model_following") or {}) else None),
+        f"  position estimate error: rms {r['pos_err_rms_m']:.2f} m, mae {r['pos_err_mae_m']:.2f} m "
+        f"(raw GNSS: rms {r['gps_err_rms_m']:.2f} m, mae {r['gps_err_mae_m']:.2f} m)",
+        f"  heading estimate error: rms {r['heading_err_rms_deg']:.2f} deg",
+        *_calibration_lines(r),
+        f"  simulated {r['sim_time_s']:.1f} s in {r['wall_time_s']:.2f} s wall "
+        f"({r['realtime_factor']:g}x real time)",
+    ]
+    if "armed_at_s" in r:
+        armed = r["armed_at_s"]
+        lines.append("  never armed" if armed is None else
+                     f"  armed at {armed:.1f} s (pre-arm checks passed); final mode {r.get('final_mode')}"
+                     + ("" if r.get("armed_at_end") else ", disarmed"))
+    for f in r.get("faults", []):
+        d = f["max_distance_from_path_m"]
+        lines.append(f"  fault {f['fault']}: max distance from the path {'-' if d is None else f'{d:.2f} m'}")
+    for ev in r.get("failsafe_events", []):
+        lines.append(f"  failsafe at {ev['time_s']:7.2f} s: {ev['kind']} -> {ev['action']}")
+    return "\n".join(lines)
+
+
+def _event_fields(ev) -> dict:
+    """What an Event carries beyond its message, for events.jsonl (a calibration update's before/after)."""
+    return {"figures": ev.figures} if getattr(ev, "figures", None) else {}

@@ -1,0 +1,87 @@
+"""`autopilot sim MISSION --mavlink LINK --realtime`: the simulated boat as a MAVLink vehicle.
+
+The ground station does what the simulator's stand-in operator does otherwise: it arms (the pre-arm checks
+decide), picks the modes, uploads missions and sends the heartbeat the operator-link failsafe watches. The run
+starts in HOLD (or --mode), lasts --duration simulated seconds (default 1 h) or until SIGINT/SIGTERM, and
+prints the usual summary at the end. Every answer and event is printed as it happens.
+"""
+from __future__ import annotations
+
+import dataclasses
+import signal
+import sys
+import threading
+from pathlib import Path
+
+DEFAULT_DURATION_S = 3600.0
+
+
+def fly_with_mavlink(vessel, mission, opts, args, env) -> int:
+    from autopilot.files.boat import MavlinkConfig
+    from autopilot.cli.sim import format_summary
+    from autopilot.vocab.config import ConfigError
+    from autopilot.vocab.schema import build
+    from autopilot.mavlink.server import MavlinkError, read_signing_key
+    from autopilot.mavlink.sim_session import SimMavlink
+    from hil.sim.runner import run_sim
+
+    try:
+        cfg = build(MavlinkConfig, {"links": list(args.mavlink), "system_id": args.mavlink_sysid}, "--mavlink")
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    key = None
+    try:
+        if args.mavlink_key:
+            key = read_signing_key(args.mavlink_key)
+    except MavlinkError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    params = None
+    try:
+        from autopilot.files.tunables import load_with_overlay
+        params = load_with_overlay(vessel, mission, Path(args.params) if args.params else None)
+        vessel, mission = params.vessel, params.mission
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if not args.realtime:
+        print("note: without --realtime the simulated boat runs faster than a ground station expects",
+              file=sys.stderr)
+
+    def say(text: str, error: bool) -> None:
+        print(("! " if error else "  ") + text, flush=True)
+
+    upload_dir = Path(args.log) if args.log else None
+    session = SimMavlink(cfg, vessel, signing_key=key, upload_dir=upload_dir, params=params, on_event=say)
+    stop = threading.Event()
+
+    def on_signal(signum, frame):
+        stop.set()
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    opts = dataclasses.replace(opts, auto_arm=False, operator_link=False, stop=stop, on_cycle=session.on_cycle,
+                               initial_mode=args.mode or "HOLD",
+                               duration_s=args.duration or DEFAULT_DURATION_S)
+    print(f"MAVLink: serving {', '.join(cfg.links)} as system {cfg.system_id}"
+          f"{' (signed)' if key else ''}; Ctrl-C ends the run", flush=True)
+    try:
+        result = run_sim(vessel, mission, opts)
+    except MavlinkError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    finally:
+        session.close()
+        for s, h in old.items():
+            signal.signal(s, h)
+    print(format_summary(result.report, env), flush=True)
+    if args.report:
+        import json
+
+        from autopilot.cli.sim import _jsonable
+        Path(args.report).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.report).write_text(json.dumps(_jsonable(result.report), indent=2) + "\n")
+        print(f"report: {args.report}")
+    return 0

@@ -1,0 +1,274 @@
+"""The one command layer: every operator command, from any ground-station path, is checked and answered here.
+
+The ROS node (`autopilot/command` text and its services, the gamepad), the MAVLink adapter and, through the
+ROS node, `autopilot command` all call an `OperatorDesk`, so two ground stations can never disagree about what a
+command means, which checks it must pass or what it answers. The desk validates, carries the command out on the
+`Autopilot`, logs it with its origin (through `on_event`) and answers an `Answer(ok, text)`; every refusal's text
+says "refused" and why.
+
+Who may send a command is decided before the desk, by the path it came in on: the ROS node's CommandGate
+(signed text commands, autopilot/commands/auth.py) or MAVLink signing (autopilot/mavlink/). `admit_text` runs a
+gate and then the text command, for the paths that carry text.
+
+Threading: call every method from the thread that steps the autopilot, or under the lock its runner holds
+while stepping (the ROS node's `lock`; the MAVLink server takes the same lock, or hands the call to the loop).
+Times are the runner's core clock `now_s()` [s].
+"""
+from __future__ import annotations
+
+import math
+import pathlib
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence, Tuple
+
+from autopilot.vocab.config import ConfigError, MissionConfig, VesselConfig
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a command got: carried out (ok) or refused, and the text that says which (logged and sent back)."""
+
+    ok: bool
+    text: str
+    reasons: Tuple[str, ...] = ()     # a refusal's separate reasons (each failed pre-arm check), when it has several
+
+
+TEXT_COMMANDS = ("'arm', 'disarm [REASON]', 'mode NAME', 'mission PATH', 'heartbeat', "
+                 "'manual THROTTLE STEERING' or 'velocity SPEED_MPS YAW_RATE_DPS'")
+
+
+def _refused(text: str) -> Answer:
+    return Answer(False, text if "refused" in text.lower() else f"refused: {text}")
+
+
+class OperatorDesk:
+    """Carries out operator commands on one `Autopilot` (see the module docstring).
+
+    `now_s`: the runner's core clock [s]. `mission_dirs`: folders `load_mission_file` may read (empty: any).
+    `on_event(text, is_error)`: where each answer is logged (a ROS event, a STATUSTEXT, the run log).
+    `params`: an autopilot.files.tunables.ParamStore for `set_param`, or None (parameters then refused).
+    `on_mission(mission)`: called after a mission was loaded (a ROS node republishes its path)."""
+
+    def __init__(self, autopilot, vessel: VesselConfig, now_s: Callable[[], float], *,
+                 mission_dirs: Sequence[pathlib.Path] = (),
+                 on_event: Optional[Callable[[str, bool], None]] = None,
+                 params=None, on_mission: Optional[Callable[[MissionConfig], None]] = None):
+        self.autopilot = autopilot
+        self.vessel = vessel
+        self.now_s = now_s
+        self.mission_dirs = tuple(mission_dirs)
+        self.params = params
+        if params is not None:
+            params.attach(autopilot)
+        self._listeners = [on_event] if on_event is not None else []
+        self._on_mission = on_mission
+        self._stream_origin = ""        # origin of the last heartbeat/manual stream (logged on change)
+        self._velocity_refused = None   # (origin, text) of the last velocity refusal (said once per stream)
+
+    # ------------------------------------------------------------------ logging
+    def log(self, text: str, error: bool = False) -> None:
+        for listener in self._listeners:
+            listener(text, error)
+
+    def add_listener(self, on_event: Callable[[str, bool], None]) -> None:
+        """Also tell `on_event(text, is_error)` every answer and note (a ground station's STATUSTEXT)."""
+        self._listeners.append(on_event)
+
+    def refuse(self, text: str, origin: str = "") -> Answer:
+        """Refuse a command the path it came in on could not admit, logged like every other answer."""
+        return self._answer(_refused(text), origin)
+
+    def _answer(self, answer: Answer, origin: str) -> Answer:
+        self.log(f"{answer.text} (from {origin})" if origin else answer.text, error=not answer.ok)
+        return answer
+
+    # ------------------------------------------------------------------ commands
+    def arm(self, origin: str = "") -> Answer:
+        """Arm if the pre-arm checks pass; refused with every failing check otherwise."""
+        return self._answer(self._arm(), origin)
+
+    def _arm(self) -> Answer:
+        ap, t = self.autopilot, self.now_s()
+        checks = getattr(ap, "prearm_failures", None)
+        if checks is not None:
+            failures = checks(t)
+            if failures:
+                return Answer(False, "arming refused: " + "; ".join(failures), tuple(failures))
+        try:
+            ap.arm(t)
+        except (RuntimeError, ValueError) as e:
+            return Answer(False, f"arming refused: {e}")
+        if not getattr(ap, "armed", True):
+            return Answer(False, "arming refused")
+        return Answer(True, "armed")
+
+    def disarm(self, reason: str = "", origin: str = "") -> Answer:
+        """Always carried out: stopping the boat never waits for anything."""
+        self.autopilot.disarm(self.now_s(), reason or "disarm command")
+        return self._answer(Answer(True, "disarmed"), origin)
+
+    def set_mode(self, name: str, origin: str = "", reason: str = "") -> Answer:
+        """Ask for MANUAL, HOLD, LOITER, AUTO, RTL or CALIBRATE_ON_WATER (case-insensitive); refused when unknown
+        or blocked by an active failsafe (it takes effect on the next cycle)."""
+        name = name.strip().upper()
+        try:
+            self.autopilot.set_mode(name, reason or f"mode command ({origin or 'operator'})")
+        except ValueError as e:
+            return self._answer(_refused(str(e)), origin)
+        return self._answer(Answer(True, f"mode {name} requested"), origin)
+
+    def load_mission_file(self, path: str, origin: str = "") -> Answer:
+        """Load a mission file (YAML, QGC WPL 110, QGC .plan) from the mission folders; refused, with every
+        reason, if it is elsewhere or fails its checks."""
+        from autopilot.files.mission_files import load_mission_file
+        try:
+            real = pathlib.Path(path).expanduser().resolve()
+        except (OSError, RuntimeError, ValueError) as e:
+            return self._answer(_refused(f"mission not loaded: {path!r}: {e}"), origin)
+        if self.mission_dirs and not any(real.is_relative_to(d) for d in self.mission_dirs):
+            return self._answer(_refused(
+                f"mission not loaded: {path!r} is outside the mission folders "
+                f"({', '.join(str(d) for d in self.mission_dirs)}; commands.mission_dirs)"), origin)
+        notes = []
+        try:
+            mission = load_mission_file(path, on_note=notes.append)
+        except ConfigError as e:
+            return self._answer(_refused(f"mission not loaded: {e}"), origin)
+        for note in notes:
+            self.log(note)
+        return self.load_mission(mission, origin, source=str(path))
+
+    def load_mission(self, mission: MissionConfig, origin: str = "", source: str = "") -> Answer:
+        """Fly `mission` from now on (AUTO continues on it), if it passes the same checks as a file:
+        speeds, geofence, leg lengths. Refused with every problem otherwise; the old mission stays."""
+        problems = self.mission_problems(mission)
+        if problems:
+            return self._answer(_refused("mission not loaded: " + "; ".join(problems)), origin)
+        self.autopilot.load_mission(mission)
+        if self._on_mission is not None:
+            self._on_mission(mission)
+        where = f" from {source}" if source else ""
+        return self._answer(Answer(True, f"mission {mission.name!r} loaded{where} "
+                                         f"({len(mission.waypoints)} waypoints)"), origin)
+
+    def mission_problems(self, mission: MissionConfig, labels: Optional[Sequence[str]] = None) -> list:
+        """Why `mission` would be refused (mission_check's findings), as texts; empty: it would be loaded.
+        `labels[i]` names waypoint i as its source does ("item 3" of an upload)."""
+        from autopilot.files.check import check_mission
+        return [str(p) for p in check_mission(mission, self.vessel, labels or None)]
+
+    def set_home(self, north_m: float, east_m: float, origin: str = "") -> Answer:
+        """RTL's destination [m, local NED frame of the mission]."""
+        fences = getattr(self.autopilot, "fences", ())
+        for f in fences:
+            if not f.contains(north_m, east_m):
+                return self._answer(_refused(f"home not set: {north_m:.1f} N {east_m:.1f} E is outside the "
+                                             f"geofence"), origin)
+        self.autopilot.home_ned = (float(north_m), float(east_m))
+        return self._answer(Answer(True, f"home set to {north_m:.1f} m N, {east_m:.1f} m E of the mission "
+                                         f"origin"), origin)
+
+    def set_current_waypoint(self, index: int, origin: str = "") -> Answer:
+        """Make waypoint `index` (0-based) the one AUTO heads for now; the leg starts where the boat is."""
+        g = self.autopilot.guidance
+        if not 0 <= index < g.waypoints_total:
+            return self._answer(_refused(f"waypoint {index} does not exist (the mission has "
+                                         f"{g.waypoints_total})"), origin)
+        nav = self.autopilot.nav
+        g.jump_to(index, (nav.north_m, nav.east_m) if nav is not None and nav.valid else None)
+        return self._answer(Answer(True, f"heading for waypoint {index}"), origin)
+
+    def heartbeat(self, origin: str = "") -> Answer:
+        """The operator's station is alive (feeds the link-loss failsafe). Logged when a stream starts or
+        changes hands, not per beat."""
+        self.autopilot.operator_heartbeat(self.now_s())
+        self._stream("heartbeat", origin)
+        return Answer(True, "heartbeat")
+
+    def manual(self, throttle: float, steering: float, origin: str = "") -> Answer:
+        """MANUAL's throttle and steering, each in [-1, 1] (+ forward, + turn to starboard; beyond is clamped);
+        also a heartbeat. A value that is not a finite number is refused."""
+        try:
+            self.autopilot.operator_command(self.now_s(), float(throttle), float(steering))
+        except (TypeError, ValueError) as e:
+            return self._answer(_refused(f"manual command refused: THROTTLE and STEERING must be finite numbers "
+                                         f"in -1..1 ({e})"), origin)
+        self._stream("manual", origin)
+        return Answer(True, "manual")
+
+    def velocity(self, surge_mps: float, yaw_rate_rps: float, origin: str = "") -> Answer:
+        """VELOCITY's surge speed [m/s] and yaw rate [rad/s, + turn to starboard]; also a heartbeat. Refused
+        outside VELOCITY and for values that are not finite numbers; beyond the limits they are clamped.
+        Commands come as streams (cmd_vel, SET_POSITION_TARGET_LOCAL_NED): a refusal is logged once, not again
+        for the same reason from the same origin until a command is carried out."""
+        try:
+            self.autopilot.velocity_command(self.now_s(), float(surge_mps), float(yaw_rate_rps))
+        except (TypeError, ValueError) as e:
+            text = str(e) if "refused" in str(e) else (f"velocity command refused: SPEED and YAW RATE must be "
+                                                       f"finite numbers ({e})")
+            answer = _refused(text)
+            if self._velocity_refused == (origin, answer.text):
+                return answer
+            self._velocity_refused = (origin, answer.text)
+            return self._answer(answer, origin)
+        self._velocity_refused = None
+        self._stream("velocity", origin)
+        return Answer(True, "velocity")
+
+    def set_param(self, name: str, value: float, origin: str = "") -> Answer:
+        """Set a field tunable (autopilot/files/tunables.py): validated by the vessel/mission schema, persisted to the
+        overlay file, applied live where safe, on the mission flown now."""
+        if self.params is None:
+            return self._answer(_refused(f"parameter {name} refused: this autopilot has no parameter store"),
+                                origin)
+        try:
+            ok, text = self.params.set(name, value)
+        except KeyError:
+            return self._answer(_refused(f"parameter {name!r} refused: no such parameter"), origin)
+        return self._answer(Answer(True, text) if ok else _refused(text), origin)
+
+    def _stream(self, verb: str, origin: str) -> None:
+        if origin != self._stream_origin:
+            self._stream_origin = origin
+            self.log(f"operator {verb} stream (from {origin or 'unknown'})")
+
+    # ------------------------------------------------------------------ text commands
+    def text(self, command: str, origin: str = "") -> Answer:
+        """A text command as `autopilot command` sends it: see TEXT_COMMANDS."""
+        words = command.strip().split(maxsplit=1)
+        verb = words[0].lower() if words else ""
+        arg = words[1].strip() if len(words) > 1 else ""
+        if verb == "arm" and not arg:
+            return self.arm(origin)
+        if verb == "disarm":
+            return self.disarm(arg, origin)
+        if verb == "mode" and arg:
+            return self.set_mode(arg, origin, reason=f"mode command ({origin or 'operator'})")
+        if verb == "mission" and arg:
+            return self.load_mission_file(arg, origin)
+        if verb == "heartbeat" and not arg:
+            return self.heartbeat(origin)
+        if verb == "manual":
+            parts = arg.split()
+            if len(parts) != 2:
+                return self._answer(_refused(f"manual command {arg[:80]!r} refused: expected two numbers "
+                                             f"THROTTLE STEERING in -1..1"), origin)
+            return self.manual(parts[0], parts[1], origin)
+        if verb == "velocity":
+            parts = arg.split()
+            try:
+                surge, rate_dps = (float(p) for p in parts) if len(parts) == 2 else (None, None)
+            except ValueError:
+                surge = rate_dps = None
+            if surge is None:
+                return self._answer(_refused(f"velocity command {arg[:80]!r} refused: expected two numbers "
+                                             f"SPEED_MPS YAW_RATE_DPS (+ = to starboard)"), origin)
+            return self.velocity(surge, math.radians(rate_dps), origin)
+        return self._answer(_refused(f"unknown command {command[:200]!r}: use {TEXT_COMMANDS}"), origin)
+
+    def admit_text(self, text: str, gate, sender_node: Optional[str] = None) -> Answer:
+        """A text command through `gate` (autopilot.commands.auth.CommandGate), then carried out."""
+        adm = gate.admit(text, sender_node)
+        if adm.command is None:
+            return self._answer(_refused(adm.reason), adm.origin)
+        return self.text(adm.command, adm.origin)
