@@ -62,8 +62,11 @@ def main() -> None:
 def _fly_and_flood(args, cfg, ctx, gcs_port: int, open_port: int) -> None:
     from autopilot.vocab.config import load_mission, load_vessel
     from autopilot.ros.autopilot_node import CycleStats
+    from autopilot.cli.stand_ins import register_all
     from autopilot.ros.runner import BoatProcess
     from tests.mavlink_gcs import M, Gcs
+
+    register_all()
 
     proc = BoatProcess(cfg, load_vessel("foka"), load_mission(REPO / "config/missions/demo.yaml"), context=ctx)
     proc.serve_mavlink()

@@ -53,7 +53,7 @@ def bench_demo(seed: int = 1, weather: bool = False) -> dict:
     """The demo over DDS: the issue's command (calm, default realistic GNSS), or with `weather` the in-process
     threshold run's conditions (wind 3 from 90, current 0.2 toward 0, waves 0.2/3/90, white GNSS)."""
     from autopilot.vocab.config import load_mission, load_vessel
-    from autopilot.ros.sim_transport import run_ros_sim
+    from hil.ros.sim_transport import run_ros_sim
     from hil.sim.environment import EnvironmentConfig
 
     env = EnvironmentConfig()

@@ -38,7 +38,7 @@ import numpy as np
 from autopilot.vocab.types import ImuSample, MagSample, SensorBatch
 from drivers.i2c_adapter import SMBusI2C, import_without_blinka
 from drivers.sensor_plausibility import OutputWatch
-from estimation.heading.tilt_compensated import rotation_rpy
+from autopilot.vocab.angles import rotation_rpy
 
 adafruit_lsm9ds1 = import_without_blinka("adafruit_lsm9ds1")
 

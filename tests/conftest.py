@@ -38,6 +38,9 @@ def ctx():
 def pytest_configure(config):
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+    # the tests compose the boat as the CLI does: a boat config with `backend: sim` gets the built-in plant
+    from autopilot.cli.stand_ins import register_all
+    register_all()
 
 
 def pytest_collection_modifyitems(session, config, items):

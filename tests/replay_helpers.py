@@ -1,7 +1,7 @@
 """A short simulated run logged like `autopilot sim --log`: what the replay tests replay."""
 from __future__ import annotations
 
-from autopilot.cli.sim import SimRunLog
+from autopilot.runlog.sim_log import SimRunLog
 from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
 from hil.sim.runner import SimOptions, run_sim
 

@@ -233,7 +233,7 @@ def test_check_flags_a_boat_config_that_cannot_steer_its_pods(repo_root, tmp_pat
 
 def test_ros_sim_backend_hands_the_pod_angles_to_its_plant(pods, tmp_path):
     from autopilot.guidance.path_following import mission_frame
-    from autopilot.ros.backends import SimBackend
+    from hil.sim.backend import SimBackend
     mission = _short_mission(tmp_path)
     backend = SimBackend(pods, mission, mission_frame(mission))
     pulses = [m.thrust_to_pulse(150.0) for m in backend.maps]

@@ -265,7 +265,7 @@ def test_stale_samples_are_ignored_and_counted(foka):
 
 
 def test_magnetometer_calibration_is_applied(foka):
-    from autopilot.cli.calibrate import sim_distortion, simulate_readings
+    from hil.sim.mag_distortion import sim_distortion, simulate_readings
     from estimation.heading.mag_calibration import fit_calibration
 
     h, S = sim_distortion(foka, 30.0, 10.0)

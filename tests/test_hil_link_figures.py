@@ -1,6 +1,6 @@
 """Link figures without DDS: latency credited to the stamp a thrust carries (not to the step it arrives in),
 loss counted by stamp from the first message the far side received, the clock offset from both directions."""
-from hil.links.link_figures import (NS, PublishedStamps, StampCounts, StampedLatency, clock_offset_ms,
+from autopilot.ros.link_figures import (NS, PublishedStamps, StampCounts, StampedLatency, clock_offset_ms,
                                lockstep_breakdown_ms, loss_per_topic)
 
 MS = 1_000_000

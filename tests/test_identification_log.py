@@ -9,7 +9,7 @@ import os
 import numpy as np
 import pytest
 
-from autopilot.cli.sim import SimRunLog
+from autopilot.runlog.sim_log import SimRunLog
 from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
 from autopilot.identification.runs import load_ident_run
 from autopilot.runlog import read_run

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from autopilot.cli.main import main as cli_main
-from autopilot.cli.calibrate import sim_distortion, sim_report, simulate_readings
+from autopilot.cli.calibrate import sim_report
+from hil.sim.mag_distortion import sim_distortion, simulate_readings
 from autopilot.vocab.config import load_vessel
 from autopilot.vocab.schema import ConfigError
 from estimation.heading.mag_calibration import (MagCalibration, fit_calibration, read_calibration, soft_iron_error_pct,

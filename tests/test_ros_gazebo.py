@@ -86,7 +86,7 @@ def test_standin_speaks_exactly_the_vrx_bridge_topics(ctx, repo_root, tmp_path):
 def test_gazebo_backend_flies_a_mission_on_vrx_topic_names(repo_root, tmp_path):
     from types import SimpleNamespace
 
-    from autopilot.ros.sim_transport import run_ros_sim
+    from hil.ros.sim_transport import run_ros_sim
     from hil.sim.environment import EnvironmentConfig
 
     from hil.sim.runner import SimOptions, run_sim
@@ -178,7 +178,7 @@ def test_standin_turns_the_pods_on_the_vrx_joint_position_topics(ctx, repo_root,
 def test_gazebo_backend_flies_wamv_pods_over_dds(repo_root, tmp_path):
     from types import SimpleNamespace
 
-    from autopilot.ros.sim_transport import run_ros_sim
+    from hil.ros.sim_transport import run_ros_sim
     from hil.sim.environment import EnvironmentConfig
 
     mission = load_mission(short_mission(tmp_path, -33.7227, 150.674))

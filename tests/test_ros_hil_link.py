@@ -14,7 +14,7 @@ import ros_env  # noqa: F401  (fails without rclpy)
 
 from autopilot.files.boat import load_boat_config, resolve_topic
 from autopilot.vocab.config import load_mission, load_vessel
-from autopilot.ros.sim_transport import run_ros_sim
+from hil.ros.sim_transport import run_ros_sim
 from hil.sim.environment import EnvironmentConfig
 from hil.ros.link_relay import LinkSpec
 

@@ -13,7 +13,7 @@ import pytest
 import ros_env  # noqa: F401  (fails without rclpy)
 
 from autopilot.vocab.config import load_vessel
-from autopilot.ros.sim_transport import boat_config_for
+from hil.ros.sim_transport import boat_config_for
 from hil.links import netns_link
 from hil.links.netns_link import PI_IP, NamespacesUnavailable, RoutedNamespaces
 

@@ -64,7 +64,7 @@ def test_every_estimator_step_is_recorded_with_what_the_filter_returned(sim_run)
 
 KILLED_SIM = textwrap.dedent("""
     import sys, time
-    from autopilot.cli.sim import SimRunLog
+    from autopilot.runlog.sim_log import SimRunLog
     from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
     from hil.sim.runner import SimOptions, run_sim
     vessel, mission = load_vessel("foka"), load_mission(CONFIG_DIR / "missions" / "demo.yaml")

@@ -98,12 +98,11 @@ def run(args) -> int:
     clock, sleep, emulator, i2c = time.monotonic, time.sleep, None, None
     if args.emulated:
         from drivers.i2c_adapter import SMBusI2C
-        from hil.devices.lsm9ds1_emulator import Lsm9ds1Emulator
-        from hil.sim.plant import Truth
+        from autopilot.bringup import stand_ins
         emulated_cfg = imu_cfg if args.emulated_mount is None else \
             dataclasses.replace(imu_cfg, mount_rpy_deg=args.emulated_mount)
-        emulator = Lsm9ds1Emulator(emulated_cfg, mag_cfg, seed=1)
-        still = Truth(0.0, 0.0, 0.0, math.radians(30.0), 0.0, 0.0, 0.0, 0.0, 0.0, ())
+        emulator = stand_ins.make("lsm9ds1", emulated_cfg, mag_cfg, seed=1)
+        still = stand_ins.make("truth", 0.0, 0.0, 0.0, math.radians(30.0), 0.0, 0.0, 0.0, 0.0, 0.0, ())
         emulator.update(0.0, still)
         i2c = SMBusI2C(imu_cfg.bus, bus=emulator.smbus())
         sleep = emulator.advance

@@ -21,10 +21,11 @@ EMULATED_HEADING_DEG = 30.0
 
 def truth_at(t_s: float, heading_deg: float, roll_deg: float = 0.0, pitch_deg: float = 0.0,
              yaw_rate_dps: float = 0.0, roll_rate_dps: float = 0.0, pitch_rate_dps: float = 0.0):
-    """A still-in-the-water hil.sim.plant.Truth with the given attitude (deg) and body rates (deg/s)."""
-    from hil.sim.plant import Truth
+    """A still-in-the-water true state (the registered "truth" stand-in, hil.sim.plant.Truth from the CLI) with
+    the given attitude (deg) and body rates (deg/s)."""
+    from autopilot.bringup import stand_ins
     r = math.radians
-    return Truth(t_s, 0.0, 0.0, r(heading_deg), 0.0, 0.0, r(yaw_rate_dps), 0.0, 0.0, (),
+    return stand_ins.make("truth", t_s, 0.0, 0.0, r(heading_deg), 0.0, 0.0, r(yaw_rate_dps), 0.0, 0.0, (),
                  roll_rad=r(roll_deg), pitch_rad=r(pitch_deg), roll_rate_rps=r(roll_rate_dps),
                  pitch_rate_rps=r(pitch_rate_dps))
 

@@ -21,7 +21,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from estimation.heading.tilt_compensated import rotation_rpy
+from autopilot.vocab.angles import rotation_rpy
 
 AXIS_NAMES = ("x (forward)", "y (starboard)", "z (down)")
 _LETTERS = "xyz"

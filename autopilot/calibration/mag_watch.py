@@ -340,7 +340,7 @@ class MagCalibrationWatch:
         the local field turned to that heading, in body FRD; through the estimator's own calibration, if any,
         backwards, so that applying it gives this field."""
         from autopilot.vocab.types import MagSample
-        from estimation.heading.tilt_compensated import rotation_rpy
+        from autopilot.vocab.angles import rotation_rpy
         psi_m = heading_rad - self._decl_rad
         level = (self._h_t * math.cos(psi_m), -self._h_t * math.sin(psi_m), self._z_t)
         m = rotation_rpy(roll, pitch, 0.0).T @ level

@@ -11,6 +11,8 @@ import importlib
 import os
 import sys
 
+from autopilot.cli.stand_ins import register_all
+
 # (module, what it adds). Add a line here to add a sub-command.
 SUBCOMMAND_MODULES = (
     "autopilot.cli.sim",            # autopilot sim MISSION ...
@@ -36,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      description="Onboard autopilot for small Raspberry Pi boats.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    register_all()
     for name in SUBCOMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser

@@ -18,7 +18,7 @@ DEFAULT_DURATION_S = 3600.0
 
 def fly_with_mavlink(vessel, mission, opts, args, env) -> int:
     from autopilot.files.boat import MavlinkConfig
-    from autopilot.cli.sim import format_summary
+    from autopilot.cli.sim_summary import format_summary
     from autopilot.vocab.config import ConfigError
     from autopilot.vocab.schema import build
     from autopilot.mavlink.server import MavlinkError, read_signing_key
@@ -80,8 +80,8 @@ def fly_with_mavlink(vessel, mission, opts, args, env) -> int:
     if args.report:
         import json
 
-        from autopilot.cli.sim import _jsonable
+        from autopilot.cli.sim_summary import jsonable
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.report).write_text(json.dumps(_jsonable(result.report), indent=2) + "\n")
+        Path(args.report).write_text(json.dumps(jsonable(result.report), indent=2) + "\n")
         print(f"report: {args.report}")
     return 0

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Tuple
 
+from autopilot.files.link_specs import parse_link
 from autopilot.vocab.config import CONFIG_DIR, read_yaml, resolve_vessel_path
 from autopilot.vocab.schema import ConfigError, build, param
 
@@ -261,7 +262,6 @@ class MavlinkConfig:
     streams: MavlinkStreamsConfig = param(default_factory=MavlinkStreamsConfig)
 
     def validate(self):
-        from autopilot.mavlink.links import parse_link
         for i, spec in enumerate(self.links):
             try:
                 parse_link(spec)

@@ -26,11 +26,10 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from autopilot.vocab.config import MAX_OFFSET_M
+
 DIFF_S = 0.05
 SLOW_REF_MPS = 0.05          # below this reference speed the tangent is taken from the boat's heading
-# A reference stays within this distance of the mission's first waypoint (north and east) [m]: the mission frame
-# is a flat local one, and a path is sampled every 0.1 m (20 km is 2e5 samples; 1e7 km would never finish).
-MAX_OFFSET_M = 20000.0
 MAX_PATH_M = 50000.0         # a path's length along its points (5e5 samples)
 MAX_CSV_BYTES = 16 << 20     # a reference file: 10 Hz for 10 h is about 10 MB
 

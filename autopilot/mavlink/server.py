@@ -45,7 +45,8 @@ from typing import Callable, Dict, List, Optional
 
 from autopilot.mavlink import missions as M
 from autopilot.mavlink import telemetry as T
-from autopilot.mavlink.links import open_link, parse_link
+from autopilot.files.link_specs import parse_link
+from autopilot.mavlink.links import open_link
 from autopilot.mavlink.modes import describe, mode_name
 from autopilot.mavlink.pymav import mavlink as S
 from autopilot.mavlink.snapshot import SnapshotTaker

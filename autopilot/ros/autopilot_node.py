@@ -59,6 +59,7 @@ from autopilot.ros.messages import TimeBase
 from autopilot.ros.interface import BY_KEY
 from autopilot.ros.qos import command_qos, qos_for, quiet_publisher, quiet_subscription, sensor_qos
 from autopilot.ros.tf_publisher import TfPublisher, odometry_transforms, static_transforms
+from autopilot.vocab.modes import ModeName
 
 
 LATCHED_REPUBLISH_S = 5.0     # the mission path again, for subscribers that joined late without transient local
@@ -191,7 +192,7 @@ class AutopilotNode(Node):
             if cfg.backend in ("sim", "gazebo"):         # simulated magnetometers without hard/soft iron
                 if getattr(self.autopilot, "mag_watch", None) is not None:
                     self.autopilot.mag_watch.save_path = None   # a simulation never rewrites the boat's file
-                from hil.devices.sim_devices import mag_is_undistorted
+                from autopilot.vocab.config import mag_is_undistorted
                 if cfg.backend == "gazebo" or mag_is_undistorted(vessel):
                     from estimation.heading.mag_calibration import MagCalibration
                     self.autopilot.set_mag_calibration(MagCalibration())
@@ -528,7 +529,7 @@ class AutopilotNode(Node):
 
     def _srv_hold(self, request, response):
         with self.lock:
-            a = self.desk.set_mode("HOLD", "a caller of the hold service", "hold requested over ROS")
+            a = self.desk.set_mode(ModeName.HOLD, "a caller of the hold service", "hold requested over ROS")
         response.success, response.message = a.ok, a.text
         return response
 

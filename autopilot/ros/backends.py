@@ -6,8 +6,8 @@ take: pulse widths for ESCs, newtons for Gazebo), `neutral()`, `connected`, `clo
 the last poll arrived; None when unknown). The backend is chosen by the boat config:
 
 - gazebo: autopilot.ros.gazebo_backend.GazeboBackend (ros_gz_bridge topics, newtons, /clock).
-- sim: SimBackend below, the built-in plant and typed sensor models advanced by the runner's clock, taking ESC
-  pulse widths back through the vessel's thrust maps like an ESC and thruster would.
+- sim: the built-in plant (hil/sim/backend.py), registered by the CLI with `register_simulated`: the ROS rim
+  never imports the simulator itself.
 - hw: the drivers' backend (L76K, LSM9DS1, pigpio ESCs).
 - topics: TopicSensorSource, our own sensor topics from GNSS/IMU nodes running in other processes.
 """
@@ -20,54 +20,13 @@ from typing import Optional
 from autopilot.vocab.types import SensorBatch
 
 
-class SimBackend:
-    """The built-in simulator as a backend for `autopilot run` (backend: sim): real time on the runner's clock."""
+SIMULATED: dict = {}        # backend name -> factory(vessel, mission, frame, seed=) -> backend
 
-    consumes = "pulses"
 
-    def __init__(self, vessel, mission, frame, seed: int = 1, env=None, gps_noise: str = "realistic",
-                 perf_clock=time.perf_counter):
-        from drivers.thrust_map import make_thrust_map
-        from hil.sim.environment import EnvironmentConfig
-        from hil.sim.plant import Plant
-        from hil.sim.sensor_models import TypedSensorSuite
-        from hil.sim.runner import initial_pose
-        from autopilot.guidance.path_following import point_to_ned
-
-        wps = [point_to_ned(p, frame) for p in mission.waypoints]
-        n0, e0, psi0 = initial_pose(mission, frame, wps)
-        self.plant = Plant(vessel, env or EnvironmentConfig(), seed, n0, e0, psi0)
-        self.sensors = TypedSensorSuite(vessel, frame, seed, gps_noise=gps_noise)
-        self.maps = [make_thrust_map(t, vessel, vessel.battery.voltage_v) for t in vessel.thrusters]
-        self._demand = [0.0] * len(self.maps)
-        self._angle = None                 # pods' commanded angles [rad]; None: hold (or fixed thrusters)
-        self._perf = perf_clock
-        self.last_input_wall_s: Optional[float] = None
-        self.hardware_ids = {"gnss": "sim L76K model", "imu": "sim LSM9DS1 model", "esc": "sim thrusters"}
-        self.truth = None
-
-    def poll(self, t_s: float) -> SensorBatch:
-        if t_s <= self.plant.time_s:
-            return SensorBatch()
-        self.truth = self.plant.step_to(t_s, self._demand, self._angle)
-        batch = self.sensors.sample(self.truth)
-        self.last_input_wall_s = self._perf()
-        return batch
-
-    def write(self, t_s: float, thrust_n, pulses_us, angle_rad=None) -> None:
-        self._demand = [m.pulse_to_thrust(p) for m, p in zip(self.maps, pulses_us)]
-        if angle_rad is not None:
-            self._angle = tuple(angle_rad)
-
-    def neutral(self) -> None:
-        self._demand = [0.0] * len(self.maps)
-
-    @property
-    def connected(self) -> bool:
-        return True
-
-    def close(self) -> None:
-        self.neutral()
+def register_simulated(kind: str, factory) -> None:
+    """Let `make_backend` build the simulated backend `kind` ("sim") with `factory(vessel, mission, frame,
+    seed=...)`. The composition root (the CLI) calls it; the core and this rim never import the simulator."""
+    SIMULATED[kind] = factory
 
 
 def make_backend(cfg, vessel, mission, frame, node, time_base, seed: int = 1):
@@ -81,7 +40,11 @@ def make_backend(cfg, vessel, mission, frame, node, time_base, seed: int = 1):
         return GazeboBackend(node, cfg.gazebo, vessel, time_base, namespace=cfg.ros.namespace,
                              sensor_depth=cfg.ros.qos.sensor_depth)
     if cfg.backend == "sim":
-        return SimBackend(vessel, mission, frame, seed=seed)
+        factory = SIMULATED.get("sim")
+        if factory is None:
+            raise ValueError("backend: sim needs the built-in simulator, which `autopilot run` provides; this "
+                             "process did not register it (autopilot.ros.backends.register_simulated)")
+        return factory(vessel, mission, frame, seed=seed)
     return make_hardware_backend(cfg, vessel, node, time_base)
 
 

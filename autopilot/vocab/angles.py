@@ -1,4 +1,5 @@
-"""The one angle-wrapping function, used everywhere (controllers, guidance, EKF residuals)."""
+"""Angles: the one wrapping function, used everywhere (controllers, guidance, EKF residuals), and the
+roll-pitch-yaw rotation matrix every frame change is built from."""
 from __future__ import annotations
 
 import math
@@ -11,3 +12,14 @@ def wrap_pi(angle_rad):
     if isinstance(angle_rad, np.ndarray):
         return (angle_rad + np.pi) % (2.0 * np.pi) - np.pi
     return (float(angle_rad) + math.pi) % (2.0 * math.pi) - math.pi
+
+
+def rotation_rpy(roll_rad: float, pitch_rad: float, yaw_rad: float) -> np.ndarray:
+    """R = Rz(yaw) Ry(pitch) Rx(roll) [rad in, 3x3 out]: maps vectors of the rotated frame into the reference
+    frame (body -> NED for the vessel's attitude; its transpose maps NED into the body)."""
+    cr, sr = math.cos(roll_rad), math.sin(roll_rad)
+    cp, sp = math.cos(pitch_rad), math.sin(pitch_rad)
+    cy, sy = math.cos(yaw_rad), math.sin(yaw_rad)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])

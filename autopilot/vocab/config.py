@@ -16,6 +16,9 @@ from autopilot.vocab.schema import ConfigError, build, param
 from autopilot.vocab.failsafe_config import FailsafeConfig
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
+# A trajectory's reference stays within this distance of the mission's first waypoint (north and east) [m]: the
+# mission frame is a flat local one, and a path is sampled every 0.1 m (20 km is 2e5 samples).
+MAX_OFFSET_M = 20000.0
 
 
 # --------------------------------------------------------------------------------------------- vessel
@@ -520,7 +523,6 @@ class TrajectoryConfig:
             raise ValueError("csv_file: kind csv needs the file of t_s,north_m,east_m rows")
         if "\0" in self.csv_file:
             raise ValueError("csv_file: contains a NUL character; give a file name")
-        from autopilot.guidance.trajectory import MAX_OFFSET_M
         for key, rows, first in (("points", self.points, 1), ("path_points", self.path_points, 0)):
             for i, row in enumerate(rows):
                 if any(abs(x) > MAX_OFFSET_M for x in row[first:first + 2]):
@@ -611,3 +613,8 @@ def default_lookahead_m(vessel: VesselConfig, mission: MissionConfig) -> float:
         return mission.guidance.lookahead_m
     return vessel.control.lookahead_hull_lengths * vessel.hull.length_m
 
+
+def mag_is_undistorted(vessel: VesselConfig) -> bool:
+    """True when the vessel file's simulated magnetometer has no hard or soft iron (its calibration is the identity)."""
+    m = vessel.sensors.mag
+    return all(h == 0.0 for h in m.hard_iron_t) and tuple(m.soft_iron) == (1, 0, 0, 0, 1, 0, 0, 0, 1)

@@ -12,18 +12,8 @@ import math
 
 import numpy as np
 
-from autopilot.vocab.angles import wrap_pi
+from autopilot.vocab.angles import rotation_rpy, wrap_pi
 
-
-def rotation_rpy(roll_rad: float, pitch_rad: float, yaw_rad: float) -> np.ndarray:
-    """R = Rz(yaw) Ry(pitch) Rx(roll): maps vectors of the rotated frame into the reference frame
-    (body -> NED for the vessel's attitude; its transpose maps NED into the body)."""
-    cr, sr = math.cos(roll_rad), math.sin(roll_rad)
-    cp, sp = math.cos(pitch_rad), math.sin(pitch_rad)
-    cy, sy = math.cos(yaw_rad), math.sin(yaw_rad)
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
 
 GRAVITY_MPS2 = 9.80665
 

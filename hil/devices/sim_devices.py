@@ -108,12 +108,6 @@ def simulated_mag_calibration(vessel: VesselConfig, trim_roll_rad: float = 0.0, 
                           method="2d")
 
 
-def mag_is_undistorted(vessel: VesselConfig) -> bool:
-    """True when the simulated magnetometer has no hard or soft iron (its calibration is the identity)."""
-    m = vessel.sensors.mag
-    return all(h == 0.0 for h in m.hard_iron_t) and tuple(m.soft_iron) == (1, 0, 0, 0, 1, 0, 0, 0, 1)
-
-
 class SimEscs:
     """The real ESC output on an emulated output stage; reads back the thrust each thruster makes.
 

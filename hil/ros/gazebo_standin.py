@@ -23,7 +23,7 @@ step (k = 1: strict lockstep). An answer to the newest step also releases it: th
 sensors that crossed the link after their clock, and has nothing newer to say until the next clock (waiting on
 would deadlock until the lockstep timeout).
 
-Link figures (hil/links/link_figures.py), the same in both modes: `latencies_s` holds, per sensor stamp, the time from
+Link figures (autopilot/ros/link_figures.py), the same in both modes: `latencies_s` holds, per sensor stamp, the time from
 publishing it to the DDS reception of the first thrust the autopilot computed from it (the gazebo backend sends
 that stamp with each cycle's thrust on `thrust_stamp_topic`); `link_figures()` adds the loss per topic from the
 autopilot's link reports.
@@ -54,7 +54,7 @@ from autopilot.vocab.config import ConfigError
 from autopilot.ros import frames
 from autopilot.ros.messages import TimeBase
 from autopilot.ros.qos import bridge_qos
-from hil.links.link_figures import (NS, PublishedStamps, StampedLatency, clock_offset_ms, lockstep_breakdown_ms,
+from autopilot.ros.link_figures import (NS, PublishedStamps, StampedLatency, clock_offset_ms, lockstep_breakdown_ms,
                                loss_per_topic)
 
 CATCH_UP_GRACE_S = 0.1     # wall seconds a lockstep window waits for a cycle's stamp message after its thrusts

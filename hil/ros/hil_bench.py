@@ -5,7 +5,7 @@ and scores the run from ground truth the autopilot never sees.
 link), arms it and asks for AUTO through the normal command path (signed commands on its command topic, each
 resent until the state shows it: autopilot/ros/bench_commands.py), records truth every step and returns the
 same report as `autopilot sim` (cross-track from truth, estimate error from its odometry, failsafes from its
-events) plus the link's figures (hil/links/link_figures.py: stamped latency, loss per topic, outages). It is used by
+events) plus the link's figures (autopilot/ros/link_figures.py: stamped latency, loss per topic, outages). It is used by
 `autopilot sim --transport ros` (autopilot in a child process) and by `autopilot hil serve` (autopilot on the
 Pi, started there with `autopilot run`).
 """
@@ -42,7 +42,7 @@ class BenchOptions:
     on_outage: str = "pause"                  # see GazeboStandin.run
     mode: str = "AUTO"                        # asked for once armed; MANUAL: the sticks (a joy node) drive
     plant_spec: object = None                 # hil.sim.plant_spec.PlantSpec: the true boat (None: the vessel file)
-    latency_log: Optional[str] = None         # CSV of every stamp's latency (hil/links/link_figures.py write_csv)
+    latency_log: Optional[str] = None         # CSV of every stamp's latency (autopilot/ros/link_figures.py write_csv)
 
 
 def bench_options(args) -> BenchOptions:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from autopilot.runlog.sim_log import SimRunLog
 from autopilot.vocab.config import CONFIG_DIR, load_mission
 from hil.sim.environment import EnvironmentConfig
 from hil.sim.excitation import excitation
@@ -25,7 +26,6 @@ def fly_identification(vessel, log_dir, seed: int = 1, plant_spec=None, env: Opt
                        yaw_scale: float = 1.0) -> Path:
     """Fly the excitation (seed draws its PRBS and the sensor noise) and log it at rate_hz into log_dir;
     yaw_scale scales its yaw moments (0: a run that never turns)."""
-    from autopilot.cli.sim import SimRunLog
     mission = load_mission(CONFIG_DIR / "missions" / "demo.yaml")     # only its start point and frame are used
     t_in, x_in, n_in = excitation(vessel, seed=seed)
     n_in = n_in * yaw_scale
@@ -52,7 +52,6 @@ def fly_identification_mission(vessel, mission, log_dir, seed: int = 1, plant_sp
                                devices: str = "bytes", rate_hz: float = 50.0):
     """Fly an identification mission (a MissionConfig with `identification`) in AUTO, logged at rate_hz.
     Returns (run directory, the sim report)."""
-    from autopilot.cli.sim import SimRunLog
     if mission.identification is None:
         raise ValueError(f"mission {mission.name!r} has no identification section")
     log = SimRunLog(vessel, mission, log_dir, rate_hz)

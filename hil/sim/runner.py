@@ -186,7 +186,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
 
     The boat is `plant` (a PlantModel, or a factory called with the launch point and heading), else the
     built-in plant described by opts.plant_spec (default: `vessel` itself)."""
-    from hil.devices.sim_devices import mag_is_undistorted, simulated_mag_calibration
+    from autopilot.vocab.config import mag_is_undistorted
+    from hil.devices.sim_devices import simulated_mag_calibration
 
     frame = mission_frame(mission)
     if opts.mag_calibration not in ("exact", "none"):
@@ -452,8 +453,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
 def distorted_mag(vessel: VesselConfig) -> VesselConfig:
     """The vessel with a distorted simulated magnetometer: its own hard/soft iron, or where it has none those of
     `autopilot calibrate mag --sim` (30 uT hard iron, 10 % soft iron, oblique)."""
-    from autopilot.cli.calibrate import sim_distortion
-    from hil.devices.sim_devices import mag_is_undistorted
+    from hil.sim.mag_distortion import sim_distortion
+    from autopilot.vocab.config import mag_is_undistorted
     if not mag_is_undistorted(vessel):
         return vessel
     h, S = sim_distortion(vessel, 30.0, 10.0)
@@ -482,3 +483,6 @@ class _ThrustMapOutput:
     """The typed-level stand-in for the ESC output: pulses go straight through the thrust maps; always there."""
 
     connected = True
+
+    def ready(self, t_s: float) -> bool:
+        return True

@@ -5,7 +5,7 @@ The autopilot runs as its own process (`autopilot run` with the vessel's gazebo 
 signed as on a boat. This process is the bench's PC side (hil/ros/hil_bench.py): the stand-in, the
 operator's commands, and the report of the in-process sim computed from truth, plus the link's figures:
 - latency_p50/p90/p99/max_ms: per sensor stamp, wall time from the stand-in publishing it to the DDS reception of
-  the first thrust computed from it (both hops and the autopilot's cycle; hil/links/link_figures.py), in lockstep and
+  the first thrust computed from it (both hops and the autopilot's cycle; autopilot/ros/link_figures.py), in lockstep and
   real time alike; `loss`: fraction of messages lost per topic, both directions, counted by stamp; `outages`;
 - steps_unanswered: steps for which no thrust came back within the lockstep timeout;
 - log_dir: with `--log DIR`, the run directory the autopilot process wrote (its own run log, a rosbag2 bag of
