@@ -1,30 +1,56 @@
-"""The boundaries between the autopilot core and what surrounds it.
+"""The contracts between the vehicle core and what surrounds it, as the backends implement them.
 
-A backend (hw, sim, gazebo) is a SensorSource plus an ActuatorSink. The estimator is a NavigationFilter.
-The core calls these with the runner's time; none of them may block for long (a control cycle is 20 ms).
+A backend (hw, sim, gazebo) is a SensorSource and a ThrusterOutput in one object (`Backend`); the vehicle reads
+only `ThrusterOutput` of it, the runner drives the rest. The estimator is a NavigationFilter. Everything is
+called with the runner's time [s]; nothing may block for long (a control cycle is 20 ms) and nothing raises on
+a hardware fault: a fault shows as `connected` False, or as samples that stop coming.
 """
 from __future__ import annotations
 
-from typing import Optional, Protocol
+from typing import Dict, Optional, Protocol, Sequence
 
-from autopilot.vocab.types import NavState, PulseCommand, SensorBatch, ThrustCommand
+from autopilot.vocab.types import NavState, SensorBatch, ThrustCommand
 
 
 class SensorSource(Protocol):
     def poll(self, t_s: float) -> SensorBatch:
         """Every sample that arrived since the previous poll, each with its own time stamp (<= t_s)."""
+        ...
 
 
-class ActuatorSink(Protocol):
-    def write(self, t_s: float, pulses: PulseCommand) -> None:
-        """Send one pulse width per thruster (vessel config order). Never raises on a hardware fault."""
-
-    def neutral(self) -> None:
-        """Put every output to its neutral pulse now (shutdown, failsafe, exception)."""
+class ThrusterOutput(Protocol):
+    """What the vehicle reads of the thruster output: the pre-arm checks and the ESC-disconnect failsafe."""
 
     @property
     def connected(self) -> bool:
-        """False when the output cannot be vouched for (pigpiod gone, ESC disconnected)."""
+        """False when the output cannot be vouched for (pigpiod gone, ESC signal lost, no Gazebo subscriber)."""
+        ...
+
+    def ready(self, t_s: float) -> bool:
+        """True once the ESCs have held neutral for their arming time (outputs that arm nothing: always)."""
+        ...
+
+
+class Backend(SensorSource, ThrusterOutput, Protocol):
+    """The runner's side of a backend. `consumes` is "pulses" (ESCs) or "thrust" (Gazebo, newtons)."""
+
+    consumes: str
+    hardware_ids: Dict[str, str]            # component ("gnss", "imu", "esc") -> what it is, for diagnostics
+    last_input_wall_s: Optional[float]      # perf_counter() when the newest polled sample arrived; None: unknown
+
+    def write(self, t_s: float, thrust_n: Sequence[float], pulses_us: Sequence[float],
+              angle_rad: Optional[Sequence[float]] = None) -> None:
+        """The cycle's output: thrust per thruster [N] and pulse per ESC [us] (vessel order; each backend uses
+        the one its actuators take), and the pods' angles [rad] where it steers pods."""
+        ...
+
+    def neutral(self) -> None:
+        """Every output to neutral now (shutdown, failsafe, exception)."""
+        ...
+
+    def close(self) -> None:
+        """Neutral, then release the devices; idempotent."""
+        ...
 
 
 class NavigationFilter(Protocol):
@@ -34,3 +60,13 @@ class NavigationFilter(Protocol):
         `thrust` is the thrust commanded on the previous cycle (per thruster, newtons), used by the model-based
         prediction; None when the thrusters are not driven.
         """
+        ...
+
+    def health(self, t_s: float):
+        """What the filter says about itself at t_s: an estimation.navekf.health.EstimatorHealth."""
+        ...
+
+    @property
+    def state(self) -> Sequence[float]:
+        """The filter's own state vector (estimation.navekf.model's order), before the output's smoothing."""
+        ...

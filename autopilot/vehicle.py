@@ -45,11 +45,13 @@ from autopilot.vocab.angles import wrap_pi
 from autopilot.control.azimuth_allocation import make_allocator
 from autopilot.calibration.compass import CompassCalibration, fit_figures
 from autopilot.vocab.config import ConfigError, MissionConfig, VesselConfig
+from autopilot.vocab.modes import ModeName
 from autopilot.control.heading_speed import HeadingController, SpeedController
-from autopilot.safety.failsafe import ESTIMATED, FailsafeManager, Trigger
+from autopilot.safety.actions import SWITCH_TO, Action
+from autopilot.safety.failsafe import FailsafeManager, Trigger
 from autopilot.safety.geofence import Geofence
 from autopilot.guidance.path_following import MissionGuidance, mission_frame, point_to_ned
-from autopilot.interfaces import NavigationFilter
+from autopilot.interfaces import NavigationFilter, ThrusterOutput
 from autopilot.modes.auto import AutoMode
 from autopilot.modes.base import NEUTRAL, Mode
 from autopilot.modes.calibrate_on_water import CalibrateOnWaterMode
@@ -74,7 +76,9 @@ from estimation.navekf.model import IX_E, IX_N
 from autopilot.vocab.geodesy import LocalFrame
 
 ZERO_WRENCH = Wrench(0.0, 0.0)
-CALIBRATE = CalibrateOnWaterMode.name
+CALIBRATE = ModeName.CALIBRATE_ON_WATER
+# what a failsafe may report while CALIBRATE_ON_WATER flies without stopping it
+_LEAVES_THE_MODE_ALONE = frozenset({Action.DISARM, Action.REPORT, Action.RECOVERED, Action.NONE})
 MODEL_WARN_NIS = 3.0       # GNSS velocity NIS per dof above which the vessel model is reported as mispredicting
 
 
@@ -160,7 +164,7 @@ class Autopilot:
         self._pending_mode: Optional[tuple[str, str]] = None
         self._enter_pending = False              # a navigating mode waits for the navigation checks
         self._waiting_reported = ""
-        self._after_brake = "hold"
+        self._after_brake = Action.HOLD
         self._next_check = -math.inf
         self.failsafe = FailsafeManager(fs, low_voltage_v=vessel.battery.low_voltage_threshold_v,
                                         stop_decel_mps2=vessel.control.speed.accel_limit_mps2)
@@ -175,19 +179,19 @@ class Autopilot:
                                      fs.manual.timeout_s)
         # mission-dependent figures (speeds, radii, the guidance) are filled in by load_mission
         self.modes: dict[str, Mode] = {
-            "MANUAL": self.manual,
-            "HOLD": HoldMode(),
-            "LOITER": LoiterMode(mission.loiter_radius_m, 0.5, drift_fn=self._drift_ne,
+            ModeName.MANUAL: self.manual,
+            ModeName.HOLD: HoldMode(),
+            ModeName.LOITER: LoiterMode(mission.loiter_radius_m, 0.5, drift_fn=self._drift_ne,
                                  drift_std_fn=self._drift_std_mps),
-            "AUTO": AutoMode(None),
-            "RTL": RtlMode(self._home, 0.5, 1.0, 1.0),
-            "VELOCITY": self.velocity,
-            "HEADING_HOLD": HeadingHoldMode("HEADING_HOLD", fs.gnss.slow_speed_mps),
-            "BRAKE": HeadingHoldMode("BRAKE", 0.0),
+            ModeName.AUTO: AutoMode(None),
+            ModeName.RTL: RtlMode(self._home, 0.5, 1.0, 1.0),
+            ModeName.VELOCITY: self.velocity,
+            ModeName.HEADING_HOLD: HeadingHoldMode(ModeName.HEADING_HOLD, fs.gnss.slow_speed_mps),
+            ModeName.BRAKE: HeadingHoldMode(ModeName.BRAKE, 0.0),
             CALIBRATE: CalibrateOnWaterMode(vessel.sensors.mag.on_water, vessel, self.allocator.max_surge_n,
                                             self.allocator.max_yaw_nm),
         }
-        self.mode: Mode = self.modes["HOLD"]
+        self.mode: Mode = self.modes[ModeName.HOLD]
         self.load_mission(mission)
 
     @property
@@ -204,7 +208,7 @@ class Autopilot:
     def mission_complete(self) -> bool:
         """Every waypoint reached, or on an identification or trajectory mission every segment or the whole
         reference flown."""
-        auto = self.modes["AUTO"]
+        auto = self.modes[ModeName.AUTO]
         return (auto.finished if isinstance(auto, (IdentificationMode, TrajectoryMode, PathFollowMode))
                 else self.guidance.complete)
 
@@ -215,7 +219,7 @@ class Autopilot:
         self.mission = mission
         self.guidance = MissionGuidance(mission, self.vessel, self.frame, max_yaw_nm=self.allocator.max_yaw_nm)
         cruise = min(mission.cruise_speed_mps, self.vessel.hull.max_speed_mps)
-        old_auto = self.modes["AUTO"]
+        old_auto = self.modes[ModeName.AUTO]
         if mission.identification is not None:
             auto = IdentificationMode(mission.identification, self.guidance.waypoints_ned[0],
                                       self.allocator.max_surge_n, self.allocator.max_yaw_nm, cruise)
@@ -228,7 +232,7 @@ class Autopilot:
             self.mode = auto                      # a mission replaced while flying AUTO: the new kind takes over
             if self.nav is not None:
                 auto.enter(self.nav.time_s, self.nav)
-        self.modes["AUTO"] = auto
+        self.modes[ModeName.AUTO] = auto
         self._mission_figures(mission)
         problems = [str(p) for p in check_mission(mission, self.vessel)]
         fences = []
@@ -283,17 +287,17 @@ class Autopilot:
     def _mission_figures(self, mission: MissionConfig) -> None:
         """The speeds and radii the modes take from the mission (and the vessel)."""
         cruise = min(mission.cruise_speed_mps, self.vessel.hull.max_speed_mps)
-        loiter = self.modes["LOITER"]
+        loiter = self.modes[ModeName.LOITER]
         loiter.radius_m = mission.loiter_radius_m
         loiter.astern = mission.loiter_astern and self.vessel.control.allocation.allow_reverse
         loiter.max_speed_mps = min(0.5 * cruise, self.vessel.hull.max_speed_mps)
-        rtl = self.modes["RTL"]
+        rtl = self.modes[ModeName.RTL]
         rtl.speed_mps = cruise
         rtl.lookahead_m = self.guidance.lookahead_m
         rtl.crab_compensation = mission.guidance.crab_compensation
         rtl.crab_hull_sway = self.guidance.crab_hull_sway
         rtl.arrive_m = max(mission.acceptance_radius_m, mission.loiter_radius_m)
-        self.modes["HEADING_HOLD"].speed_mps = min(self.vessel.failsafe.gnss.slow_speed_mps, cruise)
+        self.modes[ModeName.HEADING_HOLD].speed_mps = min(self.vessel.failsafe.gnss.slow_speed_mps, cruise)
 
     def retune(self, vessel: VesselConfig, mission: MissionConfig) -> None:
         """Fly on with new gains, speeds, radii and failsafe thresholds (autopilot/files/tunables.py) without losing
@@ -318,8 +322,8 @@ class Autopilot:
         g.sigma = mission.guidance.sigma if g.law == "ilos" else 0.0
         self._mission_figures(mission)
 
-    def set_actuator(self, actuator) -> None:
-        """The ESC output (anything with a `connected` property) the pre-arm check and the failsafe watch."""
+    def set_actuator(self, actuator: ThrusterOutput) -> None:
+        """The thruster output (autopilot.interfaces.ThrusterOutput) the pre-arm checks and the failsafes read."""
         self.actuator = actuator
 
     def set_mag_calibration(self, calibration) -> None:
@@ -329,7 +333,8 @@ class Autopilot:
     def prearm_failures(self, t_s: float, mode: Optional[str] = None) -> list:
         """Why arming in `mode` (default: the current or requested mode) would be refused; empty: it would not."""
         name = mode or (self._pending_mode[0] if self._pending_mode else self.mode.name)
-        return prearm_failures(self._prearm_inputs(t_s, name in ESTIMATED, mode=name), self.vessel.failsafe)
+        return prearm_failures(self._prearm_inputs(t_s, ModeName(name).needs.estimate, mode=name),
+                               self.vessel.failsafe)
 
     def arm(self, t_s: float) -> ArmResult:
         """Arm if the pre-arm checks pass; the result says why not. Arming when armed does nothing."""
@@ -375,14 +380,15 @@ class Autopilot:
         """Ask for a mode; it takes effect at the start of the next cycle (which has a fresh estimate)."""
         name = name.upper()
         mode = self.modes.get(name)
-        if mode is None or not mode.operator_selectable:
-            known = ", ".join(n for n, m in self.modes.items() if m.operator_selectable)
+        if mode is None or not mode.name.needs.selectable:
+            known = ", ".join(n for n in self.modes if ModeName(n).needs.selectable)
             raise ValueError(f"unknown mode {name!r}; known: {known}")
+        name = mode.name
         if self.armed:
             why = self.failsafe.blocked(name)
             if why:
                 raise ValueError(f"mode {name} refused: {why}")
-        if name == "RTL" and self.home_ned is None:
+        if name == ModeName.RTL and self.home_ned is None:
             raise ValueError("mode RTL refused: no home yet (it is the position at arming)")
         self._pending_mode = (name, reason)
 
@@ -461,9 +467,8 @@ class Autopilot:
         self._estimator_steps += 1
         self.nav = nav
         if watch is not None:
-            health_fn = getattr(self.estimator, "health", None) if batch.gps else None
             watch.after_estimator(t_s, batch, nav, self.estimator,
-                                  converged=health_fn is None or bool(getattr(health_fn(t_s), "converged", True)))
+                                  converged=not batch.gps or self.estimator.health(t_s).converged)
         if batch.gps:
             self.last_fix = batch.gps[-1]
         if batch.battery_v is not None:
@@ -480,18 +485,15 @@ class Autopilot:
 
         out = NEUTRAL
         mode = self.mode
-        if self.armed and not self._enter_pending and (nav.valid or not mode.navigating):
+        if self.armed and not self._enter_pending and (nav.valid or not mode.name.needs.estimate):
             self._share_drift()
-            out = mode.update(t_s, nav)
-            if getattr(mode, "install_pending", False):
-                mode.install_pending = False
+            out = mode.step(t_s, nav)
+            if out.install_fit:
                 self.compass.install_on_water_fit(t_s, mode, self.last_fix)
-            if mode.notice:
-                self._emit(t_s, "warning", f"{mode.name}: {mode.notice}")
-                mode.notice = None
-            if getattr(mode, "progress", None):
-                self._emit(t_s, "mission", mode.progress)
-                mode.progress = None
+            if out.notice:
+                self._emit(t_s, "warning", f"{mode.name}: {out.notice}")
+            if out.progress:
+                self._emit(t_s, "mission", out.progress)
             if mode.finished:
                 self._mode_finished(t_s, nav)
                 out = self.mode.update(t_s, nav) if self.armed and not self._enter_pending else NEUTRAL
@@ -563,8 +565,7 @@ class Autopilot:
                     self._emit(t_s, "warning", f"{self.mode.name} waiting for navigation: {text}")
                 self._waiting_reported = text
         connected = None if self.actuator is None else bool(self.actuator.connected)
-        ready = getattr(self.actuator, "ready", None)
-        self._thrust_delivered = connected is not False and (ready is None or bool(ready(t_s)))
+        self._thrust_delivered = connected is not False and (self.actuator is None or bool(self.actuator.ready(t_s)))
         triggers = self.failsafe.update(t_s, nav, self.mode.name, health_fn=self._cached_health,
                                         raw_offset_fn=self._raw_offset_m, battery_v=self.battery_v,
                                         actuator_connected=connected, home_known=self.home_ned is not None)
@@ -573,47 +574,41 @@ class Autopilot:
 
     def _apply_failsafe(self, t_s: float, nav: NavState, trig: Trigger) -> None:
         action, reason = trig.action, f"{trig.kind} failsafe"
-        if self.mode.name == CALIBRATE and action not in ("disarm", "report", "recovered", "none"):
+        if self.mode.name == CALIBRATE and action not in _LEAVES_THE_MODE_ALONE:
             # the circles are flown on the gyro and GNSS alone: whatever fails, stop them (neutral); except an
             # uncalibrated heading the filter does not accept (mag-loss), which is what the mode is there to fix
             # (it watches the samples themselves arriving)
-            action = "report" if trig.kind == "mag-loss" else "hold"
+            action = Action.REPORT if trig.kind == "mag-loss" else Action.HOLD
         self._emit(t_s, "failsafe", trig.message, failsafe=trig.kind, action=action)
-        if action == "disarm":
+        if action is Action.DISARM:
             self.disarm(t_s, reason)
-        elif action == "hold":
-            self._switch(t_s, nav, "HOLD", reason)
-        elif action == "slow":
-            self._switch(t_s, nav, "HEADING_HOLD", reason)
-        elif action == "loiter":
-            self._switch(t_s, nav, "LOITER", reason)
-        elif action == "rtl":
-            self._switch(t_s, nav, "RTL", reason)
-        elif action.startswith("brake-"):
-            self._after_brake = action[len("brake-"):]
-            self._switch(t_s, nav, "BRAKE", reason)
+        elif action in SWITCH_TO:
+            self._switch(t_s, nav, SWITCH_TO[action], reason)
+        elif action.after_brake is not None:
+            self._after_brake = action.after_brake
+            self._switch(t_s, nav, ModeName.BRAKE, reason)
 
     def _mode_finished(self, t_s: float, nav: NavState) -> None:
         name = self.mode.name
         if name == CALIBRATE:
             self._calibration_done(t_s, nav)
-        elif name == "AUTO":
+        elif name == ModeName.AUTO:
             action = self.mission.on_complete
             self._emit(t_s, "mission", f"mission complete; on_complete={action}")
             if action == "hold":
-                self._switch(t_s, nav, "HOLD", "mission complete")
+                self._switch(t_s, nav, ModeName.HOLD, "mission complete")
             elif action == "rtl" and self.home_ned is not None:
-                self._switch(t_s, nav, "RTL", "mission complete")
+                self._switch(t_s, nav, ModeName.RTL, "mission complete")
             else:
-                self.modes["LOITER"].set_center(*self.guidance.waypoints_ned[-1])
-                self._switch(t_s, nav, "LOITER", "mission complete")
-        elif name == "RTL":
+                self.modes[ModeName.LOITER].set_center(*self.guidance.waypoints_ned[-1])
+                self._switch(t_s, nav, ModeName.LOITER, "mission complete")
+        elif name == ModeName.RTL:
             if self.home_ned is not None:
-                self.modes["LOITER"].set_center(*self.home_ned)
-            self._switch(t_s, nav, "LOITER", "home reached")
-        elif name == "BRAKE":
+                self.modes[ModeName.LOITER].set_center(*self.home_ned)
+            self._switch(t_s, nav, ModeName.LOITER, "home reached")
+        elif name == ModeName.BRAKE:
             action = self.failsafe.resolve(self._after_brake, self.home_ned is not None)
-            target = {"rtl": "RTL", "loiter": "LOITER"}.get(action, "HOLD")
+            target = SWITCH_TO[action] if action in (Action.RTL, Action.LOITER) else ModeName.HOLD
             self._switch(t_s, nav, target, f"stopped; {self._after_brake} after braking")
 
     def _calibration_done(self, t_s: float, nav: NavState) -> None:
@@ -625,16 +620,16 @@ class Autopilot:
             after = ("the fitted calibration stays installed" if mode.fit is not None else
                      "no navigation without a magnetometer calibration")
             self._emit(t_s, "warning", f"{CALIBRATE} aborted: {value}; HOLD ({after})", figures=spent)
-            self._switch(t_s, nav, "HOLD", f"{CALIBRATE} aborted")
+            self._switch(t_s, nav, ModeName.HOLD, f"{CALIBRATE} aborted")
             return
         fit = value
         if not fit.accepted:
             figures = dict(spent, **fit_figures(fit))
             self._emit(t_s, "warning", f"{CALIBRATE}: magnetometer fit refused: {fit.reason}; HOLD (no navigation "
                                        f"without a magnetometer calibration)", figures=figures)
-            self._switch(t_s, nav, "HOLD", "magnetometer fit refused")
+            self._switch(t_s, nav, ModeName.HOLD, "magnetometer fit refused")
             return
-        self._switch(t_s, nav, "AUTO", "magnetometer calibrated on the water")
+        self._switch(t_s, nav, ModeName.AUTO, "magnetometer calibrated on the water")
         self._enter_pending = True            # AUTO starts once the navigation checks pass with the new heading
         self._waiting_reported = ""
         self._next_check = t_s
@@ -646,7 +641,7 @@ class Autopilot:
             return
         before = self.mode
         self._switch(t_s, nav, name, reason)
-        if self.armed and self.mode.navigating and self.mode is not before:
+        if self.armed and self.mode.name.needs.estimate and self.mode is not before:
             self._enter_pending = True            # enter() once the navigation checks pass (see _check)
             self._waiting_reported = ""
             self._next_check = t_s
@@ -668,30 +663,27 @@ class Autopilot:
         if navigating and health is None:
             health = self._read_health(t_s)
         connected = None if self.actuator is None else bool(self.actuator.connected)
-        ready = getattr(self.actuator, "ready", None)
         return PrearmInputs(t_s=t_s, navigating=navigating, nav=self.nav, health=health, last_fix=self.last_fix,
                             # the one navigating mode that does without: it is what makes the calibration
                             mag_calibration_problem=None if mode == CALIBRATE else self.compass.problem,
                             actuator_connected=connected,
-                            actuator_ready=True if ready is None else bool(ready(t_s)),
+                            actuator_ready=True if self.actuator is None else bool(self.actuator.ready(t_s)),
                             config_problems=self.config_problems, fences=self.fences,
                             last_heartbeat_s=self.failsafe.last_heartbeat_s,
                             skip_gnss=self.armed and self.failsafe.gnss_active)
 
     def _read_health(self, t_s: float):
-        fn = getattr(self.estimator, "health", None)
-        h = fn(t_s) if fn is not None else None
-        if h is not None:
-            self._watch_model(t_s, h)
-            if self.mag_watch is not None and hasattr(h, "mag_consistency_deg"):
-                h = dataclasses.replace(h, mag_consistency_deg=self.mag_watch.consistency_deg)
+        h = self.estimator.health(t_s)
+        self._watch_model(t_s, h)
+        if self.mag_watch is not None:
+            h = dataclasses.replace(h, mag_consistency_deg=self.mag_watch.consistency_deg)
         return h
 
     def _watch_model(self, t_s: float, h) -> None:
         """Warn (events, not failsafes) when the estimator finds the vessel model wrong: once per episode of
         inconsistent GNSS velocity innovations, naming the worst-predicted axis, and for every fix taken as
         model drift rather than a GNSS glitch."""
-        c = getattr(h, "model_consistency", 1.0)
+        c = h.model_consistency
         if not self._model_warned and c > MODEL_WARN_NIS:
             self._model_warned = True
             self._emit(t_s, "warning", f"the vessel model mispredicts the {h.model_worst_axis} (GNSS velocity NIS "
@@ -700,7 +692,7 @@ class Autopilot:
                                        f"{1.0 + h.surge_drag_error:.2f} x the file's")
         elif self._model_warned and c < 0.5 * MODEL_WARN_NIS:
             self._model_warned = False
-        drift = getattr(h, "model_drift_accepts", 0)
+        drift = h.model_drift_accepts
         if drift > self._drift_seen:
             self._drift_seen = drift
             self._emit(t_s, "warning", f"a GNSS fix outside the gate was taken as model drift, not a glitch "
@@ -729,9 +721,8 @@ class Autopilot:
         and a path's LOS laws (crab angle)."""
         drift = self._drift_ne()
         self.guidance.drift_ne = drift
-        for mode in (self.modes["RTL"], self.modes["AUTO"]):
-            if hasattr(mode, "drift_ne"):
-                mode.drift_ne = drift
+        for mode in (self.modes[ModeName.RTL], self.modes[ModeName.AUTO]):
+            mode.drift_ne = drift
 
     def _drift_ne(self) -> tuple[float, float]:
         """Drift over ground the estimator has learnt (its water current, which takes up the wind's push)."""
@@ -747,9 +738,9 @@ class Autopilot:
 
     def _raw_offset_m(self) -> float:
         """How far the published estimate lies from the filter's own state (large right after a re-acquisition)."""
-        state = getattr(self.estimator, "state", None)
+        state = self.estimator.state
         nav = self.nav
-        if state is None or nav is None:
+        if nav is None:
             return 0.0
         return math.hypot(nav.north_m - float(state[IX_N]), nav.east_m - float(state[IX_E]))
 

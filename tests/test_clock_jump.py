@@ -31,7 +31,7 @@ def fly_with_a_gap(gap_from_s, gap_s, limit_s, until_s):
     n0, e0, psi0 = initial_pose(mission, frame, [point_to_ned(p, frame) for p in mission.waypoints])
     plant = Plant(spec.vessel, EnvironmentConfig(current_speed_mps=0.2, current_toward_deg=90), 1, n0, e0, psi0)
     sensors = TypedSensorSuite(vessel, frame, 1, gps_noise="white")
-    ap = Autopilot(vessel, mission, mag_calibration=MagCalibration(), actuator=SimpleNamespace(connected=True))
+    ap = Autopilot(vessel, mission, mag_calibration=MagCalibration(), actuator=SimpleNamespace(connected=True, ready=lambda t_s: True))
     thrust = [0.0, 0.0]
     rows = []
     k, jumped = 0, False

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from typing import Optional
 
-ROVER_MODE_NUMBERS = {"MANUAL": 0, "VELOCITY": 1, "HOLD": 4, "LOITER": 5, "AUTO": 10, "RTL": 11}
-REPORTED_AS = {"HEADING_HOLD": 3, "BRAKE": 4,          # failsafe-only modes, shown as the nearest Rover mode
-               "CALIBRATE_ON_WATER": 9}
+from autopilot.vocab.modes import ModeName
+
+ROVER_MODE_NUMBERS = {ModeName.MANUAL: 0, ModeName.VELOCITY: 1, ModeName.HOLD: 4, ModeName.LOITER: 5,
+                      ModeName.AUTO: 10, ModeName.RTL: 11}
+REPORTED_AS = {ModeName.HEADING_HOLD: 3, ModeName.BRAKE: 4,   # failsafe-only modes, shown as the nearest Rover mode
+               ModeName.CALIBRATE_ON_WATER: 9}
 ROVER_NAMES = {0: "MANUAL", 1: "ACRO", 3: "STEERING", 4: "HOLD", 5: "LOITER", 6: "FOLLOW", 7: "SIMPLE",
                8: "DOCK", 9: "CIRCLE", 10: "AUTO", 11: "RTL", 12: "SMART_RTL", 15: "GUIDED", 16: "INITIALISING"}
 
@@ -23,10 +26,10 @@ def custom_mode(name: str) -> int:
     """HEARTBEAT.custom_mode for our mode `name` (AUTO for an identification run, which flies as AUTO)."""
     if name in ROVER_MODE_NUMBERS:
         return ROVER_MODE_NUMBERS[name]
-    return REPORTED_AS.get(name, ROVER_MODE_NUMBERS["HOLD"])
+    return REPORTED_AS.get(name, ROVER_MODE_NUMBERS[ModeName.HOLD])
 
 
-def mode_name(number: int) -> Optional[str]:
+def mode_name(number: int) -> Optional[ModeName]:
     """Our mode for a Rover custom mode number a ground station asks for; None if we have no such mode."""
     for name, n in ROVER_MODE_NUMBERS.items():
         if n == number:

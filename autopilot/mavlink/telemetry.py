@@ -25,6 +25,7 @@ from typing import Callable, Dict, Optional
 from autopilot.mavlink.modes import custom_mode
 from autopilot.mavlink.pymav import mavlink
 from autopilot.mavlink.snapshot import VehicleSnapshot
+from autopilot.vocab.modes import ModeName
 
 S = mavlink   # enum namespace
 
@@ -51,11 +52,11 @@ def encode_heartbeat(mav, snap: VehicleSnapshot):
     base = S.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED
     if snap.armed:
         base |= S.MAV_MODE_FLAG_SAFETY_ARMED
-    if snap.mode == "MANUAL":
+    if snap.mode == ModeName.MANUAL:
         base |= S.MAV_MODE_FLAG_MANUAL_INPUT_ENABLED
-    elif snap.mode in ("AUTO", "RTL", "LOITER"):
+    elif snap.mode in (ModeName.AUTO, ModeName.RTL, ModeName.LOITER):
         base |= S.MAV_MODE_FLAG_AUTO_ENABLED | S.MAV_MODE_FLAG_GUIDED_ENABLED | S.MAV_MODE_FLAG_STABILIZE_ENABLED
-    if snap.mode in ("HEADING_HOLD", "BRAKE"):
+    if snap.mode in (ModeName.HEADING_HOLD, ModeName.BRAKE):
         status = S.MAV_STATE_CRITICAL                  # a failsafe is flying the boat
     else:
         status = S.MAV_STATE_ACTIVE if snap.armed else S.MAV_STATE_STANDBY
@@ -204,11 +205,11 @@ def encode_battery_status(mav, snap: VehicleSnapshot):
 def encode_mission_current(mav, snap: VehicleSnapshot, seq: int, total: int):
     if snap.mission_complete:
         state = S.MISSION_STATE_COMPLETE
-    elif snap.mode == "AUTO":
+    elif snap.mode == ModeName.AUTO:
         state = S.MISSION_STATE_ACTIVE
     else:
         state = S.MISSION_STATE_PAUSED if snap.waypoint_index > 0 else S.MISSION_STATE_NOT_STARTED
-    return mav.mission_current_encode(seq, total, state, 1 if snap.mode == "AUTO" else 0)
+    return mav.mission_current_encode(seq, total, state, 1 if snap.mode == ModeName.AUTO else 0)
 
 
 # the streamed messages, by the name the boat config's mavlink.streams uses

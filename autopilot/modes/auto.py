@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from autopilot.guidance.path_following import MissionGuidance
 from autopilot.modes.base import NEUTRAL, Mode, ModeOutput
+from autopilot.vocab.modes import ModeName
 
 
 class AutoMode(Mode):
-    name = "AUTO"
+    name = ModeName.AUTO
 
     def __init__(self, guidance: MissionGuidance):
         self.guidance = guidance

@@ -28,6 +28,7 @@ import numpy as np
 
 from autopilot.modes.base import Mode, ModeOutput
 from autopilot.vocab.types import Wrench
+from autopilot.vocab.modes import ModeName
 from estimation.heading.mag_calibration import CalibrationFit, MagCalibration, fit_calibration, with_vertical_offset
 
 RATE_BANDWIDTH_RPS = 1.5     # closed-loop bandwidth of the yaw-rate loop [rad/s]
@@ -41,8 +42,7 @@ class CalibrateOnWaterMode(Mode):
     """See the module docstring. `cfg`: autopilot.vocab.config.MagOnWaterConfig; `vessel`: the vessel file (hull drag
     and yaw inertia/damping, magnetometer field and dip); `max_surge_n`, `max_yaw_nm`: the allocator's limits."""
 
-    name = "CALIBRATE_ON_WATER"
-    navigating = True            # needs a position (the box); the heading it does not use
+    name = ModeName.CALIBRATE_ON_WATER
 
     def __init__(self, cfg, vessel, max_surge_n: float, max_yaw_nm: float):
         self.cfg = cfg

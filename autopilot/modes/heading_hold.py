@@ -7,6 +7,7 @@ once the boat has stopped, so the vehicle can carry on with the failsafe's next 
 from __future__ import annotations
 
 from autopilot.modes.base import Mode, ModeOutput
+from autopilot.vocab.modes import ModeName
 from autopilot.vocab.types import GuidanceSetpoint
 
 STOPPED_MPS = 0.1        # below this ground speed the boat counts as stopped
@@ -14,10 +15,10 @@ BRAKE_MAX_S = 20.0       # and after this long anyway (a current may keep it fro
 
 
 class HeadingHoldMode(Mode):
-    operator_selectable = False
+    """HEADING_HOLD (`speed_mps` > 0) or BRAKE (0): the failsafe stages no operator selects."""
 
-    def __init__(self, name: str, speed_mps: float):
-        self.name = name
+    def __init__(self, name: ModeName, speed_mps: float):
+        self.name = ModeName(name)
         self.speed_mps = speed_mps
         self.heading_rad = 0.0
         self._t_enter = 0.0

@@ -19,6 +19,7 @@ import numpy as np
 
 from autopilot.modes.base import Mode, ModeOutput
 from autopilot.vocab.types import GuidanceSetpoint, Wrench
+from autopilot.vocab.modes import ModeName
 
 ARRIVE_M = 3.0                 # the start point counts as reached within this distance
 ALIGNED_RAD = math.radians(10.0)
@@ -70,7 +71,7 @@ class IdentificationMode(Mode):
     """See the module docstring. `max_surge_n` and `max_yaw_nm` are the allocator's full force and moment;
     `return_speed_mps` the speed of the way back."""
 
-    name = "AUTO"
+    name = ModeName.AUTO
 
     def __init__(self, config, center_ne, max_surge_n: float, max_yaw_nm: float, return_speed_mps: float):
         self.config = config

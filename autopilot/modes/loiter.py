@@ -36,6 +36,7 @@ from typing import Callable, Optional
 from autopilot.vocab.angles import wrap_pi
 from autopilot.modes.base import Mode, ModeOutput
 from autopilot.vocab.types import GuidanceSetpoint
+from autopilot.vocab.modes import ModeName
 
 
 ASTERN_ENTER_RAD = math.radians(110.0)     # with `astern`, hold stern-first once the bow is this far off
@@ -54,7 +55,7 @@ def _drift_known_exactly() -> float:
 
 
 class LoiterMode(Mode):
-    name = "LOITER"
+    name = ModeName.LOITER
 
     def __init__(self, radius_m: float, max_speed_mps: float,
                  drift_fn: Optional[Callable[[], tuple[float, float]]] = None, gain_per_s: float = 0.3,

@@ -6,6 +6,7 @@ import math
 from autopilot.modes.base import NEUTRAL, Mode, ModeOutput
 from autopilot.modes.operator_command import OperatorCommand
 from autopilot.vocab.types import Wrench
+from autopilot.vocab.modes import ModeName
 
 
 class ManualMode(Mode):
@@ -13,8 +14,7 @@ class ManualMode(Mode):
     steering in [-1, 1] (+ turn to starboard) the yaw moment to its limit. A command older than `timeout_s`
     (or none yet) gives neutral, so a dead joystick or link cannot leave the thrusters driven."""
 
-    name = "MANUAL"
-    navigating = False
+    name = ModeName.MANUAL
 
     def __init__(self, max_surge_n: float, min_surge_n: float, max_yaw_nm: float, timeout_s: float):
         self.max_surge_n = max_surge_n

@@ -18,10 +18,11 @@ from autopilot.vocab.angles import wrap_pi
 from autopilot.guidance.path_following import Leg, RunningSurge, crab_angle_rad
 from autopilot.modes.base import NEUTRAL, Mode, ModeOutput
 from autopilot.vocab.types import GuidanceSetpoint
+from autopilot.vocab.modes import ModeName
 
 
 class RtlMode(Mode):
-    name = "RTL"
+    name = ModeName.RTL
 
     def __init__(self, home_fn: Callable[[], Optional[tuple]], speed_mps: float, lookahead_m: float,
                  arrive_m: float, crab_compensation: bool = True):

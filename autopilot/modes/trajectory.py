@@ -23,6 +23,7 @@ import numpy as np
 from autopilot.modes.base import Mode, ModeOutput
 from autopilot.guidance.trajectory import SLOW_REF_MPS, ControlPointTracker, ReferenceClock
 from autopilot.vocab.types import GuidanceSetpoint, VelocitySetpoint
+from autopilot.vocab.modes import ModeName
 
 ARRIVE_M = 1.5               # the start point counts as reached within this distance (or one hull length)
 SLOW_WITHIN_M = 8.0
@@ -32,7 +33,7 @@ class TrajectoryMode(Mode):
     """`reference`: an autopilot.guidance.trajectory.Reference about `origin_ne` (the mission's first waypoint);
     `tracker`: a ControlPointTracker; `max_lag_m` > 0; `approach_speed_mps`: the way to the start."""
 
-    name = "AUTO"
+    name = ModeName.AUTO
 
     def __init__(self, reference, origin_ne, tracker: ControlPointTracker, max_lag_m: float,
                  approach_speed_mps: float, arrive_m: float = ARRIVE_M, lead_in_m: float = 6.0):
@@ -137,7 +138,7 @@ class PathFollowMode(Mode):
     `arrive_m` of the path's end. Figures: `cross_track_m` (+ starboard of the path), `reference_ne`,
     `speed_ref_mps`."""
 
-    name = "AUTO"
+    name = ModeName.AUTO
 
     def __init__(self, path, tracker: ControlPointTracker, arrive_m: float = ARRIVE_M, law: str = "control_point",
                  lookahead_m: float = 5.0, sigma: float = 0.0):

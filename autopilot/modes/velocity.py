@@ -14,14 +14,14 @@ import math
 from autopilot.modes.base import NEUTRAL, Mode, ModeOutput
 from autopilot.modes.operator_command import OperatorCommand
 from autopilot.vocab.types import VelocitySetpoint
+from autopilot.vocab.modes import ModeName
 
 
 class VelocityMode(Mode):
     """`max_speed_mps` > 0, `max_yaw_rate_rps` > 0 scale the sticks; a command older than `timeout_s` (or none
     yet) gives neutral, so a dead joystick or link cannot leave the boat running."""
 
-    name = "VELOCITY"
-    navigating = True
+    name = ModeName.VELOCITY
 
     def __init__(self, max_speed_mps: float, max_yaw_rate_rps: float, timeout_s: float):
         self.max_speed_mps = max_speed_mps

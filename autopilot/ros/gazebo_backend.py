@@ -8,7 +8,7 @@ Which topics carry what comes from the boat config's `gazebo:` section (configur
   from models without a magnetometer (the VRX WAM-V).
 - Magnetometer: sensor_msgs/MagneticField in FLU [T].
 - Thrust: one std_msgs/Float64 per thruster [N] (times the configured `scale`), reliable QoS like the bridge.
-- For a HIL bench (hil/links/link_figures.py): with each cycle's thrust, a sensor_msgs/JointState on
+- For a HIL bench (autopilot/ros/link_figures.py): with each cycle's thrust, a sensor_msgs/JointState on
   `thrust_stamp_topic` carrying the thrust and the stamp of the newest sensor sample it was computed from; and each
   simulated second a JSON link report on `link_report_topic` (messages received and sent, counted by stamp).
   Real Gazebo ignores both (nothing subscribes to them); they cost one message per cycle.
@@ -31,7 +31,7 @@ from autopilot.files.boat import GazeboConfig, resolve_topic
 from autopilot.ros.messages import TimeBase
 from autopilot.ros.qos import bridge_qos, quiet_publisher
 from autopilot.ros.topic_source import TopicSensorSource, cep_sigma_m, earth_field_for
-from hil.links.link_figures import NS, SETTLE_S, StampCounts
+from autopilot.ros.link_figures import NS, SETTLE_S, StampCounts
 
 
 class GazeboBackend(TopicSensorSource):
@@ -82,7 +82,7 @@ class GazeboBackend(TopicSensorSource):
 
     def _on_imu(self, msg, info) -> None:
         # DDS stamps the writer's clock (the simulator's machine) and the reception on ours: the smallest
-        # difference is the clock offset plus the shortest one-way delay (hil/links/link_figures.py: clock offset)
+        # difference is the clock offset plus the shortest one-way delay (autopilot/ros/link_figures.py: clock offset)
         d = info["received_timestamp"] - info["source_timestamp"]
         if self._down_min_ns is None or d < self._down_min_ns:
             self._down_min_ns = d
@@ -132,6 +132,10 @@ class GazeboBackend(TopicSensorSource):
     def connected(self) -> bool:
         """True while every thrust topic has a subscriber (the bridge, Gazebo or the stand-in)."""
         return all(p.get_subscription_count() > 0 for p in self._pubs)
+
+    def ready(self, t_s: float) -> bool:
+        """Gazebo's thrusters arm nothing: always ready."""
+        return True
 
     def close(self) -> None:
         self._closed = True

@@ -39,13 +39,19 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
+from autopilot.safety.actions import Action
 from autopilot.vocab.failsafe_config import FailsafeConfig
+from autopilot.vocab.modes import ModeName, modes_that
 
-NAVIGATING = frozenset({"AUTO", "LOITER", "RTL", "HEADING_HOLD", "BRAKE", "CALIBRATE_ON_WATER"})
-MOVING = frozenset({"AUTO", "RTL"})          # modes that follow a track (the GNSS 'slow' stage applies)
-ESTIMATED = NAVIGATING | {"VELOCITY"}        # modes whose control feeds back the estimate (gyro, speed)
-DRIVEN = ESTIMATED | {"MANUAL"}              # modes in which the thrusters are driven
+# what each mode needs (autopilot/vocab/modes.py) decides which failsafes act in it
+NAVIGATING = modes_that(position=True)       # the GNSS and position failsafes act
+ESTIMATED = modes_that(estimate=True)        # control feeds back the estimate: the IMU failsafes act too
+DRIVEN = modes_that(drives=True)             # the thrusters are driven: link, battery and overrun act
+MOVING = frozenset({ModeName.AUTO, ModeName.RTL})   # modes that follow a track (the GNSS 'slow' stage applies)
 SLOW_MOVING_MPS = 0.15                       # below this speed over ground the boat has no course to speak of
+
+# the actions that steer on a heading, which an IMU or magnetometer loss turns into HOLD
+_STEERED_ACTIONS = frozenset({Action.RTL, Action.LOITER, Action.SLOW, Action.BRAKE_RTL, Action.BRAKE_HOLD})
 
 # GNSS stages after the loss was detected
 _DR, _SLOW, _FALLBACK, _UNUSABLE = 0, 1, 2, 3
@@ -54,8 +60,12 @@ _DR, _SLOW, _FALLBACK, _UNUSABLE = 0, 1, 2, 3
 @dataclass(frozen=True)
 class Trigger:
     kind: str        # what happened (see the module docstring)
-    action: str      # what the vehicle does about it
+    action: Action   # what the vehicle does about it (a str is converted; ValueError for an unknown one)
     detail: str      # human-readable, with the figures that led to it
+    pending: bool = False   # reported between cycles: the action is resolved against the mode of the next one
+
+    def __post_init__(self):
+        object.__setattr__(self, "action", Action(self.action))
 
     @property
     def message(self) -> str:
@@ -91,10 +101,10 @@ class FailsafeManager:
             self._overruns.popleft()
         if not self._overrun_reported:
             self._overrun_reported = True
-            self._pending.append(Trigger("overrun", "report", f"control cycle {1e3 * late_s:.0f} ms late"))
+            self._pending.append(Trigger("overrun", Action.REPORT, f"control cycle {1e3 * late_s:.0f} ms late"))
         if len(self._overruns) >= c.count and "overrun" not in self.active:
             self.active["overrun"] = c.action
-            self._pending.append(Trigger("overrun", "pending-" + c.action,
+            self._pending.append(Trigger("overrun", c.action, pending=True, detail=
                                          f"{len(self._overruns)} missed deadlines within {c.window_s:g} s"))
 
     def clock_jump(self, t_from_s: float, t_to_s: float, limit_s: float) -> None:
@@ -105,7 +115,7 @@ class FailsafeManager:
         gap = t_to_s - t_from_s
         self._ages_from_s = max(self._ages_from_s, t_to_s)
         if gap > limit_s:
-            self._pending.append(Trigger("clock-jump", "pending-" + self.cfg.imu.action,
+            self._pending.append(Trigger("clock-jump", self.cfg.imu.action, pending=True, detail=
                                          f"simulated time jumped {gap:.2f} s (from {t_from_s:.2f} s to "
                                          f"{t_to_s:.2f} s) while its clock was lost: the boat ran that long "
                                          f"without the autopilot"))
@@ -150,22 +160,20 @@ class FailsafeManager:
             return "imu-loss failsafe active (no yaw rate to control)"
         if mode in MOVING and self.gnss_degraded:
             return f"{self._gnss_kind} failsafe active (dead reckoning ran out; position not trusted for a track)"
-        if mode == "LOITER" and self._gnss_stage == _UNUSABLE:
+        if mode == ModeName.LOITER and self._gnss_stage == _UNUSABLE:
             return f"{self._gnss_kind} failsafe active (position estimate unusable)"
         return None
 
-    def resolve(self, action: str, home_known: bool = True) -> str:
+    def resolve(self, action: str, home_known: bool = True) -> Action:
         """The action actually taken for `action`, given what is active (see Precedence)."""
-        if ("imu-loss" in self.active or "mag-loss" in self.active) and \
-                action in ("rtl", "loiter", "slow", "brake-rtl", "brake-hold"):
-            return "hold"
-        if action in ("rtl", "brake-rtl") and (not home_known or self.gnss_degraded):
-            fallback = self.cfg.gnss.then if self.gnss_degraded else "hold"
-            if action == "brake-rtl":
-                return "brake-hold" if fallback == "hold" else "brake-" + fallback
-            return fallback
-        if action == "loiter" and self._gnss_stage == _UNUSABLE:
-            return "hold"
+        action = Action(action)
+        if ("imu-loss" in self.active or "mag-loss" in self.active) and action in _STEERED_ACTIONS:
+            return Action.HOLD
+        if action in (Action.RTL, Action.BRAKE_RTL) and (not home_known or self.gnss_degraded):
+            fallback = Action(self.cfg.gnss.then) if self.gnss_degraded else Action.HOLD
+            return Action.brake_then(fallback) if action is Action.BRAKE_RTL else fallback
+        if action is Action.LOITER and self._gnss_stage == _UNUSABLE:
+            return Action.HOLD
         return action
 
     # ------------------------------------------------------------------ the cycle
@@ -177,17 +185,17 @@ class FailsafeManager:
         out = []
         if self._pending:
             for p in self._pending:
-                if p.action.startswith("pending-"):
-                    act = p.action[len("pending-"):]
-                    p = Trigger(p.kind, self.resolve(act, home_known) if mode in DRIVEN else "none", p.detail)
+                if p.pending:
+                    p = Trigger(p.kind, self.resolve(p.action, home_known) if mode in DRIVEN else Action.NONE,
+                                p.detail)
                 out.append(p)
             self._pending = []
         if t_s < self._next_check:
             return out
         self._next_check = t_s + self.cfg.check_period_s
         if actuator_connected is False and "esc-disconnect" not in self.active:
-            self.active["esc-disconnect"] = "disarm"
-            out.append(Trigger("esc-disconnect", "disarm",
+            self.active["esc-disconnect"] = Action.DISARM
+            out.append(Trigger("esc-disconnect", Action.DISARM,
                                "ESC output not connected (pigpiod gone or the ESC signal lost)"))
             return out
         if actuator_connected and "esc-disconnect" in self.active:
@@ -214,7 +222,7 @@ class FailsafeManager:
             self._resets_seen = resets
         elif resets > self._resets_seen:
             self._resets_seen = resets
-            act = "hold" if mode in ESTIMATED else "none"
+            act = Action.HOLD if mode in ESTIMATED else Action.NONE
             out.append(Trigger("ekf-unhealthy", act, "the navigation filter restarted (its state went non-finite); "
                                                      "the estimate starts again from the next fixes"))
 
@@ -226,12 +234,12 @@ class FailsafeManager:
             lost = limit < since < math.inf          # never seen yet is not a loss (the pre-arm checks cover it)
             if lost and kind not in self.active:
                 self.active[kind] = c.action
-                act = (c.action if mode in NAVIGATING or c.action == "disarm" or
-                       (mode in ESTIMATED and kind == "imu-loss") else "none")
+                act = (c.action if mode in NAVIGATING or c.action == Action.DISARM or
+                       (mode in ESTIMATED and kind == "imu-loss") else Action.NONE)
                 out.append(Trigger(kind, act, f"no {what} for {since:.1f} s"))
             elif not lost and kind in self.active:
                 del self.active[kind]
-                out.append(Trigger(kind, "recovered", f"{what} again"))
+                out.append(Trigger(kind, Action.RECOVERED, f"{what} again"))
 
     def _gnss(self, t_s, h, mode, raw_offset_fn, home_known, out) -> None:
         g = self.cfg.gnss
@@ -242,11 +250,11 @@ class FailsafeManager:
             self._reacq_seen = h.gps_reacquisitions
             jump = raw_offset_fn()
             if jump > g.max_jump_m:
-                act = "hold" if mode in NAVIGATING else "none"
+                act = Action.HOLD if mode in NAVIGATING else Action.NONE
                 out.append(Trigger("gps-glitch", act, f"the EKF trusted GNSS again after rejecting it for "
                                                       f"{g.glitch_reject_s:g} s and its position moved {jump:.0f} m"))
             else:
-                out.append(Trigger("gps-glitch", "report", f"the EKF trusted GNSS again (position moved {jump:.1f} m)"))
+                out.append(Trigger("gps-glitch", Action.REPORT, f"the EKF trusted GNSS again (position moved {jump:.1f} m)"))
         if h.gps_accepted != self._acc_seen:       # counters as of the latest accepted fix: what came after
             self._acc_seen = h.gps_accepted         # tells a loss (invalid fixes) from a glitch (rejected ones)
             self._rej_base, self._inv_base = h.gps_rejected, h.gps_invalid
@@ -254,7 +262,7 @@ class FailsafeManager:
         lost = g.loss_timeout_s < since_gps < math.inf      # never accepted yet is not a loss
         if not lost:
             if self._gnss_stage is not None:
-                out.append(Trigger(self._gnss_kind, "recovered",
+                out.append(Trigger(self._gnss_kind, Action.RECOVERED,
                                    f"GNSS positions accepted again after {t_s - self._gnss_t0:.1f} s without"))
                 self.active.pop(self._gnss_kind, None)
                 self._gnss_stage = None
@@ -267,44 +275,44 @@ class FailsafeManager:
                    "the receiver reports no position" if invalid else "no fixes arriving")
             self._gnss_t0 = t_s - since_gps
             self._gnss_stage = _DR
-            self.active[self._gnss_kind] = "dead-reckon"
-            act = "dead-reckon" if mode in NAVIGATING else "none"
+            self.active[self._gnss_kind] = Action.DEAD_RECKON
+            act = Action.DEAD_RECKON if mode in NAVIGATING else Action.NONE
             out.append(Trigger(self._gnss_kind, act, f"no accepted GNSS position for {since_gps:.1f} s ({why}); "
                                                     f"dead-reckoning for up to {g.dead_reckon_s:g} s"))
         kind, since = self._gnss_kind, t_s - self._gnss_t0
         if self._gnss_stage == _DR and since >= g.dead_reckon_s:
             self._gnss_stage = _SLOW
-            self.active[kind] = "slow"
+            self.active[kind] = Action.SLOW
             if mode in MOVING and g.slow_s > 0:
-                out.append(Trigger(kind, "slow", f"dead-reckoned {g.dead_reckon_s:g} s: holding the heading at "
+                out.append(Trigger(kind, Action.SLOW, f"dead-reckoned {g.dead_reckon_s:g} s: holding the heading at "
                                                  f"{g.slow_speed_mps:g} m/s for {g.slow_s:g} s"))
         if self._gnss_stage == _SLOW and since >= g.dead_reckon_s + g.slow_s:
             self._gnss_stage = _FALLBACK
             self.active[kind] = g.then
-            act = g.then if mode in NAVIGATING else "none"
+            act = g.then if mode in NAVIGATING else Action.NONE
             out.append(Trigger(kind, act, f"{since:.0f} s without an accepted GNSS position"))
         if self._gnss_stage != _UNUSABLE and h.pos_std_m > g.max_pos_std_m:
             self._gnss_stage = _UNUSABLE
-            self.active[kind] = "hold"
-            act = "hold" if mode in NAVIGATING else "none"
+            self.active[kind] = Action.HOLD
+            act = Action.HOLD if mode in NAVIGATING else Action.NONE
             out.append(Trigger(kind, act, f"estimated position error {h.pos_std_m:.1f} m exceeds "
                                           f"{g.max_pos_std_m:g} m"))
 
     def _geofence(self, t_s, nav, mode, home_known, out) -> None:
         c = self.cfg.geofence
         if not self.fences or not c.enabled or nav is None or not nav.valid or mode not in DRIVEN:
-            self._fence_braking = self._fence_braking and mode == "BRAKE"
+            self._fence_braking = self._fence_braking and mode == ModeName.BRAKE
             return
         n, e = nav.north_m, nav.east_m
         margin = min(f.signed_distance_m(n, e) for f in self.fences)
         if margin < 0.0:
             if not self._fence_breach:
                 self._fence_breach = True
-                act = self.resolve(c.action, home_known) if mode != "RTL" else "none"
+                act = self.resolve(c.action, home_known) if mode != ModeName.RTL else Action.NONE
                 out.append(Trigger("geofence", act, f"outside the geofence by {-margin:.1f} m"))
             return
         self._fence_breach = False
-        if mode == "BRAKE" or (mode == "RTL" and c.action == "rtl"):
+        if mode == ModeName.BRAKE or (mode == ModeName.RTL and c.action == Action.RTL):
             return
         psi = nav.heading_rad
         cs, sn = math.cos(psi), math.sin(psi)
@@ -321,7 +329,7 @@ class FailsafeManager:
         if ahead < stop_m:
             if not self._fence_braking:
                 self._fence_braking = True
-                act = self.resolve("brake-" + c.action, home_known)
+                act = self.resolve(Action.brake_then(c.action), home_known)
                 out.append(Trigger("geofence", act, f"{ahead:.1f} m to the fence on course "
                                                     f"{math.degrees(course) % 360:.0f} deg at {speed:.2f} m/s "
                                                     f"(stopping distance plus margin {stop_m:.1f} m)"))
@@ -340,11 +348,11 @@ class FailsafeManager:
         quiet = t_s - ref
         if quiet > c.timeout_s and "link-loss" not in self.active:
             self.active["link-loss"] = c.action
-            act = self.resolve(c.action, home_known) if mode in DRIVEN else "none"
+            act = self.resolve(c.action, home_known) if mode in DRIVEN else Action.NONE
             out.append(Trigger("link-loss", act, f"no operator heartbeat for {quiet:.1f} s"))
         elif quiet <= c.timeout_s and "link-loss" in self.active:
             del self.active["link-loss"]
-            out.append(Trigger("link-loss", "recovered", "operator heartbeats again"))
+            out.append(Trigger("link-loss", Action.RECOVERED, "operator heartbeats again"))
 
     def _battery(self, t_s, battery_v, mode, home_known, out) -> None:
         if self.low_voltage_v <= 0.0 or battery_v is None or "low-battery" in self.active:
@@ -356,7 +364,7 @@ class FailsafeManager:
             self._low_since = t_s
         if t_s - self._low_since >= self.cfg.battery.delay_s:
             self.active["low-battery"] = self.cfg.battery.action
-            act = self.resolve(self.cfg.battery.action, home_known) if mode in DRIVEN else "none"
+            act = self.resolve(self.cfg.battery.action, home_known) if mode in DRIVEN else Action.NONE
             out.append(Trigger("low-battery", act, f"battery {battery_v:.2f} V below {self.low_voltage_v:g} V for "
                                                    f"{t_s - self._low_since:.1f} s"))
 
@@ -368,5 +376,5 @@ class FailsafeManager:
             self._overrun_reported = False
             if "overrun" in self.active:
                 del self.active["overrun"]
-                out.append(Trigger("overrun", "recovered", f"no missed deadline for {c.window_s:g} s"))
+                out.append(Trigger("overrun", Action.RECOVERED, f"no missed deadline for {c.window_s:g} s"))
 
