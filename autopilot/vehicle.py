@@ -41,16 +41,15 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from autopilot.vocab.angles import wrap_pi
-from autopilot.control.azimuth_allocation import make_allocator
 from autopilot.calibration.compass import CompassCalibration, fit_figures
-from autopilot.vocab.config import ConfigError, MissionConfig, VesselConfig
-from autopilot.vocab.modes import ModeName
+from autopilot.control.azimuth_allocation import make_allocator
 from autopilot.control.heading_speed import HeadingController, SpeedController
-from autopilot.safety.actions import SWITCH_TO, Action
-from autopilot.safety.failsafe import FailsafeManager, Trigger
-from autopilot.safety.geofence import Geofence
+from autopilot.control.reference_models import HeadingReference
+from autopilot.control.velocity import VelocityController
 from autopilot.guidance.path_following import MissionGuidance, mission_frame, point_to_ned
+from autopilot.guidance.trajectory import ControlPointTracker, make_path, make_reference
+from autopilot.guidance.turn_rate_watch import WARN_SCALE, TurnRateWatch
+from autopilot.guidance.turning import guidance_lookahead_m, lookahead_floor_reason, raised_lookahead_m
 from autopilot.interfaces import NavigationFilter, ThrusterOutput
 from autopilot.modes.auto import AutoMode
 from autopilot.modes.base import NEUTRAL, Mode
@@ -63,17 +62,17 @@ from autopilot.modes.manual import ManualMode
 from autopilot.modes.rtl import RtlMode
 from autopilot.modes.trajectory import PathFollowMode, TrajectoryMode
 from autopilot.modes.velocity import VelocityMode
+from autopilot.safety.actions import SWITCH_TO, Action
+from autopilot.safety.failsafe import FailsafeManager, Trigger
+from autopilot.safety.geofence import Geofence
 from autopilot.safety.prearm import ArmResult, PrearmInputs, prearm_failures
-from autopilot.control.reference_models import HeadingReference
-from autopilot.guidance.trajectory import ControlPointTracker, make_path, make_reference
-from autopilot.guidance.turn_rate_watch import WARN_SCALE, TurnRateWatch
-from autopilot.guidance.turning import guidance_lookahead_m, lookahead_floor_reason, raised_lookahead_m
-from autopilot.vocab.types import (GpsFix, GuidanceSetpoint, NavState, PulseCommand, SensorBatch, ThrustCommand,
-                             Wrench)
-from autopilot.control.velocity import VelocityController
+from autopilot.vocab.angles import wrap_pi
+from autopilot.vocab.config import ConfigError, MissionConfig, VesselConfig
+from autopilot.vocab.geodesy import LocalFrame
+from autopilot.vocab.modes import ModeName
+from autopilot.vocab.types import GpsFix, GuidanceSetpoint, NavState, PulseCommand, SensorBatch, ThrustCommand, Wrench
 from drivers.thrust_map import make_thrust_map
 from estimation.navekf.model import IX_E, IX_N
-from autopilot.vocab.geodesy import LocalFrame
 
 ZERO_WRENCH = Wrench(0.0, 0.0)
 CALIBRATE = ModeName.CALIBRATE_ON_WATER
@@ -118,7 +117,8 @@ class Autopilot:
     (the simulator knows its magnetometer's distortion exactly); None reads the vessel's
     sensors.mag.calibration_file, whose presence the pre-arm checks require.
     `actuator`: an object with a `connected` property (the backend's ESC output), see set_actuator.
-    `mag_calibration_path`: where accepted continuous-calibration updates are written (autopilot/calibration/mag_watch.py);
+    `mag_calibration_path`: where accepted continuous-calibration updates are written
+    (autopilot/calibration/mag_watch.py);
     None: the vessel's sensors.mag.calibration_file, if any; False: nowhere (a simulation).
     """
 
@@ -700,7 +700,8 @@ class Autopilot:
                                        f"poorly; surge drag learned as {1.0 + h.surge_drag_error:.2f} x the file's")
 
     def _watch_turns(self, t_s: float, yaw_rate_rps: float, yaw_nm: float) -> None:
-        """Measure the boat's turning against its file's (autopilot/guidance/turn_rate_watch.py); guidance slows its corners
+        """Measure the boat's turning against its file's (autopilot/guidance/turn_rate_watch.py); guidance slows its
+        corners
         by the ratio and, with the drift the estimator has learnt, plans where to begin them. Warn once when the
         boat turns markedly slower than filed."""
         w = self.turn_watch

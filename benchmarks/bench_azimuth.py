@@ -8,7 +8,8 @@ Four scenarios, config/missions/hexagon_002.yaml (ILOS Delta 30 m, sigma 0.001, 
   (X_u u + X_uu u^2 = 800 N; the paper holds its thrust command T_c constant instead).
 Prints xte max and rms (true position against the leg flown, after the first convergence: hil.sim.metrics) for
 both boats beside the paper's Fig. 14 bounds, with the vessel's 2 m CEP GNSS and again with a 0.2 m one (to
-separate the position estimate's share from guidance and control), and a fifth row: the pods in scenario 2 on a mismatched plant
+separate the position estimate's share from guidance and control), and a fifth row: the pods in scenario 2 on a
+mismatched plant
 (random 30 % hull errors, thrusters and servo twice as slow). Typed sensor models (white GNSS noise of the
 vessel's 2 m CEP), 1 Hz GNSS, the EKF in the loop.
 
@@ -20,7 +21,6 @@ import argparse
 import dataclasses
 import multiprocessing
 import time
-
 
 from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
 from hil.sim.environment import EnvironmentConfig

@@ -18,7 +18,7 @@ Printed per run:
             coupling of the vertical field, which a level-turn fit takes into its offset)
   after     RMS heading error (EKF - plant truth) in AUTO after the calibration [deg]
   exact     the same run with the simulator's exact calibration and no circles: RMS heading error in AUTO [deg]
-Nothing is asserted; tests/test_calibrate_on_water.py holds the shorter closed-loop version.
+Nothing is asserted; tests/modes/test_calibrate_on_water.py holds the shorter closed-loop version.
 """
 from __future__ import annotations
 

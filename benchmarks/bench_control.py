@@ -13,8 +13,8 @@ import math
 import timeit
 
 from autopilot.control.azimuth_allocation import make_allocator
-from autopilot.vocab.config import load_vessel
 from autopilot.control.heading_speed import HeadingController, SpeedController
+from autopilot.vocab.config import load_vessel
 from autopilot.vocab.types import Wrench
 from drivers.thrust_map import make_thrust_maps
 

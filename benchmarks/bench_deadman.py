@@ -3,16 +3,17 @@ after a pigpiod restart.
 
     python benchmarks/bench_deadman.py [--kills 20] [--backend pigpio|kernel_pwm|pca9685|all]
 
-The driving process is tests/test_deadman.py's stand-in (EscOutput with the guardian, the real pigpio client,
-reconnecting as the autopilot does); pigpiod is the fake daemon in this process (hil/devices/fake_pigpiod.py). Each kill:
+The driving process is tests/drivers/test_deadman.py's stand-in (EscOutput with the guardian, the real pigpio client,
+reconnecting as the autopilot does); pigpiod is the fake daemon in this process (hil/devices/fake_pigpiod.py). Each
+kill:
 start the process, wait for 1900/1900, SIGKILL it, time the first neutral pulse on both GPIOs in the daemon's
 record (CLOCK_MONOTONIC). "After a restart": the daemon is stopped and a fresh one started on the same port
 while the process drives, it reconnects and drives 1900 again, and only then is it killed.
 
-kernel_pwm: the driving process is tests/test_esc_kernel_pwm.py's stand-in on a fake /sys/class/pwm tree; the
+kernel_pwm: the driving process is tests/drivers/test_esc_kernel_pwm.py's stand-in on a fake /sys/class/pwm tree; the
 tree has no time-stamped record, so this process polls both channels' files every 1 ms from the kill (or the
 SIGSTOP of a hang) until both read neutral: the figure includes up to 1 ms of polling. pca9685: the same with
-tests/test_esc_pca9685.py's stand-in, the emulated board served to both processes on a Unix socket, polled as
+tests/drivers/test_esc_pca9685.py's stand-in, the emulated board served to both processes on a Unix socket, polled as
 what a scope would read (within one tick of 1500 us).
 """
 from __future__ import annotations
@@ -28,9 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hil.devices.fake_pigpiod import FakePigpiod  # noqa: E402
-from tests.test_deadman import neutral_after, start_child  # noqa: E402
 from tests import test_esc_kernel_pwm as kpwm  # noqa: E402
 from tests import test_esc_pca9685 as pca  # noqa: E402
+from tests.support.guarded_child import neutral_after, start_child  # noqa: E402
 
 
 def one_kill(restart: bool) -> float:

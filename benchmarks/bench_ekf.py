@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autopilot.vocab.angles import wrap_pi  # noqa: E402
 from autopilot.vocab.config import load_vessel  # noqa: E402
+from autopilot.vocab.geodesy import LocalFrame  # noqa: E402
 from autopilot.vocab.types import GpsFix, ThrustCommand  # noqa: E402
 from estimation.navekf.ekf import NavigationEKF  # noqa: E402
-from autopilot.vocab.geodesy import LocalFrame  # noqa: E402
 from hil.sim.environment import EnvironmentConfig  # noqa: E402
 from hil.sim.plant import Plant  # noqa: E402
 from hil.sim.sensor_models import TypedSensorSuite  # noqa: E402

@@ -3,7 +3,7 @@
     python benchmarks/bench_failsafes.py [--seed 1] [--mismatch KEY=FACTOR,...]
 
 Fault runs: foka on the demo survey, current 0.2 m/s toward 90 deg, wind 3 m/s from 45 deg, white GNSS noise
-(the conditions of tests/test_faults.py). Printed per fault: the failsafe events (time, kind, action), the mode
+(the conditions of tests/safety/test_faults.py). Printed per fault: the failsafe events (time, kind, action), the mode
 at the end, and the largest distance of the true position from the planned path while the fault lasted (the
 report's `faults[].max_distance_from_path_m`).
 LOITER: ten minutes on a point in 0.3 m/s current and 5 m/s wind, white GNSS noise, true position: the share of
@@ -33,8 +33,16 @@ def _plant(seed: int):
     return PlantSpec.resolve(load_vessel("foka"), seed, mismatch=MISMATCH) if MISMATCH else None
 
 FAULT_ENV = EnvironmentConfig(current_speed_mps=0.2, current_toward_deg=90, wind_speed_mps=3.0, wind_from_deg=45)
-FAULTS = ("gps-loss@60:60", "gps-glitch@60:10", "gps-glitch@60:10=20", "imu-loss@60:20", "mag-loss@60:20", "link-loss@60",
-          "esc-disconnect@60", "low-battery@60")
+FAULTS = (
+    "gps-loss@60:60",
+    "gps-glitch@60:10",
+    "gps-glitch@60:10=20",
+    "imu-loss@60:20",
+    "mag-loss@60:20",
+    "link-loss@60",
+    "esc-disconnect@60",
+    "low-battery@60",
+)
 STATION = """name: station
 anchor: {lat_deg: 51.11, lon_deg: 17.06}
 start: {point: {north_m: 0.0, east_m: 0.0}, heading_deg: 0}
@@ -72,8 +80,8 @@ geofence: [{north_m: -20.0, east_m: -30.0}, {north_m: 40.0, east_m: -30.0}, {nor
 
 def geofence_row(seed: int) -> None:
     """MANUAL at half throttle due north toward a fence 40 m away: where the boat stops and what it does."""
-    from autopilot.safety.geofence import Geofence
     from autopilot.guidance.path_following import mission_frame, point_to_ned
+    from autopilot.safety.geofence import Geofence
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "fenced.yaml"
         path.write_text(FENCED)
@@ -99,8 +107,9 @@ def loiter_rows(seed: int) -> None:
         path.write_text(STATION)
         mission = load_mission(path)
         for toward, wind_from in ((90.0, 270.0), (90.0, 200.0), (0.0, 90.0)):
-            env = EnvironmentConfig(current_speed_mps=0.3, current_toward_deg=toward, wind_speed_mps=5.0,
-                                    wind_from_deg=wind_from)
+            env = EnvironmentConfig(
+                current_speed_mps=0.3, current_toward_deg=toward, wind_speed_mps=5.0, wind_from_deg=wind_from
+            )
             res = run_sim(load_vessel("foka"), mission, SimOptions(seed=seed, env=env, gps_noise="white",
                                                                   plant_spec=_plant(seed),
                                                                   duration_s=620.0))
@@ -108,7 +117,8 @@ def loiter_rows(seed: int) -> None:
             tr = res.trace
             m = (tr["t"] >= t0) & (tr["t"] < t0 + 600.0)
             d = np.hypot(tr["truth_n"][m], tr["truth_e"][m])
-            print(f"  current toward {toward:5.1f}, wind from {wind_from:5.1f}: inside 2 m {100 * np.mean(d <= 2.0):5.1f} %"
+            inside = 100 * np.mean(d <= 2.0)
+            print(f"  current toward {toward:5.1f}, wind from {wind_from:5.1f}: inside 2 m {inside:5.1f} %"
                   f", 95th percentile {np.percentile(d, 95):.2f} m, max {d.max():.2f} m")
 
 

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_fuzz_inputs.py [--cases 20000] [--seed 1] [--kinds trajectory,trajcsv]
 
-The mutations are tests/fuzz_inputs.py's (byte flips, deleted/duplicated lines, truncation, hostile values,
+The mutations are tests/support/fuzz_inputs.py's (byte flips, deleted/duplicated lines, truncation, hostile values,
 extreme numbers inside lists) on vessel, mission, QGC and trajectory missions (every `trajectory:` kind, and the
 csv kind's reference file). Each case has a 10 s budget: one over it is stopped (SIGALRM) and counts as a hang.
 Nothing is asserted; the counts are for the notes.
@@ -19,8 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fuzz_inputs import cases, run_case  # noqa: E402
-
+from tests.support.fuzz_inputs import cases, run_case  # noqa: E402
 
 HANG_S = 10
 

@@ -21,9 +21,9 @@ import math
 import numpy as np
 
 from autopilot.control.allocation import Allocator
-from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
 from autopilot.control.heading_speed import HeadingController, SpeedController
 from autopilot.guidance.path_following import Leg
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
 from autopilot.vocab.types import Wrench
 from drivers.thrust_map import make_thrust_map
 from hil.sim.environment import EnvironmentConfig

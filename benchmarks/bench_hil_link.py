@@ -27,7 +27,8 @@ into the stand-in's own step (plant, sensors, publishing: `step_*`) and the wait
 real-time factor they allow. Also one real-time outage row with on_outage=run.
 Mission: a 50 m / 20 m / 50 m U near the demo's launch point at 1 m/s (FOKA, white GNSS, calm): the demo's
 380 s in real time per row would make the table take half an hour.
-Latency is sensor stamp -> first thrust computed from it (autopilot/ros/link_figures.py); a lost message on a topic that is
+Latency is sensor stamp -> first thrust computed from it (autopilot/ros/link_figures.py); a lost message on a topic
+that is
 reliable at both ends is modelled as arriving 100 ms late (an assumed DDS repair time, see hil/ros/link_relay.py).
 ROS_DOMAIN_ID is taken from the environment (default: 40 + pid % 50); the autopilot gets that + 101 (mod 233).
 """
@@ -81,9 +82,9 @@ def auto_window(link: dict, step_ms: float = 20.0) -> int:
 
 def row(name: str, mission_path: Path, realtime: bool, cap_s, on_outage: str = "pause", window: int = 1) -> dict:
     from autopilot.vocab.config import load_mission, load_vessel
+    from hil.ros.link_relay import LinkSpec
     from hil.ros.sim_transport import run_ros_sim
     from hil.sim.environment import EnvironmentConfig
-    from hil.ros.link_relay import LinkSpec
 
     args = SimpleNamespace(seed=1, gps_noise="white", duration=cap_s, realtime=realtime,
                            link=LinkSpec(**ROWS[name]), on_outage=on_outage, lockstep_window=window)
@@ -116,8 +117,8 @@ LINK_RT_PRIORITY = 10       # the emulated radio under SCHED_FIFO: the machine's
 def tun_row(name: str, mission_path: Path, tmp: Path, on_outage: str = "pause") -> dict:
     """One real-time row across namespaces over the TUN link; the link's own counts beside the report's."""
     from autopilot.vocab.config import load_vessel
-    from hil.ros.sim_transport import boat_config_for
     from hil.links.netns_link import RoutedNamespaces, discovery_files, serve_to_pi
+    from hil.ros.sim_transport import boat_config_for
 
     spec = dict(ROWS[name])
     if "outages" in spec:

@@ -53,16 +53,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import List
 from concurrent.futures import ProcessPoolExecutor
+from typing import List
 
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel  # noqa: E402
 from autopilot.identification.hull import identified_vessel, identify, validate  # noqa: E402
 from autopilot.identification.runs import load_ident_run, split_last_set  # noqa: E402
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel  # noqa: E402
 from estimation.identification.hull_least_squares import NAMES, IdentificationError, zeta_of_hull  # noqa: E402
 from hil.sim.environment import EnvironmentConfig  # noqa: E402
 from hil.sim.identification_flight import fly_identification_mission  # noqa: E402
@@ -88,7 +88,8 @@ GAMEPAD = [os.path.join(REPO, "tests", "data", "gamepad", n) for n in ("ident_ga
 # damping, sway damping off by 30-40 %)
 GAMEPAD_MISMATCH = {"x_u": 0.6, "x_uu": 1.4, "iz": 1.3, "n_r": 0.7, "y_v": 1.3}
 # |error| against the plant's value: the issue's own-plant limits, 5 % (10 % for the sway terms z6, z7). With the
-# smoother of estimation/identification/track_smoother.py and output error, five runs of this part on FOKA measured z6 -5.1 to
+# smoother of estimation/identification/track_smoother.py and output error, five runs of this part on FOKA measured z6
+# -5.1 to
 # -5.4 %, every other term within 3.1 % (before that smoother: z7 refused or -47 %, z4 +72 %)
 GAMEPAD_TOLERANCE_PCT = {"z1": 5, "z2": 5, "z3": 5, "z4": 5, "z5": 5, "z6": 10, "z7": 10, "z8": 5, "z9": 5}
 # validation flown from the measured state every WINDOW_S (the issue's 0.99 on u, r, x, y, psi; measured 0.9927 or

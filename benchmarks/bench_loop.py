@@ -32,8 +32,10 @@ def main() -> None:
     ap.add_argument("--devices", choices=("bytes", "typed", "both"), default="both")
     args = ap.parse_args()
     levels = ("typed", "bytes") if args.devices == "both" else (args.devices,)
-    print(f"{'devices':7s} {'mission':15s} {'vessel':10s} {'sim s':>7s} {'cpu s':>7s} {'RTF (cpu)':>10s} {'us/cycle':>9s} "
-          f"{'RTF (wall)':>10s}")
+    print(
+        f"{'devices':7s} {'mission':15s} {'vessel':10s} {'sim s':>7s} {'cpu s':>7s} {'RTF (cpu)':>10s} "
+        f"{'us/cycle':>9s} {'RTF (wall)':>10s}"
+    )
     for level, (mission_name, vessel_name, env) in [(lv, c) for lv in levels for c in CASES]:
         vessel = load_vessel(vessel_name)
         mission = load_mission(CONFIG_DIR / "missions" / f"{mission_name}.yaml")

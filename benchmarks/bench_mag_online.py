@@ -18,7 +18,7 @@ Printed per run (heading error = EKF heading - true heading of the plant):
   cons      mag_consistency before the step / at its largest / at the end [deg]
   updates   accepted updates (before the step: must be 0); each run starts from an identity calibration file,
             which the first update rewrites (saved), keeping .orig and .prev (old kept)
-Nothing is asserted; tests/test_mag_online_flight.py holds the shorter closed-loop version.
+Nothing is asserted; tests/calibration/test_mag_online_flight.py holds the shorter closed-loop version.
 """
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ import numpy as np
 from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
 from estimation.heading.mag_calibration import CalibrationFit, MagCalibration, read_calibration, write_calibration
 from hil.sim.environment import EnvironmentConfig
-from hil.sim.plant_spec import PlantSpec, parse_mismatch
 from hil.sim.faults import parse_fault
+from hil.sim.plant_spec import PlantSpec, parse_mismatch
 from hil.sim.runner import SimOptions, run_sim
 
 SHIFT_S = 300.0
@@ -113,10 +113,12 @@ def print_row(label, r):
           f"(before step {r['updates_before']})")
     if r["first"] is not None:
         f = r["first"].figures
-        print(f"  {'':34s} correcting update: {f['method']} over {f['window_s']:g} s, {f['heading_arc_deg']:.0f} deg of "
-              f"turning, {f['gnss_fixes']} fixes, consistency {f['consistency_before_deg']:.1f} -> "
-              f"{f['consistency_after_deg']:.1f} deg, offset change {f['offset_change_ut']} uT, residual "
-              f"{f['residual_rms_pct']:.2f} %, saved {r['saved']}, old kept {r['kept']}")
+        print(
+            f"  {'':34s} correcting update: {f['method']} over {f['window_s']:g} s, {f['heading_arc_deg']:.0f} deg of "
+            f"turning, {f['gnss_fixes']} fixes, consistency {f['consistency_before_deg']:.1f} -> "
+            f"{f['consistency_after_deg']:.1f} deg, offset change {f['offset_change_ut']} uT, residual "
+            f"{f['residual_rms_pct']:.2f} %, saved {r['saved']}, old kept {r['kept']}"
+        )
 
 
 def main(argv=None) -> int:

@@ -21,13 +21,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel  # noqa: E402
 from autopilot.guidance.path_following import mission_frame  # noqa: E402
 from autopilot.replay.navigation import replay_run  # noqa: E402
 from autopilot.runlog import RunLogger  # noqa: E402
 from autopilot.runlog.estimator_inputs import FILE_NAME, read_estimator_inputs, step_record  # noqa: E402
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel  # noqa: E402
 from estimation.navekf.ekf import NavigationEKF  # noqa: E402
-from tests.replay_helpers import logged_sim  # noqa: E402
+from tests.support.replay_helpers import logged_sim  # noqa: E402
 
 
 def main() -> int:

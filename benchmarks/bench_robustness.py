@@ -43,12 +43,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_failsafes import STATION  # noqa: E402  (the same station-keeping mission)
 
-from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel  # noqa: E402
 from autopilot.calibration.mag_watch import DISTURBANCE_WARNING  # noqa: E402
 from autopilot.guidance.turn_rate_watch import WARN_SCALE  # noqa: E402
 from autopilot.guidance.turning import steady_yaw_rate_rps  # noqa: E402
+from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel  # noqa: E402
 from hil.sim.environment import EnvironmentConfig  # noqa: E402
-from hil.sim.plant_spec import PlantSpec, RANDOM_KEYS, realistic_extras  # noqa: E402
+from hil.sim.plant_spec import RANDOM_KEYS, PlantSpec, realistic_extras  # noqa: E402
 from hil.sim.runner import SimOptions, run_sim  # noqa: E402
 
 DEMO_ENV = dict(wind_speed_mps=3.0, wind_from_deg=90.0, current_speed_mps=0.2, current_toward_deg=0.0,

@@ -48,6 +48,7 @@ def fly(task: dict) -> dict:
     import functools
 
     from bench_robustness import DEMO_ENV, _mission
+
     from autopilot.vocab.config import load_vessel
     from hil.sim.environment import EnvironmentConfig
     from hil.sim.plant_spec import PlantSpec
@@ -65,7 +66,10 @@ def fly(task: dict) -> dict:
         samples = []          # (t, leg index, along, leg length, y_true, y_est, counted, *VELOCITY_SPLIT columns)
         state = {"leg": None, "converged": False, "last": None}
         toward = math.radians(DEMO_ENV["current_toward_deg"])
-        current_ned = (DEMO_ENV["current_speed_mps"] * math.cos(toward), DEMO_ENV["current_speed_mps"] * math.sin(toward))
+        current_ned = (
+            DEMO_ENV["current_speed_mps"] * math.cos(toward),
+            DEMO_ENV["current_speed_mps"] * math.sin(toward),
+        )
 
         def on_result(t, autopilot, batch, res, truth):
             if res.mode != "AUTO" or autopilot.guidance.leg is None or not res.nav.valid:
@@ -108,7 +112,8 @@ def velocity_split(ekf, truth, leg_angle_rad: float, current_ned: tuple) -> tupl
     exactly into `v_surge` (surge speed through the water wrong), `v_sway` (sway wrong), `v_head` (the true
     water-relative velocity turned by the heading error) and `v_curr` (water current wrong). `psi_err` the
     heading error [deg], `r_err` the yaw-rate error [deg/s]; `along` the filter state's error ALONG the leg [m]
-    (+ = ahead) and `u_err` its surge speed through the water minus the truth's [m/s]. Empty unless the estimator is the NavigationEKF.
+    (+ = ahead) and `u_err` its surge speed through the water minus the truth's [m/s]. Empty unless the estimator is
+    the NavigationEKF.
     """
     from estimation.navekf.model import IX_CE, IX_CN, IX_E, IX_N, IX_PSI, IX_R, IX_U, IX_V
     x = getattr(getattr(ekf, "kf", None), "x", None)

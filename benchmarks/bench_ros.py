@@ -111,7 +111,8 @@ import numpy, rclpy
 out['numpy+rclpy'] = rss_mb()
 import filterpy.kalman
 out['+filterpy (scipy.linalg, scipy.stats)'] = rss_mb()
-import autopilot.ros.runner, autopilot.runlog, estimation.navekf.ekf, drivers.gnss.l76k, drivers.lsm9ds1, drivers.esc.output
+import autopilot.ros.runner, autopilot.runlog, estimation.navekf.ekf
+import drivers.gnss.l76k, drivers.lsm9ds1, drivers.esc.output
 out['+the boat process modules'] = rss_mb()
 print(json.dumps(out))
 """
@@ -127,13 +128,14 @@ def import_rss() -> dict:
 def bench_idle_gap(cycles: int = 1500, warmup: int = 300) -> dict:
     """Thread-CPU per Autopilot.step [us] (mean, p50) at 0, 2 and 20 ms of sleep between steps."""
     import statistics
-    from autopilot.vocab.config import load_mission, load_vessel
+
     from autopilot.guidance.path_following import mission_frame, point_to_ned
     from autopilot.vehicle import Autopilot
+    from autopilot.vocab.config import load_mission, load_vessel
     from hil.sim.environment import EnvironmentConfig
     from hil.sim.plant import Plant
-    from hil.sim.sensor_models import TypedSensorSuite
     from hil.sim.runner import initial_pose
+    from hil.sim.sensor_models import TypedSensorSuite
 
     vessel, mission = load_vessel("foka"), load_mission(REPO / "config/missions/demo.yaml")
     frame = mission_frame(mission)

@@ -51,9 +51,17 @@ def loop_cost(base: Path, rate_hz: float, seconds: float) -> dict:
     log.close()
     us = np.array(calls) / 1e3
     sizes = {f: (log.run_dir / f).stat().st_size for f in ("state.csv", "run.mcap", "events.jsonl")}
-    return dict(mean_us=us.mean(), p99_us=np.percentile(us, 99), max_us=us.max(), rows=log.rows_logged,
-                dropped=log.rows_dropped, sync_n=log.sync_count, sync_mean_ms=1e3 * log.sync_total_s / max(1, log.sync_count),
-                sync_max_ms=1e3 * log.sync_max_s, sizes=sizes)
+    return dict(
+        mean_us=us.mean(),
+        p99_us=np.percentile(us, 99),
+        max_us=us.max(),
+        rows=log.rows_logged,
+        dropped=log.rows_dropped,
+        sync_n=log.sync_count,
+        sync_mean_ms=1e3 * log.sync_total_s / max(1, log.sync_count),
+        sync_max_ms=1e3 * log.sync_max_s,
+        sizes=sizes,
+    )
 
 
 def writer_cost(base: Path, rows: int) -> float:
@@ -71,8 +79,8 @@ def sensor_cost(samples: int) -> tuple:
     """run.mcap's imu/data + imu/mag: writer time per sample [us] and bytes per sample (encoded in memory)."""
     import io
 
-    from autopilot.vocab.config import load_vessel
     from autopilot.runlog.mcap_log import McapRunWriter
+    from autopilot.vocab.config import load_vessel
     from autopilot.vocab.types import ImuSample, MagSample
     out = io.BytesIO()
     w = McapRunWriter(out, thruster_names=THRUSTERS, vessel=load_vessel("foka"))

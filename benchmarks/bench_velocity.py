@@ -17,18 +17,17 @@ Usage: python benchmarks/bench_velocity.py [--vessel wamv] [--seconds 40]
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import math
 
 import numpy as np
 
 from autopilot.control.allocation import Allocator
-from autopilot.vocab.config import load_vessel
-from autopilot.vocab.angles import wrap_pi
 from autopilot.control.heading_speed import HeadingController, SpeedController
 from autopilot.control.reference_models import HeadingReference
-from autopilot.vocab.types import Wrench
 from autopilot.control.velocity import VelocityController
+from autopilot.vocab.angles import wrap_pi
+from autopilot.vocab.config import load_vessel
+from autopilot.vocab.types import Wrench
 from drivers.thrust_map import make_thrust_map
 from hil.sim.environment import EnvironmentConfig
 from hil.sim.plant import Plant

@@ -35,10 +35,10 @@ from typing import Callable, Optional, Tuple
 
 import numpy as np
 
+from autopilot.vocab.angles import rotation_rpy
 from autopilot.vocab.types import ImuSample, MagSample, SensorBatch
 from drivers.i2c_adapter import SMBusI2C, import_without_blinka
 from drivers.sensor_plausibility import OutputWatch
-from autopilot.vocab.angles import rotation_rpy
 
 adafruit_lsm9ds1 = import_without_blinka("adafruit_lsm9ds1")
 

@@ -185,7 +185,9 @@ def _inverse(xs, ys, y):
 
 # ------------------------------------------------------------------------------------------ construction
 @functools.lru_cache(maxsize=None)
-def load_t200_table(path: Path = T200_TABLE_PATH) -> Tuple[Tuple[float, ...], Tuple[Tuple[float, Tuple[float, ...]], ...]]:
+def load_t200_table(
+    path: Path = T200_TABLE_PATH,
+) -> Tuple[Tuple[float, ...], Tuple[Tuple[float, Tuple[float, ...]], ...]]:
     """The shipped T200 table: (pulse_us, ((voltage_v, thrust_n per pulse), ...)), voltages ascending."""
     with open(path, newline="", encoding="utf-8") as f:
         rows = [r for r in csv.reader(f) if r and not r[0].startswith("#")]

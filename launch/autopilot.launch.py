@@ -7,9 +7,10 @@ boat config), restarts nothing by itself (systemd does that on the boat) and for
 to neutral. With a gazebo boat config, start ros_gz_bridge beside it:
     ros2 launch launch/autopilot.launch.py config:=config/gazebo/wamv_boat.yaml bridge:=config/gazebo/vrx_wamv.yaml
 """
-from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
+
+from launch import LaunchDescription
 
 
 def _processes(context, *args, **kwargs):

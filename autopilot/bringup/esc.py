@@ -58,13 +58,10 @@ def _channels(gpios, vessel):
 def run(args) -> int:
     import dataclasses
 
-    from drivers.esc.output import EscChannel
-
     from autopilot.vocab.config import ConfigError, load_vessel
     from autopilot.vocab.types import PulseCommand
-    from drivers.esc.contract import EscError
-    from drivers.esc.output import EscOutput
-    from drivers.esc.contract import EscBackend
+    from drivers.esc.contract import EscBackend, EscError
+    from drivers.esc.output import EscChannel, EscOutput
     from drivers.esc.ports import open_port
 
     try:
@@ -159,8 +156,8 @@ def run(args) -> int:
 def _calibrate(args, backend, outputs) -> int:
     """PCA9685 oscillator calibration (see --calibrate); the output is left at 1500 us (neutral for an ESC)."""
     from drivers.esc.contract import EscError
-    from drivers.esc.ports import open_port
     from drivers.esc.pca9685 import pulse_scale_from_frequency, pulse_scale_from_width
+    from drivers.esc.ports import open_port
     if backend.kind != "pca9685":
         print(f"bench esc: --calibrate is for a PCA9685 board (its oscillator runs a few % off); {backend.kind} "
               f"pulses are timed by the Pi's own clock", file=sys.stderr)

@@ -80,7 +80,7 @@ def _human(rec: dict) -> str:
 
 def run(args) -> int:
     from drivers.gnss import l76k_commands as cmd
-    from drivers.gnss.l76k import GnssLinkError, L76K
+    from drivers.gnss.l76k import L76K, GnssLinkError
 
     def say(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)

@@ -6,7 +6,8 @@
     autopilot bench imu --orientation-check --emulated [--emulated-mount R,P,Y]
 
 Each line shows the Adafruit library's raw values (chip axes: m/s^2, rad/s, gauss) beside the driver's output.
-The driver's values are in the vessel's body frame FRD (mounting from the vessel config): accel m/s^2 (specific force, level
+The driver's values are in the vessel's body frame FRD (mounting from the vessel config): accel m/s^2 (specific force,
+level
 and still reads z = -9.81), gyro rad/s (start-up bias removed), field in microtesla as read (no magnetometer
 calibration applied), heading in degrees clockwise from true north using the vessel's declination.
 With --json each sample is one JSON object a line: time_s, accel_mps2, gyro_rps, field_ut, heading_deg, stale,
@@ -97,8 +98,8 @@ def run(args) -> int:
         return 1
     clock, sleep, emulator, i2c = time.monotonic, time.sleep, None, None
     if args.emulated:
-        from drivers.i2c_adapter import SMBusI2C
         from autopilot.bringup import stand_ins
+        from drivers.i2c_adapter import SMBusI2C
         emulated_cfg = imu_cfg if args.emulated_mount is None else \
             dataclasses.replace(imu_cfg, mount_rpy_deg=args.emulated_mount)
         emulator = stand_ins.make("lsm9ds1", emulated_cfg, mag_cfg, seed=1)

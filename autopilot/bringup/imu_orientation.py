@@ -53,8 +53,14 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from autopilot.bringup.signed_axes import (corrected_mount_rpy_deg, describe, is_signed_permutation, signed_axis,
-                                         snap_to_axis, wrong_axes)
+from autopilot.bringup.signed_axes import (
+    corrected_mount_rpy_deg,
+    describe,
+    is_signed_permutation,
+    signed_axis,
+    snap_to_axis,
+    wrong_axes,
+)
 
 G = 9.80665
 FLAT_S = 2.0              # still, level

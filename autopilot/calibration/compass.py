@@ -5,7 +5,8 @@ Three calibrations meet here:
   else the vessel's sensors.mag.calibration_file, which the boat's driver reads);
 - the installed one: fitted on the water by CALIBRATE_ON_WATER and applied here, to the samples, before the
   estimator (`corrected`);
-- the continuous watch's (autopilot/calibration/mag_watch.py): it checks the heading against the GNSS course and rewrites the
+- the continuous watch's (autopilot/calibration/mag_watch.py): it checks the heading against the GNSS course and
+rewrites the
   calibration file with an update it accepts.
 
 `problem` is why arming in a navigating mode must wait for a calibration (None: it need not); the pre-arm checks
@@ -19,8 +20,8 @@ import math
 from pathlib import Path
 from typing import Callable, Optional
 
-from autopilot.vocab.config import ConfigError, VesselConfig
 from autopilot.modes.calibrate_on_water import SETTLE_S, CalibrateOnWaterMode
+from autopilot.vocab.config import ConfigError, VesselConfig
 from autopilot.vocab.types import SensorBatch
 
 CALIBRATE = CalibrateOnWaterMode.name

@@ -57,11 +57,11 @@ from collections import deque
 from pathlib import Path
 from typing import Callable, Optional
 
-from estimation.navekf.model import IX_CE, IX_CN, IX_U, IX_V
 from autopilot.calibration.store import replace_keeping_old
 from autopilot.guidance.turning import sway_time_constant_s
 from estimation.heading.mag_calibration import CalibrationFit, MagCalibration
 from estimation.heading.mag_online import MagProposal, OnlineCalLimits, OnlineMagCalibration, compose
+from estimation.navekf.model import IX_CE, IX_CN, IX_U, IX_V
 
 FIGURE_PERIOD_S = 1.0       # how often mag_consistency_deg is recomputed
 DRIFT_TAU_S = 30.0          # low-pass of the EKF's drift taken as the drift of the reference heading
@@ -339,8 +339,8 @@ class MagCalibrationWatch:
         """A MagSample at t_s whose tilt-compensated heading (roll, pitch as the EKF's) is heading_rad [rad]:
         the local field turned to that heading, in body FRD; through the estimator's own calibration, if any,
         backwards, so that applying it gives this field."""
-        from autopilot.vocab.types import MagSample
         from autopilot.vocab.angles import rotation_rpy
+        from autopilot.vocab.types import MagSample
         psi_m = heading_rad - self._decl_rad
         level = (self._h_t * math.cos(psi_m), -self._h_t * math.sin(psi_m), self._z_t)
         m = rotation_rpy(roll, pitch, 0.0).T @ level

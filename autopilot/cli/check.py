@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import math
 
-from autopilot.guidance.path_following import mission_frame, point_to_ned
 from autopilot.files.check import DEFAULT_MAX_LEG_M, check_config
+from autopilot.guidance.path_following import mission_frame, point_to_ned
 
 
 def register(subparsers) -> None:

@@ -110,7 +110,8 @@ def serve(args) -> int:
     except ImportError as e:
         print(f"error: hil serve needs rclpy ({e}): source /opt/ros/$ROS_DISTRO/setup.bash", file=sys.stderr)
         return 2
-    from autopilot.cli.sim import _jsonable, format_summary
+    from autopilot.cli.sim_summary import format_summary
+    from autopilot.cli.sim_summary import jsonable as _jsonable
 
     env = environment_from_args(args)
     print(f"hil serve: waiting up to {args.wait:g} s for the autopilot on {cfg.ros.namespace or '/'} "

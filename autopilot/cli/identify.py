@@ -63,8 +63,8 @@ def read_bench_csv(path, voltage_v=None):
     BenchFileError naming the file (and the row, counting the header as row 1, and column) when the file cannot
     be read, a column is missing, a cell is not a finite number, or several voltages are present without
     voltage_v (or none at voltage_v)."""
-    from autopilot.vocab.schema import ConfigError
     from autopilot.vocab.safe_read import read_user_text
+    from autopilot.vocab.schema import ConfigError
 
     try:
         text = read_user_text(path, MAX_BENCH_BYTES)
@@ -205,7 +205,13 @@ def write_plot(path, pulse_us, thrust_n, fit, paper, title) -> None:
     fig, (ax, ax_err) = plt.subplots(2, 1, figsize=(8, 7), sharex=True, gridspec_kw={"height_ratios": (3, 1)})
     ax.plot(pulse_us, thrust_n, ".", ms=3, color="0.4", label="bench")
     ax.plot(grid, evaluate(fit.curve, grid), "-", color="C0", label="fit")
-    ax.plot(grid, evaluate(paper, grid), "--", color="C3", label=f"paper 000 Table 2, cmd = (p - {paper.neutral_pulse_us:g}) / {paper.half_range_us:g}")
+    ax.plot(
+        grid,
+        evaluate(paper, grid),
+        "--",
+        color="C3",
+        label=f"paper 000 Table 2, cmd = (p - {paper.neutral_pulse_us:g}) / {paper.half_range_us:g}",
+    )
     ax.axvspan(*fit.curve.dead_zone_us, color="0.9", label="dead zone (fit)")
     ax.set_ylabel("thrust [N]")
     ax.set_title(title)

@@ -57,9 +57,9 @@ def add_parser(sub) -> None:
 
 
 def run_hull(args) -> int:
-    from autopilot.vocab.config import ConfigError, load_vessel
     from autopilot.identification.hull import DEFAULT_METHOD, identify, write_vessel
     from autopilot.identification.runs import load_ident_run, split_last_set
+    from autopilot.vocab.config import ConfigError, load_vessel
     from autopilot.vocab.safe_read import read_user_text
 
     if not args.window > 0:
@@ -165,6 +165,7 @@ def _plot(path, report, runs) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     from estimation.identification.hull_least_squares import free_run
     run = runs[0]
     model = free_run(report.fit.zeta, run.data, psi0_rad=float(run.psi_rad[0]))

@@ -133,8 +133,8 @@ def recover(args) -> int:
 def replay(args) -> int:
     import sys
 
-    from autopilot.vocab.schema import ConfigError
     from autopilot.replay.navigation import ReplayError, replay_run, summary_lines
+    from autopilot.vocab.schema import ConfigError
 
     try:
         result = replay_run(args.run, out_base=args.out, tuning_file=args.ekf_tuning, vessel_file=args.vessel,

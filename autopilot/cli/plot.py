@@ -63,8 +63,8 @@ def run(args) -> int:
 
 
 def _mission(data, override):
-    from autopilot.vocab.schema import ConfigError
     from autopilot.files.mission_files import read_mission_file
+    from autopilot.vocab.schema import ConfigError
 
     path = Path(override) if override else data.file("mission")
     if path is None:
@@ -158,7 +158,9 @@ def _track(ax, data, mission, others=()) -> None:
         ax.plot(path[:, 1], path[:, 0], "k--", lw=1, label="planned path")
         ax.plot(wps[:, 1], wps[:, 0], "ks", ms=5, mfc="none", label="waypoints")
         if mission.geofence:
-            fence = np.array([point_to_ned(p, frame) for p in mission.geofence] + [point_to_ned(mission.geofence[0], frame)])
+            fence = np.array(
+                [point_to_ned(p, frame) for p in mission.geofence] + [point_to_ned(mission.geofence[0], frame)]
+            )
             ax.plot(fence[:, 1], fence[:, 0], color="tab:red", lw=1.2, label="geofence")
     if "truth_north_m" in data.columns:
         ax.plot(data["truth_east_m"], data["truth_north_m"], color="tab:blue", lw=1.5, label="true track")

@@ -20,9 +20,9 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from autopilot.files.boat import load_boat_config
-    from autopilot.vocab.config import ConfigError, load_vessel
     from autopilot.files.check import check_mission
     from autopilot.files.mission_files import load_mission_file
+    from autopilot.vocab.config import ConfigError, load_vessel
 
     try:
         cfg = load_boat_config(args.config)

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from autopilot.cli.sim_summary import format_summary, jsonable
+from autopilot.files.mission_files import load_mission_file
 from autopilot.runlog.sim_log import SimRunLog
 from autopilot.vocab.config import ConfigError, load_vessel
-from autopilot.files.mission_files import load_mission_file
 from drivers.esc.contract import EscError
 
 
@@ -190,11 +190,17 @@ def register(subparsers) -> None:
     p.add_argument("--params", metavar="FILE",
                    help="parameter overlay (NAME: value) read at start and written by a ground station's "
                         "PARAM_SET (default with --mavlink: kept in memory only)")
-    p.add_argument("--fault", type=_fault, action="append", default=[], metavar="KIND@START_S[:DURATION_S]",
-                   help="inject a fault into the emulated devices (repeatable): gps-loss, gps-glitch (50 m, or "
-                        "=SIZE_M: gps-glitch@60:1=20), gps-forge (=F: share of epochs forged), imu-loss, imu-zero, "
-                        "imu-frozen, mag-loss, mag-shift (=UT: hard-iron step, mag-shift@300=10), esc-disconnect, link-loss, "
-                        "low-battery; e.g. gps-loss@60:60")
+    p.add_argument(
+        "--fault",
+        type=_fault,
+        action="append",
+        default=[],
+        metavar="KIND@START_S[:DURATION_S]",
+        help="inject a fault into the emulated devices (repeatable): gps-loss, gps-glitch (50 m, or "
+        "=SIZE_M: gps-glitch@60:1=20), gps-forge (=F: share of epochs forged), imu-loss, imu-zero, "
+        "imu-frozen, mag-loss, mag-shift (=UT: hard-iron step, mag-shift@300=10), esc-disconnect, link-loss, "
+        "low-battery; e.g. gps-loss@60:60",
+    )
     add_plant_arguments(p)
     p.add_argument("--follow-model", action="store_true",
                    help="model following (paper 001): the --plant-vessel hull is driven to behave like --vessel "

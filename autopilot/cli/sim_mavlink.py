@@ -17,12 +17,12 @@ DEFAULT_DURATION_S = 3600.0
 
 
 def fly_with_mavlink(vessel, mission, opts, args, env) -> int:
-    from autopilot.files.boat import MavlinkConfig
     from autopilot.cli.sim_summary import format_summary
-    from autopilot.vocab.config import ConfigError
-    from autopilot.vocab.schema import build
+    from autopilot.files.boat import MavlinkConfig
     from autopilot.mavlink.server import MavlinkError, read_signing_key
     from autopilot.mavlink.sim_session import SimMavlink
+    from autopilot.vocab.config import ConfigError
+    from autopilot.vocab.schema import build
     from hil.sim.runner import run_sim
 
     try:

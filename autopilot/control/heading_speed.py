@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import math
 
+from autopilot.control.yaw_adaptation import YawModelEstimator
 from autopilot.vocab.angles import wrap_pi
 from autopilot.vocab.config import VesselConfig
-from autopilot.control.yaw_adaptation import YawModelEstimator
 
 MAX_DT_S = 0.5      # longest time step integrated in one call [s]
 

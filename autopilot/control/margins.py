@@ -30,8 +30,8 @@ from typing import Optional
 
 import numpy as np
 
-from autopilot.vocab.config import VesselConfig
 from autopilot.control.heading_speed import heading_pd_gains
+from autopilot.vocab.config import VesselConfig
 
 OMEGA_RPS = np.logspace(-3, 3, 4000)
 FACTORS = np.exp(np.linspace(math.log(0.05), math.log(20.0), 241))

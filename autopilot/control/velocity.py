@@ -28,9 +28,9 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from autopilot.vocab.config import VesselConfig
 from autopilot.control.heading_speed import _finite, _step_dt, _windup_guard
 from autopilot.control.reference_models import SecondOrderReference
+from autopilot.vocab.config import VesselConfig
 from autopilot.vocab.types import Wrench
 
 

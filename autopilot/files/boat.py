@@ -103,7 +103,9 @@ class RosConfig:
     topics: TopicsConfig = param(default_factory=TopicsConfig)
     qos: QosConfig = param(default_factory=QosConfig)
     joystick: JoystickConfig = param(default_factory=JoystickConfig)
-    publish_tf: bool = param(True, doc="map -> odom -> base_link on /tf, sensor frames on /tf_static (where tf2_msgs is installed)")
+    publish_tf: bool = param(
+        True, doc="map -> odom -> base_link on /tf, sensor frames on /tf_static (where tf2_msgs is installed)"
+    )
     diagnostics_rate_hz: float = param(1.0, unit="Hz", min=0.1, max=10.0)
     state_rate_hz: float = param(10.0, unit="Hz", min=0.5, max=50.0, doc="odometry, setpoints, state topics")
     sensor_timeout_s: float = param(2.0, unit="s", min=0.1, max=60.0,

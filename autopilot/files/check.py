@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import List, Optional, Sequence
 
 from autopilot.files.boat import BoatConfig, load_boat_config, normalise_boat_yaml
+from autopilot.files.mission_files import read_mission_file
+from autopilot.guidance.path_following import mission_frame, point_to_ned
+from autopilot.safety.geofence import Geofence
 from autopilot.vocab.config import MissionConfig, VesselConfig, load_vessel, read_yaml
 from autopilot.vocab.schema import ConfigError, build
-from autopilot.safety.geofence import Geofence
-from autopilot.guidance.path_following import mission_frame, point_to_ned
-from autopilot.files.mission_files import read_mission_file
 from estimation.heading.mag_calibration import read_calibration
 
 DEFAULT_MAX_LEG_M = 5000.0
@@ -240,6 +240,7 @@ def _trajectory_checks(mission, vessel, wps, vmax, where_max, file, problems):
     if mission.trajectory is None:
         return None
     import numpy as np
+
     from autopilot.guidance.trajectory import make_path, make_reference
     cn, ce = wps[0]
     try:
@@ -321,8 +322,13 @@ def model_notes(vessel) -> List[str]:
     """What `check` says about the vessel model: whether it was ever validated against data, and how far
     its yaw coefficients may be off before the heading loop loses REQUIRED_MARGIN_DEG of phase margin, at rest
     and at the hull's max_speed_mps."""
-    from autopilot.control.margins import (REQUIRED_MARGIN_DEG, coefficient_margins, heading_phase_margin_deg,
-                                           margin_kept_to_mps, zeta_keeping_margin)
+    from autopilot.control.margins import (
+        REQUIRED_MARGIN_DEG,
+        coefficient_margins,
+        heading_phase_margin_deg,
+        margin_kept_to_mps,
+        zeta_keeping_margin,
+    )
     vfile = vessel.source_file or vessel.name
     req = f"{REQUIRED_MARGIN_DEG:g} deg"
     notes = []

@@ -62,11 +62,16 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
+from autopilot.guidance.turning import (
+    guidance_lookahead_m,
+    steady_yaw_rate_rps,
+    sway_time_constant_s,
+    yaw_time_constant_s,
+)
 from autopilot.vocab.angles import wrap_pi
 from autopilot.vocab.config import MissionConfig, PointConfig, VesselConfig
-from autopilot.guidance.turning import guidance_lookahead_m, steady_yaw_rate_rps, sway_time_constant_s, yaw_time_constant_s
-from autopilot.vocab.types import GuidanceSetpoint, NavState
 from autopilot.vocab.geodesy import LocalFrame, azimuth_rad, haversine_m
+from autopilot.vocab.types import GuidanceSetpoint, NavState
 
 MIN_LEG_M = 1e-3
 TURN_SLOWDOWN_LOOKAHEADS = 2.0   # start slowing this many lookahead distances before a sharp turn

@@ -28,8 +28,8 @@ from __future__ import annotations
 import math
 from typing import Optional, Tuple
 
-from autopilot.vocab.config import HullConfig, MissionConfig, VesselConfig, default_lookahead_m
 from autopilot.control.heading_speed import heading_pd_gains
+from autopilot.vocab.config import HullConfig, MissionConfig, VesselConfig, default_lookahead_m
 
 TURN_MOMENT_SHARE = 0.5   # share of the largest yaw moment a planned turn may use
 LOS_LOOP_SEPARATION = 4.5  # heading loop bandwidth omega_n over the LOS loop's U / lookahead, at least

@@ -24,8 +24,19 @@ from typing import Dict, List, Sequence
 
 import numpy as np
 
-from estimation.identification.hull_least_squares import (EXCITED_BY, NAMES, HullFit, IdentificationError, RunData, fit_hull,
-                                            fit_quality, free_run, hull_keys, smoothed, zeta_of_hull)
+from estimation.identification.hull_least_squares import (
+    EXCITED_BY,
+    NAMES,
+    HullFit,
+    IdentificationError,
+    RunData,
+    fit_hull,
+    fit_quality,
+    free_run,
+    hull_keys,
+    smoothed,
+    zeta_of_hull,
+)
 from estimation.identification.hull_output_error import OutputSegment, fit_hull_oe
 
 METHODS = ("ls", "oe")

@@ -25,6 +25,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
 import numpy as np
 
 from autopilot.runlog import read_run

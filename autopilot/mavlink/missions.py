@@ -1,4 +1,5 @@
-"""The MAVLink mission protocol on top of autopilot/files/mission_files.py: uploads and downloads of missions, fences and
+"""The MAVLink mission protocol on top of autopilot/files/mission_files.py: uploads and downloads of missions, fences
+and
 rally points.
 
 Upload (a ground station sends MISSION_COUNT, we ask for each item with MISSION_REQUEST_INT, it answers with

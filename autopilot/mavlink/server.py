@@ -43,14 +43,14 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
+from autopilot.files import mission_files as mission_io
+from autopilot.files.link_specs import parse_link
 from autopilot.mavlink import missions as M
 from autopilot.mavlink import telemetry as T
-from autopilot.files.link_specs import parse_link
 from autopilot.mavlink.links import open_link
 from autopilot.mavlink.modes import describe, mode_name
 from autopilot.mavlink.pymav import mavlink as S
 from autopilot.mavlink.snapshot import SnapshotTaker
-from autopilot.files import mission_files as mission_io
 
 log = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from autopilot.vocab.types import GuidanceSetpoint, NavState, VelocitySetpoint, Wrench
 from autopilot.vocab.modes import ModeName
+from autopilot.vocab.types import GuidanceSetpoint, NavState, VelocitySetpoint, Wrench
 
 
 @dataclass(frozen=True)

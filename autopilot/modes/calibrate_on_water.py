@@ -27,8 +27,8 @@ from typing import Optional
 import numpy as np
 
 from autopilot.modes.base import Mode, ModeOutput
-from autopilot.vocab.types import Wrench
 from autopilot.vocab.modes import ModeName
+from autopilot.vocab.types import Wrench
 from estimation.heading.mag_calibration import CalibrationFit, MagCalibration, fit_calibration, with_vertical_offset
 
 RATE_BANDWIDTH_RPS = 1.5     # closed-loop bandwidth of the yaw-rate loop [rad/s]

@@ -18,8 +18,8 @@ from typing import Callable, List
 import numpy as np
 
 from autopilot.modes.base import Mode, ModeOutput
-from autopilot.vocab.types import GuidanceSetpoint, Wrench
 from autopilot.vocab.modes import ModeName
+from autopilot.vocab.types import GuidanceSetpoint, Wrench
 
 ARRIVE_M = 3.0                 # the start point counts as reached within this distance
 ALIGNED_RAD = math.radians(10.0)

@@ -33,11 +33,10 @@ from __future__ import annotations
 import math
 from typing import Callable, Optional
 
-from autopilot.vocab.angles import wrap_pi
 from autopilot.modes.base import Mode, ModeOutput
-from autopilot.vocab.types import GuidanceSetpoint
+from autopilot.vocab.angles import wrap_pi
 from autopilot.vocab.modes import ModeName
-
+from autopilot.vocab.types import GuidanceSetpoint
 
 ASTERN_ENTER_RAD = math.radians(110.0)     # with `astern`, hold stern-first once the bow is this far off
 ASTERN_LEAVE_RAD = math.radians(70.0)      # ... and turn bow-first again once it is within this

@@ -5,8 +5,8 @@ import math
 
 from autopilot.modes.base import NEUTRAL, Mode, ModeOutput
 from autopilot.modes.operator_command import OperatorCommand
-from autopilot.vocab.types import Wrench
 from autopilot.vocab.modes import ModeName
+from autopilot.vocab.types import Wrench
 
 
 class ManualMode(Mode):

@@ -5,7 +5,8 @@ first tangent, unless the boat is already at least half that far behind the star
 the line through the start point along that tangent, at the reference's starting speed for the last lead_in_m,
 so the boat arrives moving along the reference: a boat that stops and turns on the spot is pushed off by wind
 and current while it turns), then `track`: the reference clock starts when the boat draws level with the start
-point, the control-point law gives (u, r) and the velocity controller flies them. When the boat falls behind by more than max_lag_m the
+point, the control-point law gives (u, r) and the velocity controller flies them. When the boat falls behind by more
+than max_lag_m the
 reference clock slows (it follows the path and reports the time lost instead of chasing). The mode is finished
 when the reference time reaches the end; the mission's on_complete follows. Failsafes, the geofence and operator
 mode changes act as in any AUTO mission.
@@ -20,10 +21,10 @@ from typing import Optional
 
 import numpy as np
 
-from autopilot.modes.base import Mode, ModeOutput
 from autopilot.guidance.trajectory import SLOW_REF_MPS, ControlPointTracker, ReferenceClock
-from autopilot.vocab.types import GuidanceSetpoint, VelocitySetpoint
+from autopilot.modes.base import Mode, ModeOutput
 from autopilot.vocab.modes import ModeName
+from autopilot.vocab.types import GuidanceSetpoint, VelocitySetpoint
 
 ARRIVE_M = 1.5               # the start point counts as reached within this distance (or one hull length)
 SLOW_WITHIN_M = 8.0
@@ -188,7 +189,8 @@ class PathFollowMode(Mode):
         return ModeOutput(velocity=VelocitySetpoint(u, r, prefilter=False))
 
     def _los(self, t_s, nav, i: int) -> GuidanceSetpoint:
-        """(I)LOS on the path's tangent at the boat's projection (autopilot.guidance.path_following's laws, the leg's angle
+        """(I)LOS on the path's tangent at the boat's projection (autopilot.guidance.path_following's laws, the leg's
+        angle
         replaced by the local tangent), with the crab angle taken off and the path's turn rate U kappa fed
         forward."""
         from autopilot.guidance.path_following import crab_angle_rad

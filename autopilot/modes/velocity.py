@@ -13,8 +13,8 @@ import math
 
 from autopilot.modes.base import NEUTRAL, Mode, ModeOutput
 from autopilot.modes.operator_command import OperatorCommand
-from autopilot.vocab.types import VelocitySetpoint
 from autopilot.vocab.modes import ModeName
+from autopilot.vocab.types import VelocitySetpoint
 
 
 class VelocityMode(Mode):

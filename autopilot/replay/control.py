@@ -1,8 +1,10 @@
 """Guidance and control re-run on a replayed estimate, open loop (`autopilot log replay --control`).
 
 A replay changes the estimate; this shows what the boat would have asked for with it. At every replayed
-estimator step it runs the mission's guidance (autopilot.guidance.path_following.MissionGuidance), the heading PID and the
-speed PI (autopilot.control.heading_speed) on the replayed NavState while the recorded mode is AUTO and the boat armed, and
+estimator step it runs the mission's guidance (autopilot.guidance.path_following.MissionGuidance), the heading PID and
+the
+speed PI (autopilot.control.heading_speed) on the replayed NavState while the recorded mode is AUTO and the boat armed,
+and
 its state.csv rows get the recomputed heading and speed setpoints, cross-track error, waypoint index, surge force
 and yaw moment. Open loop: the boat's recorded motion is what it is (the recomputed commands never reach it),
 so a large change of the commands shows where the new estimate would have steered differently, not where the

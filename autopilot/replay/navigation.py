@@ -28,7 +28,6 @@ import numpy as np
 
 from autopilot.runlog.estimator_inputs import EstimatorInputsError, EstimatorInputsReader, vessel_fingerprint
 
-
 _QUEUE_S = 1e5      # the whole replay may queue for the writer thread (offline: no waiting on its 0.1 s drains)
 
 
@@ -95,8 +94,8 @@ def replay_run(run_dir, out_base=None, tuning_file=None, vessel_file=None, contr
 
 def _open_loop_control(run, vessel_path, frame, notes):
     """The OpenLoopControl of the run's kept mission file; ReplayError when there is none to fly."""
-    from autopilot.vocab.config import ConfigError, load_mission, load_vessel
     from autopilot.replay.control import OpenLoopControl
+    from autopilot.vocab.config import ConfigError, load_mission, load_vessel
     path = _kept_file(run, "mission")
     if path is None or not Path(path).is_file():
         raise ReplayError(f"{run.run_dir}: no mission file kept in the run directory: --control needs it")
@@ -133,9 +132,9 @@ def _build_filter(header: dict, run, tuning_file, vessel_file, notes: list):
     """(the filter to replay: the run's with `tuning_file`'s changes; the run's own when they change something,
     else None; the vessel file's path; the changes)."""
     from autopilot.vocab.config import load_vessel
-    from estimation.navekf.ekf import EkfTuning, NavigationEKF
     from autopilot.vocab.geodesy import LocalFrame
     from estimation.heading.mag_calibration import MagCalibration
+    from estimation.navekf.ekf import EkfTuning, NavigationEKF
 
     if header.get("estimator") != "NavigationEKF":
         raise ReplayError(f"the run's estimator is {header.get('estimator')!r}; only NavigationEKF replays")

@@ -46,21 +46,20 @@ from collections import deque
 from typing import Callable, Optional
 
 import numpy as np
+from nav_msgs.msg import Odometry, Path
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from sensor_msgs.msg import NavSatFix
 from std_msgs.msg import Float64, Int32, String, UInt16
 from std_srvs.srv import SetBool, Trigger
-from nav_msgs.msg import Odometry, Path
-from sensor_msgs.msg import NavSatFix
 
 from autopilot.files.boat import BoatConfig, resolve_topic
 from autopilot.ros import frames, messages
-from autopilot.ros.messages import TimeBase
 from autopilot.ros.interface import BY_KEY
+from autopilot.ros.messages import TimeBase
 from autopilot.ros.qos import command_qos, qos_for, quiet_publisher, quiet_subscription, sensor_qos
 from autopilot.ros.tf_publisher import TfPublisher, odometry_transforms, static_transforms
 from autopilot.vocab.modes import ModeName
-
 
 LATCHED_REPUBLISH_S = 5.0     # the mission path again, for subscribers that joined late without transient local
 
@@ -251,8 +250,9 @@ class AutopilotNode(Node):
         self._clock_lost = False
         self._clock_went_back = False    # a simulator reset was seen and said (see _on_clock)
         if use_sim_time:
-            from autopilot.files.boat import GazeboConfig
             from rosgraph_msgs.msg import Clock
+
+            from autopilot.files.boat import GazeboConfig
             clock_topic = cfg.gazebo.clock_topic if cfg.gazebo is not None else "/clock"
             defaults = GazeboConfig.__dataclass_fields__
             self.clock_timeout_s = (cfg.gazebo.clock_timeout_s if cfg.gazebo is not None

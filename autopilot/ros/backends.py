@@ -19,7 +19,6 @@ from typing import Optional
 
 from autopilot.vocab.types import SensorBatch
 
-
 SIMULATED: dict = {}        # backend name -> factory(vessel, mission, frame, seed=) -> backend
 
 
@@ -76,8 +75,11 @@ class HardwareBackend:
         self.last_input_wall_s: Optional[float] = None
         outputs = ",".join(f"{'ch' if esc_backend is not None and esc_backend.kind == 'pca9685' else 'GPIO'}"
                            f"{c.gpio}" for c in self.esc.channels)
-        self.hardware_ids = {"gnss": f"L76K {s.gnss.port}", "imu": f"LSM9DS1 i2c-{s.imu.bus} "
-                             f"0x{s.imu.address_xg:02x}/0x{s.imu.address_mag:02x}", "esc": f"{esc_backend.kind if esc_backend is not None else 'pigpio'} {outputs}"}
+        self.hardware_ids = {
+            "gnss": f"L76K {s.gnss.port}",
+            "imu": f"LSM9DS1 i2c-{s.imu.bus} 0x{s.imu.address_xg:02x}/0x{s.imu.address_mag:02x}",
+            "esc": f"{esc_backend.kind if esc_backend is not None else 'pigpio'} {outputs}",
+        }
         self._armed_esc = False
 
     def poll(self, t_s: float) -> SensorBatch:

@@ -127,8 +127,8 @@ def play(node, path, rate: float = 1.0, clock: bool = False, stop: Optional[thre
         sleep(discovery_s)
     clock_pub = None
     if clock:
-        from rosgraph_msgs.msg import Clock
         from rclpy.qos import QoSProfile
+        from rosgraph_msgs.msg import Clock
         clock_pub = node.create_publisher(Clock, "/clock", QoSProfile(depth=10))
     t0_log = t0_wall = None
     last_log = 0

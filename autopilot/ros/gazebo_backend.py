@@ -28,10 +28,10 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, String
 
 from autopilot.files.boat import GazeboConfig, resolve_topic
+from autopilot.ros.link_figures import NS, SETTLE_S, StampCounts
 from autopilot.ros.messages import TimeBase
 from autopilot.ros.qos import bridge_qos, quiet_publisher
 from autopilot.ros.topic_source import TopicSensorSource, cep_sigma_m, earth_field_for
-from autopilot.ros.link_figures import NS, SETTLE_S, StampCounts
 
 
 class GazeboBackend(TopicSensorSource):

@@ -25,7 +25,6 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from autopilot.ros.autopilot_node import AutopilotNode
 from autopilot.ros.backends import make_backend
 
-
 # The executor wakes for its timers and messages; with nothing to do it returns this often to check for a stop
 # request. Each idle wake-up costs rclpy's executor a few hundred microseconds of Python, so it is long; a stop
 # request wakes it at once through a guard condition (StopOnSignal).
@@ -206,8 +205,8 @@ def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1, params=
     proc = None
     services = None
     try:
-        from autopilot.runtime.field_services import FieldServices
         from autopilot.guidance.path_following import mission_frame
+        from autopilot.runtime.field_services import FieldServices
         lc = cfg.logging
         services = FieldServices(vessel, mission, mission_frame(mission), log_dir=cfg.log_directory(),
                                  log_rate_hz=lc.rate_hz, keep_runs=lc.keep_runs, max_total_mb=lc.max_total_mb,

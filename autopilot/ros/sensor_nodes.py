@@ -19,8 +19,8 @@ from rclpy.node import Node
 from sensor_msgs.msg import Imu, MagneticField, NavSatFix
 
 from autopilot.ros import messages
-from autopilot.ros.messages import CEP_TO_SIGMA, TimeBase
 from autopilot.ros.interface import BY_KEY
+from autopilot.ros.messages import CEP_TO_SIGMA, TimeBase
 from autopilot.ros.qos import qos_for, quiet_publisher
 
 

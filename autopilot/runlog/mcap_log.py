@@ -6,7 +6,8 @@ sensors (gnss/fix, gnss/vel, imu/data, imu/mag), the estimate (odometry/filtered
 one thrusters/{name}/thrust and pulse_us per thruster, autopilot/state and autopilot/events, /diagnostics,
 /rosout, /tf (map -> odom -> base_link) and /tf_static (base_link -> gnss_link, imu_link), and in a simulation
 sim/truth/odometry. Every live topic's channel is declared when the file opens, so the bag lists the whole
-interface even for topics that stay silent; sim/truth/odometry only once a row carries truth. Channels carry rosbag2's `offered_qos_profiles` metadata; the logger writes
+interface even for topics that stay silent; sim/truth/odometry only once a row carries truth. Channels carry rosbag2's
+`offered_qos_profiles` metadata; the logger writes
 metadata.yaml beside the file at a clean close (autopilot.runlog.bag_metadata), which makes the run directory a
 rosbag2 bag. Frames per REP-103/105 (autopilot.ros.frames).
 

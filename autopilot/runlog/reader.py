@@ -2,7 +2,8 @@
 
 Made for logs cut short by a crash: a last line without its newline (half written when the process died) and
 lines with the wrong number of fields or a cell that is not a number are skipped and counted, never fatal; a
-file that is not a regular file reads as empty. run.mcap is read by autopilot.runlog.mcap_log.read_mcap, estimator_inputs.bin by
+file that is not a regular file reads as empty. run.mcap is read by autopilot.runlog.mcap_log.read_mcap,
+estimator_inputs.bin by
 autopilot.runlog.estimator_inputs (EstimatorInputsReader, read_estimator_inputs).
 """
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`python -m autopilot.runtime.esc_neutral`: set every configured ESC output to its neutral pulse (systemd ExecStopPost).
+"""`python -m autopilot.runtime.esc_neutral`: set every configured ESC output to its neutral pulse (systemd
+ExecStopPost).
 
     ExecStopPost=/opt/autopilot/venv/bin/python -m autopilot.runtime.esc_neutral --config /etc/autopilot/boat.yaml
 

@@ -16,7 +16,6 @@ from autopilot.runlog import RunLogger
 from autopilot.runlog.cycle_row import cycle_row
 from autopilot.runtime.sd_notify import Notifier, Watchdog, watchdog_interval_s
 
-
 EARLY_STEPS = 3000      # estimator steps kept until the log opens (60 s of a 50 Hz loop)
 
 

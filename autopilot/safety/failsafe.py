@@ -16,7 +16,8 @@ autopilot/safety_config.FailsafeConfig (the vessel's `failsafe:` section).
   none          the condition holds but the present mode is left alone (e.g. HOLD already, or MANUAL for GNSS)
   recovered     the condition cleared; the mode is NOT changed back (the operator decides)
 
-Kinds: gps-loss, gps-glitch, ekf-unhealthy (the filter restarted), imu-loss, mag-loss, geofence, link-loss, low-battery, overrun,
+Kinds: gps-loss, gps-glitch, ekf-unhealthy (the filter restarted), imu-loss, mag-loss, geofence, link-loss,
+low-battery, overrun,
 esc-disconnect, clock-jump (simulated time jumped over a gap the autopilot did not see: `clock_jump`).
 
 A clock jump is not a sensor fault: the sensors' ages (IMU, magnetometer, GNSS) count from the end of the jump,
@@ -254,7 +255,9 @@ class FailsafeManager:
                 out.append(Trigger("gps-glitch", act, f"the EKF trusted GNSS again after rejecting it for "
                                                       f"{g.glitch_reject_s:g} s and its position moved {jump:.0f} m"))
             else:
-                out.append(Trigger("gps-glitch", Action.REPORT, f"the EKF trusted GNSS again (position moved {jump:.1f} m)"))
+                out.append(
+                    Trigger("gps-glitch", Action.REPORT, f"the EKF trusted GNSS again (position moved {jump:.1f} m)")
+                )
         if h.gps_accepted != self._acc_seen:       # counters as of the latest accepted fix: what came after
             self._acc_seen = h.gps_accepted         # tells a loss (invalid fixes) from a glitch (rejected ones)
             self._rej_base, self._inv_base = h.gps_rejected, h.gps_invalid

@@ -89,7 +89,9 @@ def prearm_failures(inp: PrearmInputs, cfg: FailsafeConfig) -> list:
     if inp.fences and nav is not None and getattr(nav, "valid", False):
         for fence in inp.fences:
             if not fence.contains(nav.north_m, nav.east_m):
-                out.append(f"launch point: outside the geofence by {-fence.signed_distance_m(nav.north_m, nav.east_m):.1f} m")
+                out.append(
+                    f"launch point: outside the geofence by {-fence.signed_distance_m(nav.north_m, nav.east_m):.1f} m"
+                )
                 break
     return out
 

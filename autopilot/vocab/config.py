@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Tuple
 
-from autopilot.vocab.schema import ConfigError, build, param
 from autopilot.vocab.failsafe_config import FailsafeConfig
+from autopilot.vocab.schema import ConfigError, build, param
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
 # A trajectory's reference stays within this distance of the mission's first waypoint (north and east) [m]: the
@@ -407,11 +407,14 @@ class GuidanceConfig:
                                                 "boat's turning radii (at the mission's speed on half its yaw "
                                                 "moment, autopilot/guidance/turning.py), and at least 4.5 x speed / "
                                                 "the heading loop's omega_n; 0 flies lookahead_m as given")
-    crab_compensation: bool = param(True, doc="los/ilos and RTL: steer the course over ground, i.e. the heading "
-                                              "is the LOS course less the crab angle of the estimated drift "
-                                              "(current and wind's push; with the hull's own sway when that is "
-                                              "slow against the heading loop, autopilot/guidance/path_following.py); false "
-                                              "gives the textbook heading-based law")
+    crab_compensation: bool = param(
+        True,
+        doc="los/ilos and RTL: steer the course over ground, i.e. the heading "
+        "is the LOS course less the crab angle of the estimated drift "
+        "(current and wind's push; with the hull's own sway when that is "
+        "slow against the heading loop, autopilot/guidance/path_following.py); false "
+        "gives the textbook heading-based law",
+    )
     wheel_over: bool = param(True, doc="los/ilos/xtrack_pid: begin a turn of 20-135 deg before its waypoint, so "
                                        "that the boat, turning at the rate it measures and drifting with the "
                                        "current it estimates, comes out of the turn on the next leg")

@@ -1,6 +1,7 @@
 """Failsafe, arming and manual-control settings: the `failsafe:` section of a vessel config.
 
-Every threshold the failsafes (autopilot/safety/failsafe.py) and the pre-arm checks (autopilot/safety/prearm.py) use lives
+Every threshold the failsafes (autopilot/safety/failsafe.py) and the pre-arm checks (autopilot/safety/prearm.py) use
+lives
 here, with its unit and a default a careful user would pick for a 1-5 m boat on a river or lake. A vessel
 YAML may override any of them, e.g.
 

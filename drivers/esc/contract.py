@@ -57,7 +57,7 @@ class EscBackend:
     pca9685_address: int = 0x40
     pca9685_channels: Tuple[int, ...] = ()
     pulse_scale: float = 1.0
-    i2c_socket: str = ""        # pca9685 on an emulated bus another process serves (hil/devices/i2c_socket.py), not /dev
+    i2c_socket: str = ""  # pca9685 on an emulated bus another process serves (hil/devices/i2c_socket.py), not /dev
     # the emulated devices of `autopilot sim` and the tests put their I2C bus or sysfs rules here (never on a
     # command line: a guardian process opens the real bus, or the same sysfs tree with plain file writes)
     smbus: Optional[object] = field(default=None, compare=False, repr=False)

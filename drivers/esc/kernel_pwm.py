@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Dict, Optional, Sequence
 
 from drivers.esc.contract import EscError
-
 from drivers.esc.pi_board import raspberry_pi_model
 
 PERIOD_NS = 20_000_000              # 50 Hz servo frame

@@ -35,7 +35,6 @@ import signal
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from autopilot.vocab.types import PulseCommand
@@ -69,10 +68,17 @@ class EscChannel:
     @classmethod
     def from_thruster(cls, thruster, output: Optional[int] = None) -> "EscChannel":
         """From an autopilot.vocab.config.ThrusterConfig; `output` replaces its GPIO (a PCA9685 board channel)."""
-        return cls(name=thruster.name, gpio=thruster.gpio if output is None else output, pulse_min_us=thruster.pulse_min_us,
-                   pulse_neutral_us=thruster.pulse_neutral_us, pulse_max_us=thruster.pulse_max_us,
-                   reverse=thruster.reverse, trim_us=thruster.trim_us, arming_time_s=thruster.arming_time_s,
-                   slew_us_per_s=thruster.slew_us_per_s)
+        return cls(
+            name=thruster.name,
+            gpio=thruster.gpio if output is None else output,
+            pulse_min_us=thruster.pulse_min_us,
+            pulse_neutral_us=thruster.pulse_neutral_us,
+            pulse_max_us=thruster.pulse_max_us,
+            reverse=thruster.reverse,
+            trim_us=thruster.trim_us,
+            arming_time_s=thruster.arming_time_s,
+            slew_us_per_s=thruster.slew_us_per_s,
+        )
 
     @property
     def neutral_out_us(self) -> int:

@@ -34,8 +34,7 @@ import threading
 from typing import Dict, Sequence, Tuple
 
 from drivers.esc.contract import EscError
-from drivers.i2c_adapter import (I2CBusError, RegisterBus, SMBusI2C, SocketRegisters, import_without_blinka,
-                                 open_smbus)
+from drivers.i2c_adapter import I2CBusError, RegisterBus, SMBusI2C, SocketRegisters, import_without_blinka, open_smbus
 
 NOMINAL_OSC_HZ = 25e6          # the datasheet's internal oscillator [Hz]
 FRAME_HZ = 50.0                # servo/ESC frame rate [Hz]

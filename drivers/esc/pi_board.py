@@ -4,7 +4,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Sequence
 
-
 PI5_MODEL_FILES = ("/proc/device-tree/model", "/sys/firmware/devicetree/base/model")
 
 

@@ -6,7 +6,6 @@ from typing import Optional
 from drivers.esc.contract import EscError
 from drivers.esc.pi_board import is_raspberry_pi_5, raspberry_pi_model
 
-
 PI5_ADVICE = ("pigpio does not support the Raspberry Pi 5 (its GPIO sits behind the RP1 chip). Drive the ESCs "
               "from the kernel's hardware PWM instead: `esc: {backend: kernel_pwm}` in the boat config, with "
               "`dtoverlay=pwm-2chan,pin=12,func=4,pin2=13,func2=4` in /boot/firmware/config.txt and the ESC "

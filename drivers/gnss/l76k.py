@@ -28,7 +28,6 @@ bauds (the module forgets a baud change on power loss unless it was saved with `
 """
 from __future__ import annotations
 
-
 import logging
 import threading
 import time
@@ -39,9 +38,9 @@ from typing import Callable, List, Optional, Protocol, Sequence, Union
 from autopilot.vocab.types import GpsFix
 from drivers.gnss import l76k_commands as cmd
 from drivers.gnss.l76k_commands import GnssSetupError
-from drivers.gnss.plausibility import DEFAULT_MAX_SPEED_MPS, MAX_TIME_SKEW_S, FixPlausibility
 from drivers.gnss.l76k_epoch import EpochAssembler
 from drivers.gnss.nmea_stream import NmeaFramer
+from drivers.gnss.plausibility import DEFAULT_MAX_SPEED_MPS, MAX_TIME_SKEW_S, FixPlausibility
 
 log = logging.getLogger(__name__)
 

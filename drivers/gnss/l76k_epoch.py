@@ -12,7 +12,8 @@ A fix is emitted as soon as its epoch holds both GGA and RMC, otherwise when the
 `flush()` is called (the driver flushes once the line has been idle for a moment), so a receiver set to
 send only one of them still gets its fixes, a little later. Sentences of an epoch already emitted are
 ignored, unless the epoch already had one of that type: then it is the next epoch arriving with a colliding
-(corrupted) time, and it gets its own fix. A fix is `valid=False` (no position) when GGA quality is 0, RMC or GLL status is V, or the mode
+(corrupted) time, and it gets its own fix. A fix is `valid=False` (no position) when GGA quality is 0, RMC or GLL
+status is V, or the mode
 indicator says N; it still carries the decoded time and coordinates for diagnostics.
 
 Guarding against a corrupted sentence that slipped through the 8-bit checksum: every field used is checked

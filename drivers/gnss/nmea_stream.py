@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import re
 import struct
+from dataclasses import dataclass, fields
 from functools import reduce
 from operator import xor
-from dataclasses import dataclass, fields
 from typing import List
 
 CASIC_SYNC = b"\xba\xce"

@@ -21,7 +21,8 @@ position is not used; time and counters stay for diagnostics), names the check i
 
 Two more checks keep the position and repair the fix:
 - hdop: an HDOP below `HDOP_FLOOR`, or below `HDOP_MAX_FALL` of the lowest of the last three, does not come from
-  satellites that move slowly across the sky (a newly tracked one lowers it by less); the fix's `pos_std_m` is computed for the larger of those instead (a forged HDOP of
+  satellites that move slowly across the sky (a newly tracked one lowers it by less); the fix's `pos_std_m` is computed
+  for the larger of those instead (a forged HDOP of
   0.1 would make the estimator trust one fix ten times too much).
 - velocity: a speed over ground that changed from the last kept one faster than `MAX_ACCEL_MPS2` allows (plus
   `SOG_NOISE_MPS`), or a course that turned faster than `MAX_TURN_RATE_DPS` at speed, is dropped (sog and cog
@@ -44,8 +45,8 @@ from collections import deque
 from dataclasses import dataclass, fields, replace
 from typing import Callable, List, Optional
 
-from autopilot.vocab.types import GpsFix
 from autopilot.vocab.geodesy import haversine_m
+from autopilot.vocab.types import GpsFix
 
 CLOCK_TRUSTED_AFTER = _dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc)   # before: the Pi's clock is unset
 MAX_CALENDAR_SKEW_DAYS = 366.0     # "a year far from the clock"; a stored boat's fake-hwclock lags by months

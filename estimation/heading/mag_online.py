@@ -28,7 +28,8 @@ autopilot/calibration/mag_watch.py derives it from the EKF's drift), at `min_ref
 `min_improvement_deg` better than the running correction's; of the windows accepted the longest wins (a
 window that straddles a change of the disturbance can pass the fit, not the GNSS), and after an update the
 next small one (a refinement: less than `max_consistency_deg` better) waits `min_update_interval_s`; a
-large one never waits (a marginal update just as the disturbance begins must not hold back its correction). The fits of one round are spread over successive update() calls, one
+large one never waits (a marginal update just as the disturbance begins must not hold back its correction). The fits of
+one round are spread over successive update() calls, one
 window each (a few milliseconds), so a 50 Hz loop keeps its deadline. Data from a straight line alone never
 produce an update: their headings span no arc, so no fit is proposed (whatever the GNSS says).
 
@@ -49,6 +50,7 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 import numpy as np
+
 from autopilot.vocab.angles import wrap_pi
 from estimation.heading.mag_calibration import CalibrationFit, MagCalibration, MagFitLimits, fit_calibration
 

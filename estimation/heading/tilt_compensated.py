@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from autopilot.vocab.angles import rotation_rpy, wrap_pi
-
+from autopilot.vocab.angles import wrap_pi
 
 GRAVITY_MPS2 = 9.80665
 

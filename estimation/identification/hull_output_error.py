@@ -1,7 +1,8 @@
 """Output-error refinement of a hull fit: the model simulated from the applied thrust, compared with what was
 measured, so the noise sits only in the outputs and the estimate is consistent.
 
-Equation-error least squares (estimation/identification/hull_least_squares.py) regresses forces on measured velocities and
+Equation-error least squares (estimation/identification/hull_least_squares.py) regresses forces on measured velocities
+and
 their derivatives; noise in those regressors biases it (errors in variables) and its intervals ignore that.
 Here the same model
 
@@ -30,7 +31,8 @@ from a first pass.
 Intervals: the wider of two 95 % intervals. One from the z-block of (J^T W J)^-1 at the optimum (J the
 Jacobian, initial states included, so their uncertainty is accounted for), with Student's t on the independent
 samples less the parameters: right for white noise. The other a delete-a-block jackknife
-(estimation/identification/block_jackknife.py) over blocks of consecutive pieces of a segment, `block_s` (24 s) long, with
+(estimation/identification/block_jackknife.py) over blocks of consecutive pieces of a segment, `block_s` (24 s) long,
+with
 Student's t on the blocks less one: the velocities of 1 Hz GNSS err alike for tens of seconds, which the first
 interval cannot see (on nine simulated identification flights it held the truth 54 times of 77, the wider one
 73). A required parameter whose interval is wider than its value is refused (IdentificationError), as in
@@ -46,8 +48,14 @@ import numpy as np
 from scipy import sparse, stats
 
 from estimation.identification.block_jackknife import block_jackknife_cov
-from estimation.identification.hull_least_squares import (MEANING, NAMES, HullFit, IdentificationError, RunData,
-                                            _autocorrelation_time)
+from estimation.identification.hull_least_squares import (
+    MEANING,
+    NAMES,
+    HullFit,
+    IdentificationError,
+    RunData,
+    _autocorrelation_time,
+)
 
 CHANNELS = ("u", "v", "r", "psi")
 MAX_STEP_S = 0.05          # integration step: the log's, decimated to at most this

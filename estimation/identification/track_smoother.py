@@ -34,8 +34,8 @@ from typing import Optional
 import numpy as np
 from filterpy.kalman import predict, update
 
-from estimation.navekf.gnss_latency import fix_latency_s
 from estimation.heading.smoother import robust_white_noise, smooth_heading
+from estimation.navekf.gnss_latency import fix_latency_s
 
 
 @dataclass(frozen=True)

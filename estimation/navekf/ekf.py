@@ -54,17 +54,30 @@ from filterpy.kalman import ExtendedKalmanFilter
 
 from autopilot.vocab.angles import wrap_pi
 from autopilot.vocab.config import VesselConfig
+from autopilot.vocab.geodesy import LocalFrame
 from autopilot.vocab.types import NavState, SensorBatch, ThrustCommand
-from estimation.navekf.model import (IX_BIAS, IX_BR, IX_KD, IX_CE, IX_CN, IX_E, IX_N, IX_PSI, IX_R, IX_U, IX_V,
-                                  N_STATES, VesselProcessModel)
+from estimation.heading.mag_calibration import MagCalibration
 from estimation.navekf.gnss_rows import antenna_position_rows, antenna_velocity_rows
+from estimation.navekf.health import EstimatorHealth
 from estimation.navekf.measurements import GPS, GYRO, HEADING, HEADING_GYRO, MeasurementBuilder
+from estimation.navekf.model import (
+    IX_BIAS,
+    IX_BR,
+    IX_CE,
+    IX_CN,
+    IX_E,
+    IX_KD,
+    IX_N,
+    IX_PSI,
+    IX_R,
+    IX_U,
+    IX_V,
+    N_STATES,
+    VesselProcessModel,
+)
+from estimation.navekf.model_consistency import DriftGate, InnovationMonitor
 from estimation.navekf.output import OutputOffset
 from estimation.navekf.tuning import EkfTuning
-from autopilot.vocab.geodesy import LocalFrame
-from estimation.navekf.health import EstimatorHealth
-from estimation.heading.mag_calibration import MagCalibration
-from estimation.navekf.model_consistency import DriftGate, InnovationMonitor
 
 CEP_TO_SIGMA = 1.0 / 1.1774   # CEP (50 %) of a circular Gaussian = 1.1774 sigma
 
@@ -549,11 +562,11 @@ class NavigationEKF:
 
         Speed and direction through the water are taken as the filter's now, at the antenna (on the stern
         deck 1.2 m aft, a 0.38 rad/s turn moves it 0.46 m/s sideways more than the reference point,
-        tests/test_ekf_antenna_velocity.py); the heading is taken back to the fix time (psi + r dt_s): see
+        tests/estimation/test_ekf_antenna_velocity.py); the heading is taken back to the fix time (psi + r dt_s): see
         estimation/navekf/gnss_rows.py. An L76K at 9600 baud hands a fix over 0.74-0.76 s after the first
         sentence that stamps it (dt_s = -0.76), and in a turn at 0.1 rad/s the boat's velocity has turned
         4 degrees since: compared with the heading of now, that reads as sway the model did not predict
-        (tests/test_ekf_late_fix.py)."""
+        (tests/estimation/test_ekf_late_fix.py)."""
         if fix.sog_mps is None or fix.cog_rad is None:
             return False
         sog = fix.sog_mps

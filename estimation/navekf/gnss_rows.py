@@ -9,7 +9,7 @@ The state is estimation/navekf/model.py's (NED/FRD, SI units). The antenna sits 
 the velocity being the antenna's: in a turn at r it moves r x (ax, ay) faster than the reference point.
 Each function writes the two rows of H (shape (k, N_STATES), other columns of those rows untouched: the caller
 zeroes them) and of hx (shape (k, 1)); the Jacobian is exact for the expressions above
-(tests/test_ekf_jacobians.py).
+(tests/estimation/test_ekf_jacobians.py).
 """
 from __future__ import annotations
 

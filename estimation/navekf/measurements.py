@@ -18,9 +18,9 @@ from typing import Dict, List, Optional, Tuple
 
 from autopilot.vocab.angles import wrap_pi
 from autopilot.vocab.types import SensorBatch
-from estimation.navekf.tuning import EkfTuning
-from estimation.heading.tilt_compensated import AttitudeFilter, tilt_compensated_heading_rad
 from estimation.heading.mag_calibration import MagCalibration
+from estimation.heading.tilt_compensated import AttitudeFilter, tilt_compensated_heading_rad
+from estimation.navekf.tuning import EkfTuning
 
 # measurement kinds; payloads: GPS the GpsFix, GYRO the mean z rate [rad/s], HEADING the mean true heading
 # [rad], HEADING_GYRO (heading [rad], gyro samples, mean z rate [rad/s], gyro time less heading time [s])
@@ -77,6 +77,8 @@ class MeasurementBuilder:
         window_s = self.tuning.window_s
         out: List[Measurement] = []
         t0 = None
+        t_sum = g_sum = 0.0
+        n = 0
         for s in imu:
             if s.stale:
                 self.counters["stale_samples"] += 1
@@ -106,6 +108,8 @@ class MeasurementBuilder:
         cal, tn = self.mag_calibration, self.tuning
         out: List[Measurement] = []
         t0 = None
+        t_sum = psi0 = d_sum = 0.0
+        n = 0
         for s in mag:
             if s.stale:
                 self.counters["stale_samples"] += 1

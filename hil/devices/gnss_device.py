@@ -4,7 +4,8 @@
 configuration), formats an epoch every fix interval from the truth it is given, and puts the bytes on
 the line at the line's pace - each sentence becomes readable when its last byte would have left a UART
 at the configured baud (10 bits a byte), so at 9600 baud with the factory output a GGA arrives ~80 ms and
-the RMC ~850 ms after the epoch, as on the real module. An epoch that would start while the previous one is still being sent
+the RMC ~850 ms after the epoch, as on the real module. An epoch that would start while the previous one is still being
+sent
 is skipped (counted in `overruns`), which is what happens when the rate is too high for the baud.
 It reads what the host writes and obeys PCAS01 (baud), PCAS02 (interval), PCAS03, PCAS04, PCAS10
 (restart; 3 = factory: 9600 baud, 1 Hz) and PCAS00 (save: `power_cycle()` returns to the saved settings,
@@ -180,7 +181,7 @@ class GnssSimSource:
                  beyond_l76k_rate: bool = False):
         """`beyond_l76k_rate`: emit at cfg.rate_hz even where the L76K cannot (it tops out at 5 Hz), as a
         faster receiver on the same line would (studies with 10 Hz receivers); the driver is unchanged."""
-        from drivers.gnss.l76k import L76K   # hil depends on drivers, not the other way round
+        from drivers.gnss.l76k import L76K  # hil depends on drivers, not the other way round
 
         sel = emitter.selection if emitter is not None else cmd.FACTORY_SELECTION
         if not beyond_l76k_rate:

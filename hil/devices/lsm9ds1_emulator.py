@@ -24,7 +24,7 @@ Z_A). (RTIMULib's LSM9DS1 driver and S. J. Remington's LSM9DS1 AHRS both negate 
 three sensors agree.) The project's right-handed sensor frame is S = (X_A, Y_A, -Z_A): for a board mounted flat,
 top up, with its X arrow forward, S is the body FRD frame. The emulator maps a vector v given in S to the chip's
 registers as accel/gyro (vx, vy, -vz) and magnetometer (-vx, vy, -vz); drivers/lsm9ds1.py maps back. Both
-were written from the same reading of the datasheet, so tests/test_imu_axes.py holds each of them, separately,
+were written from the same reading of the datasheet, so tests/bringup/test_imu_axes.py holds each of them, separately,
 to vectors worked out by hand (a mistake made in both, such as a mirrored Y, fails there).
 
 Truth -> physics (body FRD): specific force f = (du/dt - r v, dv/dt + r u, 0) - R^T (0, 0, g); angular rate

@@ -16,10 +16,10 @@ import math
 from typing import Optional, Sequence
 
 from autopilot.vocab.config import VesselConfig
-from autopilot.vocab.types import PulseCommand, SensorBatch
 from autopilot.vocab.geodesy import LocalFrame
-from hil.devices.gnss_emitter import GnssTruth, antenna_truth
+from autopilot.vocab.types import PulseCommand, SensorBatch
 from hil.devices.fake_pigpiod import FakePi
+from hil.devices.gnss_emitter import GnssTruth, antenna_truth
 
 
 class ByteLevelSensors:
@@ -90,9 +90,9 @@ def simulated_mag_calibration(vessel: VesselConfig, trim_roll_rad: float = 0.0, 
     A hull floating with a trim (roll, pitch) is calibrated as it floats: level turns on the water see the
     vertical field leak into the sensor's x and y by the same amount at every heading, and the 2-D fit takes
     that leak into its offset. With a trim, this is that on-water calibration (method "2d")."""
-    import math
 
     import numpy as np
+
     from estimation.heading.mag_calibration import MagCalibration
 
     m = vessel.sensors.mag
@@ -206,9 +206,10 @@ class _KernelPwmLine:
 
     def __init__(self, vessel, clock):
         import tempfile
-        from drivers.esc.output import channels_from_vessel
+
         from drivers.esc.contract import EscBackend
         from drivers.esc.kernel_pwm import KernelPwmPort
+        from drivers.esc.output import channels_from_vessel
         from hil.devices.fake_sysfs_pwm import FakePwmSysfs
         self.fake = FakePwmSysfs(tempfile.mkdtemp(prefix="sim-pwm-"), chips={0: 2})
         self.plugged = True

@@ -1,13 +1,14 @@
 """Two machines on one host: a PC and a Pi network namespace on two subnets joined by a router namespace, and
 optionally an emulated Wi-Fi link (hil/links/tun_link.py) that everything the router forwards passes through.
 
-    PC ns  <name>a0 10.251.7.1/24 ---- <name>r0 10.251.7.254  ROUTER ns  10.251.8.254 <name>r1 ---- 10.251.8.2/24 <name>b0  Pi ns
+    PC ns  <name>a0 10.251.7.1/24 ---- <name>r0 10.251.7.254  ROUTER ns  10.251.8.254 <name>r1 ---- 10.251.8.2/24
+    <name>b0  Pi ns
                                                      |  policy routing: what arrives on r0/r1 -> table 100 -> tun
                                                      +- <name>t0 (TUN): tun_link holds/drops, writes back -> main table
 
 Multicast does not cross the router (as many Wi-Fi access points drop it), so the sides must find each other by
 unicast peers (`autopilot hil discovery`). Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN for the mounts) and `ip`.
-Used by tests/test_ros_hil_netns.py and benchmarks/bench_hil_link.py --link tun.
+Used by tests/ros/test_ros_hil_netns.py and benchmarks/bench_hil_link.py --link tun.
 """
 from __future__ import annotations
 

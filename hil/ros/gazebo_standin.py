@@ -23,7 +23,8 @@ step (k = 1: strict lockstep). An answer to the newest step also releases it: th
 sensors that crossed the link after their clock, and has nothing newer to say until the next clock (waiting on
 would deadlock until the lockstep timeout).
 
-Link figures (autopilot/ros/link_figures.py), the same in both modes: `latencies_s` holds, per sensor stamp, the time from
+Link figures (autopilot/ros/link_figures.py), the same in both modes: `latencies_s` holds, per sensor stamp, the time
+from
 publishing it to the DDS reception of the first thrust the autopilot computed from it (the gazebo backend sends
 that stamp with each cycle's thrust on `thrust_stamp_topic`); `link_figures()` adds the loss per topic from the
 autopilot's link reports.
@@ -42,20 +43,26 @@ from pathlib import Path
 from typing import Optional
 
 import rclpy
+from geometry_msgs.msg import TwistWithCovarianceStamped
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
-from geometry_msgs.msg import TwistWithCovarianceStamped
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState, MagneticField, NavSatFix, NavSatStatus
 from std_msgs.msg import Float64, String
 
 from autopilot.files.boat import BoatConfig, GazeboConfig, resolve_topic
-from autopilot.vocab.config import ConfigError
 from autopilot.ros import frames
+from autopilot.ros.link_figures import (
+    NS,
+    PublishedStamps,
+    StampedLatency,
+    clock_offset_ms,
+    lockstep_breakdown_ms,
+    loss_per_topic,
+)
 from autopilot.ros.messages import TimeBase
 from autopilot.ros.qos import bridge_qos
-from autopilot.ros.link_figures import (NS, PublishedStamps, StampedLatency, clock_offset_ms, lockstep_breakdown_ms,
-                               loss_per_topic)
+from autopilot.vocab.config import ConfigError
 
 CATCH_UP_GRACE_S = 0.1     # wall seconds a lockstep window waits for a cycle's stamp message after its thrusts
 OUTAGE_AFTER_S = 0.3      # wall seconds without a message from the autopilot: the link is down (15 cycles at 50 Hz)
@@ -93,7 +100,9 @@ def load_bridge_config(path) -> list:
             raise ConfigError(path, f"[{i}]", "must be a mapping")
         unknown = set(e) - BRIDGE_KEYS
         if unknown:
-            raise ConfigError(path, f"[{i}].{sorted(unknown)[0]}", f"unknown key (known: {', '.join(sorted(BRIDGE_KEYS))})")
+            raise ConfigError(
+                path, f"[{i}].{sorted(unknown)[0]}", f"unknown key (known: {', '.join(sorted(BRIDGE_KEYS))})"
+            )
         ros = e.get("ros_topic_name", e.get("topic_name"))
         gz = e.get("gz_topic_name", e.get("topic_name"))
         for key, val in (("ros_topic_name", ros), ("gz_topic_name", gz), ("ros_type_name", e.get("ros_type_name")),

@@ -139,14 +139,14 @@ def fly_bench(cfg, vessel, mission, env, context, opts: BenchOptions, wait_s: fl
     `stop(t)` True ends the run early (checked every step with the sim time t [s])."""
     import rclpy
 
-    from autopilot.vocab.angles import wrap_pi
     from autopilot.guidance.path_following import Leg, MissionGuidance, mission_frame
     from autopilot.ros.bench_commands import RetriedCommand
     from autopilot.ros.messages import odometry_to_nav_state
+    from autopilot.vocab.angles import wrap_pi
     from autopilot.vocab.types import NavState
     from hil.ros.gazebo_standin import standin_for_boat_config
-    from hil.sim.plant_spec import PlantSpec
     from hil.sim.metrics import SimMetrics
+    from hil.sim.plant_spec import PlantSpec
     from hil.sim.runner import mission_length_m
 
     frame = mission_frame(mission)

@@ -12,7 +12,8 @@ the link returns, as a DDS writer's keep-last history would.
 This is a message-level model, not a packet-level one (no fragmentation, no shared queue between topics). The
 kernel's netem would be the real thing; this machine has none.
 
-    python -m hil.ros.link_relay --config BOAT.yaml --pc-domain 41 --pi-domain 42 --delay-ms 20 --jitter-ms 10 --loss 0.01
+    python -m hil.ros.link_relay --config BOAT.yaml --pc-domain 41 --pi-domain 42 --delay-ms 20 --jitter-ms 10 --loss
+    0.01
 """
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ UP, DOWN = "up", "down"          # Pi -> PC, PC -> Pi
 @dataclass(frozen=True)
 class LinkSpec:
     """One direction-agnostic link: delay and jitter [ms], loss [0..1], outages [(start_s, duration_s)] counted
-    from the first /clock that crosses (the simulation's start), and `drop_first` {"TOPIC": n} or {"TOPIC~TEXT": n}: the first n messages of a topic
+    from the first /clock that crosses (the simulation's start), and `drop_first` {"TOPIC": n} or {"TOPIC~TEXT": n}:
+    the first n messages of a topic
     (that contain TEXT) are lost, whatever the QoS (a test's fault)."""
     delay_ms: float = 0.0
     jitter_ms: float = 0.0

@@ -5,7 +5,8 @@ The autopilot runs as its own process (`autopilot run` with the vessel's gazebo 
 signed as on a boat. This process is the bench's PC side (hil/ros/hil_bench.py): the stand-in, the
 operator's commands, and the report of the in-process sim computed from truth, plus the link's figures:
 - latency_p50/p90/p99/max_ms: per sensor stamp, wall time from the stand-in publishing it to the DDS reception of
-  the first thrust computed from it (both hops and the autopilot's cycle; autopilot/ros/link_figures.py), in lockstep and
+  the first thrust computed from it (both hops and the autopilot's cycle; autopilot/ros/link_figures.py), in lockstep
+  and
   real time alike; `loss`: fraction of messages lost per topic, both directions, counted by stamp; `outages`;
 - steps_unanswered: steps for which no thrust came back within the lockstep timeout;
 - log_dir: with `--log DIR`, the run directory the autopilot process wrote (its own run log, a rosbag2 bag of
@@ -125,7 +126,8 @@ def run_ros_sim(vessel, mission, env, args) -> dict:
 
     `args` carries the sim options of `autopilot sim`: seed, gps_noise, gps_rate_hz, duration, realtime, mode,
     plant_spec, gnss_velocity, gamepad (missing attributes take their defaults; with gamepad the run ends once the
-    stand-in has played its sequence, or at duration), and optionally `lockstep_timeout_s`, `command_timeout_s` (wall seconds
+    stand-in has played its sequence, or at duration), and optionally `lockstep_timeout_s`, `command_timeout_s` (wall
+    seconds
     before an unanswered command is resent), `on_outage` ("pause" or "run", see GazeboStandin.run) and `link` (a
     hil.ros.link_relay.LinkSpec: the autopilot then runs in a ROS domain of its own and everything crosses through
     an emulated link).

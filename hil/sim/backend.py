@@ -16,12 +16,12 @@ class SimBackend:
 
     def __init__(self, vessel, mission, frame, seed: int = 1, env=None, gps_noise: str = "realistic",
                  perf_clock=time.perf_counter):
+        from autopilot.guidance.path_following import point_to_ned
         from drivers.thrust_map import make_thrust_map
         from hil.sim.environment import EnvironmentConfig
         from hil.sim.plant import Plant
-        from hil.sim.sensor_models import TypedSensorSuite
         from hil.sim.runner import initial_pose
-        from autopilot.guidance.path_following import point_to_ned
+        from hil.sim.sensor_models import TypedSensorSuite
 
         wps = [point_to_ned(p, frame) for p in mission.waypoints]
         n0, e0, psi0 = initial_pose(mission, frame, wps)

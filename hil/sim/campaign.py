@@ -28,7 +28,8 @@ has its runs done again by another (a pool is rebuilt; Ray retries the task).
 A run may carry `params` (autopilot/files/tunables.py names -> values: a tuning candidate, hil/sim/tuning.py).
 Rows hold the run's parameters and: complete, xte_rms_m, xte_max_m, pos_err_rms_m, gps_err_rms_m,
 heading_err_rms_deg, failsafes (kind->action), false_failsafes (a failsafe no injected fault explains),
-genuine_failsafes, reversals_per_min and saturated_frac (hil/sim/thruster_usage.py), and for `loiter` the station keeping (station_keeping.py's figures), plus wall_s.
+genuine_failsafes, reversals_per_min and saturated_frac (hil/sim/thruster_usage.py), and for `loiter` the station
+keeping (station_keeping.py's figures), plus wall_s.
 """
 from __future__ import annotations
 
@@ -111,8 +112,8 @@ def load_campaign(path) -> Tuple[CampaignSpec, Path]:
         if m not in PRESET_MISSIONS + ("loiter",) and not (base / m).is_file():
             raise ConfigError(path, f"missions[{i}]", f"{m!r} is neither {', '.join(PRESET_MISSIONS)}, loiter "
                                                       f"nor a file next to the campaign")
-    from hil.sim.plant_spec import parse_mismatch
     from hil.sim.faults import parse_fault
+    from hil.sim.plant_spec import parse_mismatch
     for i, m in enumerate(spec.mismatch):
         try:
             parse_mismatch(m)
@@ -179,8 +180,8 @@ def run_id(run: dict) -> str:
 
 
 def _mission(name: str):
-    from autopilot.vocab.config import load_mission
     from autopilot.files.mission_files import load_mission_file
+    from autopilot.vocab.config import load_mission
     if name == "loiter":
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "station.yaml"
@@ -195,8 +196,8 @@ def run_one(run: dict) -> dict:
     """Fly one run; its row (see the module docstring). Never raises."""
     from autopilot.vocab.config import load_vessel
     from hil.sim.environment import EnvironmentConfig
-    from hil.sim.plant_spec import PlantSpec, parse_mismatch
     from hil.sim.faults import parse_fault
+    from hil.sim.plant_spec import PlantSpec, parse_mismatch
     from hil.sim.runner import SimOptions, run_sim
     from hil.sim.station_keeping import station_keeping
 

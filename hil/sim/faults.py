@@ -30,14 +30,26 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-KINDS = ("gps-loss", "gps-glitch", "gps-forge", "imu-loss", "imu-zero", "imu-frozen", "mag-loss", "mag-shift", "esc-disconnect", "link-loss", "low-battery")
+KINDS = (
+    "gps-loss",
+    "gps-glitch",
+    "gps-forge",
+    "imu-loss",
+    "imu-zero",
+    "imu-frozen",
+    "mag-loss",
+    "mag-shift",
+    "esc-disconnect",
+    "link-loss",
+    "low-battery",
+)
 GLITCH_M = 50.0                       # size of the gps-glitch position jump [m]
 GLITCH_DIRECTION_RAD = 0.0            # toward true north
 FORGE_FRACTION = 0.2                  # gps-forge: share of epochs forged
 MAG_SHIFT_UT = 10.0                   # mag-shift: size of the hard-iron step [uT]
 MAG_SHIFT_DIRECTION = (1.0, 0.0, 0.0)  # mag-shift: its direction, body FRD (toward the bow): unit vector
 MAG_SHIFT_MAX_UT = 1000.0             # a larger step is no hard iron a compass survives (1 mT: range 4-16 G)
-FORGE_KINDS = None                    # gps-forge: the forgeries drawn from (None: all of hil.devices.nmea_forgery.KINDS)
+FORGE_KINDS = None                    # gps-forge: the forgeries drawn from (None: hil.devices.nmea_forgery.KINDS)
 
 
 @dataclass(frozen=True)

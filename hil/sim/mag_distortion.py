@@ -8,7 +8,6 @@ import numpy as np
 
 from autopilot.vocab.angles import rotation_rpy, wrap_pi
 
-
 SIM_HARD_IRON_DIR = (0.62, -0.48, 0.62)       # direction of the simulated hard-iron offset (normalised below)
 
 

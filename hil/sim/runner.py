@@ -37,14 +37,14 @@ from typing import Callable, Optional, Union
 
 import numpy as np
 
-from autopilot.vocab.config import MissionConfig, VesselConfig
 from autopilot.guidance.path_following import mission_frame, point_to_ned
-from autopilot.vocab.types import ThrustCommand
 from autopilot.vehicle import Autopilot
+from autopilot.vocab.config import MissionConfig, VesselConfig
+from autopilot.vocab.types import ThrustCommand
 from hil.sim.environment import EnvironmentConfig
+from hil.sim.metrics import SimMetrics, distance_to_path_m
 from hil.sim.plant import Plant, PlantModel
 from hil.sim.plant_spec import PlantSpec
-from hil.sim.metrics import SimMetrics, distance_to_path_m
 from hil.sim.thruster_usage import thruster_usage
 
 ARM_RETRY_S = 0.2            # how often an unarmed run retries the pre-arm checks
@@ -322,8 +322,10 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
                     if escs is not None:
                         escs.close()
                         sensors.close()
-                    raise SimArmingError(f"{vessel.name} / {mission.name}: not armed within "
-                                         f"{opts.arm_timeout_s:g} s of simulation; pre-arm checks failing: " + "; ".join(failures))
+                    raise SimArmingError(
+                        f"{vessel.name} / {mission.name}: not armed within "
+                        f"{opts.arm_timeout_s:g} s of simulation; pre-arm checks failing: " + "; ".join(failures)
+                    )
         if escs is not None:
             escs.write(t, res.pulses)
             thrust_demand = escs.thrust_n()
@@ -453,8 +455,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
 def distorted_mag(vessel: VesselConfig) -> VesselConfig:
     """The vessel with a distorted simulated magnetometer: its own hard/soft iron, or where it has none those of
     `autopilot calibrate mag --sim` (30 uT hard iron, 10 % soft iron, oblique)."""
-    from hil.sim.mag_distortion import sim_distortion
     from autopilot.vocab.config import mag_is_undistorted
+    from hil.sim.mag_distortion import sim_distortion
     if not mag_is_undistorted(vessel):
         return vessel
     h, S = sim_distortion(vessel, 30.0, 10.0)

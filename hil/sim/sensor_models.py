@@ -35,8 +35,8 @@ import numpy as np
 
 from autopilot.vocab.angles import wrap_pi
 from autopilot.vocab.config import VesselConfig
-from autopilot.vocab.types import GpsFix, ImuSample, MagSample, SensorBatch
 from autopilot.vocab.geodesy import LocalFrame
+from autopilot.vocab.types import GpsFix, ImuSample, MagSample, SensorBatch
 from hil.sim.environment import GRAVITY_MPS2
 from hil.sim.plant import Truth
 
