@@ -26,10 +26,10 @@ class Action(str, Enum):
     BRAKE_HOLD = "brake-hold"      # ... then HOLD
 
     def __str__(self) -> str:
-        return self.value
+        return str.__str__(self)
 
     def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
+        return str.__format__(self, spec)
 
     @property
     def after_brake(self) -> Optional["Action"]:

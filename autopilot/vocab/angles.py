@@ -3,18 +3,26 @@ roll-pitch-yaw rotation matrix every frame change is built from."""
 from __future__ import annotations
 
 import math
+from typing import Any, Union, overload
 
 import numpy as np
+import numpy.typing as npt
+
+Array = npt.NDArray[Any]
 
 
-def wrap_pi(angle_rad):
+@overload
+def wrap_pi(angle_rad: float) -> float: ...
+@overload
+def wrap_pi(angle_rad: Array) -> Array: ...
+def wrap_pi(angle_rad: Union[float, Array]) -> Union[float, Array]:
     """Wrap an angle (scalar or array) to [-pi, pi). Inputs of any magnitude are accepted."""
     if isinstance(angle_rad, np.ndarray):
         return (angle_rad + np.pi) % (2.0 * np.pi) - np.pi
     return (float(angle_rad) + math.pi) % (2.0 * math.pi) - math.pi
 
 
-def rotation_rpy(roll_rad: float, pitch_rad: float, yaw_rad: float) -> np.ndarray:
+def rotation_rpy(roll_rad: float, pitch_rad: float, yaw_rad: float) -> Array:
     """R = Rz(yaw) Ry(pitch) Rx(roll) [rad in, 3x3 out]: maps vectors of the rotated frame into the reference
     frame (body -> NED for the vessel's attitude; its transpose maps NED into the body)."""
     cr, sr = math.cos(roll_rad), math.sin(roll_rad)

@@ -10,7 +10,7 @@ import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import Any, Dict, Optional, Tuple, Union
 
 from autopilot.vocab.failsafe_config import FailsafeConfig
 from autopilot.vocab.schema import ConfigError, build, param
@@ -60,7 +60,7 @@ class ThrustTableConfig:
     pulse_us: Tuple[float, ...] = param(unit="us", min=500, max=2500)
     thrust_n: Tuple[float, ...] = param(unit="N", min=-5000, max=5000)
 
-    def validate(self):
+    def validate(self) -> None:
         if len(self.pulse_us) != len(self.thrust_n):
             raise ValueError(f"thrust_n: has {len(self.thrust_n)} entries but pulse_us has {len(self.pulse_us)}")
         if len(self.pulse_us) < 3:
@@ -108,7 +108,7 @@ class ThrusterConfig:
                                                             "less); `autopilot identify hull` measures it")
     azimuth: Optional[AzimuthConfig] = param(None, doc="present: a pod that turns (angle limit, slew, lag)")
 
-    def validate(self):
+    def validate(self) -> None:
         if not self.pulse_min_us < self.pulse_neutral_us < self.pulse_max_us:
             raise ValueError("pulse_neutral_us: must lie strictly between pulse_min_us and pulse_max_us")
         if self.type == "ideal" and self.max_forward_n <= 0:
@@ -135,7 +135,7 @@ class BatteryConfig:
             return self.low_voltage_v
         return self.cells * CELL_CUTOFF_V[self.chemistry]
 
-    def validate(self):
+    def validate(self) -> None:
         if self.low_voltage_v is None and self.chemistry not in CELL_CUTOFF_V:
             raise ValueError("low_voltage_v: required for chemistry 'other' (or 0 to disable the low-battery "
                              "failsafe on purpose)")
@@ -175,7 +175,7 @@ class ImuConfig:
     accel_range_g: int = param(4, unit="g", min=2, max=16, doc="accelerometer full scale: 2, 4, 8 or 16")
     gyro_range_dps: int = param(245, unit="deg/s", min=245, max=2000, doc="gyro full scale: 245, 500 or 2000")
 
-    def validate(self):
+    def validate(self) -> None:
         if self.accel_range_g not in (2, 4, 8, 16):
             raise ValueError(f"accel_range_g: must be 2, 4, 8 or 16, got {self.accel_range_g}")
         if self.gyro_range_dps not in (245, 500, 2000):
@@ -234,7 +234,7 @@ class MagConfig:
     online: MagOnlineConfig = param(default_factory=MagOnlineConfig)
     on_water: MagOnWaterConfig = param(default_factory=MagOnWaterConfig)
 
-    def validate(self):
+    def validate(self) -> None:
         if self.range_gauss not in (4, 8, 12, 16):
             raise ValueError(f"range_gauss: must be 4, 8, 12 or 16, got {self.range_gauss}")
 
@@ -330,7 +330,7 @@ class VesselConfig:
                                            "date); empty: never validated, and `check` warns")
     source_file: str = param("", doc="set by the loader")
 
-    def validate(self):
+    def validate(self) -> None:
         if len(self.thrusters) not in (2, 4):
             raise ValueError(f"thrusters: must list 2 or 4 thrusters, got {len(self.thrusters)}")
         if any(t.type == "u5" for t in self.thrusters) and self.u5_table is None:
@@ -345,13 +345,13 @@ class VesselConfig:
             raise ValueError(f"thrusters: {pods[0].name!r} has azimuth but "
                              f"{next(t.name for t in self.thrusters if t.azimuth is None)!r} has not; the "
                              f"allocator turns all pods together, so give every thruster the same azimuth block")
-        if pods and len({(t.azimuth.max_deg, t.azimuth.slew_dps) for t in pods}) != 1:
+        if pods and len({(t.azimuth.max_deg, t.azimuth.slew_dps) for t in pods if t.azimuth is not None}) != 1:
             raise ValueError("thrusters: every pod's azimuth max_deg and slew_dps must be equal (the allocator "
                              "turns them together)")
         if pods and max(t.x_m for t in pods) >= 0.0:
             raise ValueError("thrusters: azimuth pods must sit aft of the CG (x_m < 0); the allocator steers "
                              "with stern pods")
-        wired = {}
+        wired: Dict[int, str] = {}
         for t in self.thrusters:
             if t.gpio >= 0 and t.gpio in wired:
                 raise ValueError(f"thrusters: {wired[t.gpio]!r} and {t.name!r} are both on gpio {t.gpio}; "
@@ -370,7 +370,7 @@ class PointConfig:
     east_m: Optional[float] = param(None, unit="m", min=-1e6, max=1e6)
     speed_mps: Optional[float] = param(None, unit="m/s", min=0.0, max=20, doc="speed on the leg to this point")
 
-    def validate(self):
+    def validate(self) -> None:
         geo = self.lat_deg is not None or self.lon_deg is not None
         local = self.north_m is not None or self.east_m is not None
         if geo == local:
@@ -510,7 +510,7 @@ class TrajectoryConfig:
                              doc="behind the reference by more than this, its clock slows (the boat cannot keep "
                                  "up: it follows the path instead of chasing); 0: two hull lengths")
 
-    def validate(self):
+    def validate(self) -> None:
         if self.kind == "points":
             if len(self.points) < 2:
                 raise ValueError("points: kind points needs at least two [t_s, north_m, east_m] rows")
@@ -553,7 +553,7 @@ class MissionConfig:
     trajectory: Optional[TrajectoryConfig] = param(None, doc="track a timed reference about the first waypoint")
     source_file: str = param("")
 
-    def validate(self):
+    def validate(self) -> None:
         if len(self.waypoints) < 1:
             raise ValueError("waypoints: needs at least one waypoint")
         if self.anchor is None and any(p.lat_deg is None for p in self.waypoints):
@@ -565,7 +565,7 @@ class MissionConfig:
 
 
 # --------------------------------------------------------------------------------------------- loading
-def read_yaml(path) -> dict:
+def read_yaml(path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
     """Read a YAML mapping; any failure is a ConfigError naming the file (autopilot.vocab.safe_read: regular files
     only, 1 MiB at most, duplicate keys refused, no content quoted)."""
     from autopilot.vocab.safe_read import load_yaml_text, read_user_text
@@ -584,7 +584,7 @@ def resolve_vessel_path(name_or_file: str) -> Path:
     return CONFIG_DIR / "vessels" / f"{name_or_file}.yaml"
 
 
-def _recognisably(cls, data: dict, path, what: str) -> None:
+def _recognisably(cls: type, data: Dict[str, Any], path: object, what: str) -> None:
     """Refuse, without naming any of its keys, a mapping that has none of `cls`'s required keys: it is some
     other file (a secrets file, another program's config) and its key names are not ours to echo."""
     required = [f.name for f in dataclasses.fields(cls)
@@ -602,7 +602,7 @@ def load_vessel(name_or_file: str) -> VesselConfig:
     return dataclasses.replace(vessel, source_file=str(path))
 
 
-def load_mission(path) -> MissionConfig:
+def load_mission(path: Union[str, "os.PathLike[str]"]) -> MissionConfig:
     data = read_yaml(path)
     _recognisably(MissionConfig, data, path, "mission file")
     data.pop("source_file", None)

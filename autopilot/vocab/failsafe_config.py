@@ -94,7 +94,7 @@ class GeofenceFailsafeConfig:
                               doc="time counted at the present speed before braking takes hold")
     action: str = param("rtl", choices=("rtl", "hold"), doc="after stopping")
 
-    def validate(self):
+    def validate(self) -> None:
         if self.polygon and len(self.polygon) < 3:
             raise ValueError("polygon: needs at least 3 points")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import FrozenSet
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class Needs:
     drives: bool = True
     selectable: bool = True
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.position and not self.estimate:
             raise ValueError("a mode that needs a position needs the estimate it comes from")
         if (self.estimate or self.operator) and not self.drives:
@@ -53,21 +54,21 @@ class ModeName(str, Enum):
     BRAKE = "BRAKE", Needs(position=True, estimate=True, selectable=False)
 
     def __str__(self) -> str:
-        return self.value
+        return str.__str__(self)
 
     def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
+        return str.__format__(self, spec)
 
     @classmethod
     def parse(cls, text: str) -> "ModeName":
         """The mode `text` names (case and surrounding space ignored); ValueError listing the modes otherwise."""
         key = str(text).strip().upper()
-        try:
-            return cls(key)
-        except ValueError:
-            raise ValueError(f"unknown mode {str(text)[:40]!r}: one of {', '.join(m.value for m in cls)}") from None
+        for mode in cls:
+            if mode.value == key:
+                return mode
+        raise ValueError(f"unknown mode {str(text)[:40]!r}: one of {', '.join(m.value for m in cls)}")
 
 
-def modes_that(**needs: bool) -> frozenset:
+def modes_that(**needs: bool) -> FrozenSet[ModeName]:
     """The modes whose `needs` has every given field at the given value: modes_that(position=True)."""
     return frozenset(m for m in ModeName if all(getattr(m.needs, k) == v for k, v in needs.items()))

@@ -16,6 +16,7 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import Any, Dict, Optional, Union
 
 import yaml
 
@@ -28,7 +29,7 @@ MAX_FLOW_DEPTH = 64               # nested [ ] / { } levels; a real config uses 
 _FLOW_TOKEN = re.compile(r'[\[\]{}]|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|(?:^|(?<=\s))#[^\n]*', re.MULTILINE)
 
 
-def read_user_text(path, max_bytes: int = MAX_CONFIG_BYTES) -> str:
+def read_user_text(path: Union[str, "os.PathLike[str]"], max_bytes: int = MAX_CONFIG_BYTES) -> str:
     """The UTF-8 text of a regular file of at most max_bytes; ConfigError(path, "", reason) otherwise."""
     path = Path(path)
     try:
@@ -70,8 +71,8 @@ def read_user_text(path, max_bytes: int = MAX_CONFIG_BYTES) -> str:
 class _UniqueKeyLoader(yaml.SafeLoader):
     """PyYAML's safe loader, refusing a key given twice in one mapping."""
 
-    def construct_mapping(self, node, deep=False):
-        seen = {}
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: Dict[Any, int] = {}
         for key_node, _ in node.value:
             try:
                 key = self.construct_object(key_node, deep=True)
@@ -90,7 +91,7 @@ class _DuplicateKey(Exception):
         self.key, self.first_line, self.line = key, first_line, line
 
 
-def _deepest_flow_line(text: str, limit: int):
+def _deepest_flow_line(text: str, limit: int) -> Optional[int]:
     """The line (1-based) where flow collections first nest deeper than `limit`, or None. PyYAML takes seconds
     to reach its recursion limit on 20,000 open brackets; this linear scan refuses them in milliseconds."""
     depth = 0
@@ -105,7 +106,7 @@ def _deepest_flow_line(text: str, limit: int):
     return None
 
 
-def load_yaml_text(text: str, file) -> object:
+def load_yaml_text(text: str, file: object) -> object:
     """Parse YAML text; ConfigError(file, key-or-"", reason) for anything the safe loader cannot give."""
     line = _deepest_flow_line(text, MAX_FLOW_DEPTH)
     if line is not None:

@@ -9,20 +9,23 @@ from __future__ import annotations
 import dataclasses
 import typing
 from dataclasses import MISSING, field
-from typing import Any, Optional, Union
+from typing import Any, Dict, Mapping, Optional, Tuple, Type, TypeVar, Union
+
+T = TypeVar("T")
+Meta = Mapping[str, Any]
 
 
 class ConfigError(ValueError):
     """A config file is wrong. `str()` reads `FILE: KEY: REASON`."""
 
-    def __init__(self, file: str, key: str, reason: str):
+    def __init__(self, file: object, key: str, reason: str):
         self.file, self.key, self.reason = str(file), key, reason
         super().__init__(f"{self.file}: {key or '<top level>'}: {reason}")
 
 
 def param(default: Any = MISSING, *, unit: str = "", min: Optional[float] = None, max: Optional[float] = None,
-          choices: Optional[tuple] = None, doc: str = "", default_factory: Any = MISSING,
-          min_exclusive: bool = False, length: Optional[int] = None):
+          choices: Optional[Tuple[str, ...]] = None, doc: str = "", default_factory: Any = MISSING,
+          min_exclusive: bool = False, length: Optional[int] = None) -> Any:
     """A validated config field. `min`/`max` bound numbers (and each element of a list of numbers)."""
     meta = dict(unit=unit, min=min, max=max, choices=choices, doc=doc, min_exclusive=min_exclusive,
                 length=length)
@@ -31,11 +34,11 @@ def param(default: Any = MISSING, *, unit: str = "", min: Optional[float] = None
     return field(default=default, metadata=meta)
 
 
-def _type_name(tp) -> str:
+def _type_name(tp: object) -> str:
     return getattr(tp, "__name__", str(tp))
 
 
-def _check_number(value, meta, file, key):
+def _check_number(value: float, meta: Meta, file: object, key: str) -> None:
     lo, hi = meta.get("min"), meta.get("max")
     if lo is not None:
         if meta.get("min_exclusive") and not value > lo:
@@ -46,15 +49,15 @@ def _check_number(value, meta, file, key):
         raise ConfigError(file, key, f"must be at most {hi}{_unit(meta)}, got {value}")
 
 
-def _in_unit(meta) -> str:
+def _in_unit(meta: Meta) -> str:
     return f" (in {meta['unit']})" if meta.get("unit") else ""
 
 
-def _unit(meta) -> str:
+def _unit(meta: Meta) -> str:
     return f" {meta['unit']}" if meta.get("unit") else ""
 
 
-def _convert(tp, value, meta, file, key):
+def _convert(tp: Any, value: Any, meta: Meta, file: object, key: str) -> Any:
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin is Union:
@@ -70,7 +73,7 @@ def _convert(tp, value, meta, file, key):
             except ConfigError as e:
                 errors.append(e.reason)
         raise ConfigError(file, key, "; or ".join(errors))
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return build(tp, value, file, key)
     if origin in (list, tuple):
         if not isinstance(value, (list, tuple)):
@@ -117,20 +120,20 @@ def _convert(tp, value, meta, file, key):
     raise ConfigError(file, key, f"unsupported type {_type_name(tp)}")
 
 
-def build(cls, data: Any, file: str, prefix: str = ""):
+def build(cls: Type[T], data: Any, file: object, prefix: str = "") -> T:
     """Validate `data` (a mapping from YAML) against dataclass `cls` and return an instance."""
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(file, prefix, f"must be a mapping, got {type(data).__name__} {data!r}")
     hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]  # cls is a dataclass
     unknown = sorted(set(map(str, data)) - set(fields))
     if unknown:
         k = unknown[0]
         raise ConfigError(file, _join(prefix, k),
                           f"unknown key (allowed here: {', '.join(sorted(fields))})")
-    kwargs = {}
+    kwargs: Dict[str, Any] = {}
     for name, f in fields.items():
         key = _join(prefix, name)
         if name in data:

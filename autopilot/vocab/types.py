@@ -11,7 +11,7 @@ NavState + mission + mode -> guidance -> GuidanceSetpoint
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -132,7 +132,7 @@ class PulseCommand:
 class SensorBatch:
     """Everything a backend delivered since the previous cycle, each sample with its own time stamp."""
 
-    gps: list = field(default_factory=list)   # list[GpsFix]
-    imu: list = field(default_factory=list)   # list[ImuSample]
-    mag: list = field(default_factory=list)   # list[MagSample]
+    gps: List[GpsFix] = field(default_factory=list)
+    imu: List[ImuSample] = field(default_factory=list)
+    mag: List[MagSample] = field(default_factory=list)
     battery_v: Optional[float] = None
