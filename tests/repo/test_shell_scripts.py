@@ -8,7 +8,7 @@ import pytest
 
 from tests.support.paths import REPO
 
-SCRIPTS = ["scripts/check_aarch64.sh", "scripts/setup.sh", "scripts/test.sh", "scripts/demo.sh",
+SCRIPTS = ["scripts/check_aarch64.sh", "scripts/setup.sh", "scripts/test.sh", "scripts/lint.sh", "scripts/demo.sh",
            "systemd/install.sh", "systemd/uninstall.sh", ".ci/run"]
 
 
