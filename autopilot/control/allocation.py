@@ -13,13 +13,10 @@ usually weaker than forward), or to [0, max_forward_n] when control.allocation.a
 demand gives exactly zero thrust. Outside it:
 - priority "yaw" (default): the yaw moment is kept as far as the thrusters can give it with a surge between 0
   and the demand, and the surge is the one nearest to the demand that allows that moment. Reverse is weaker
-  than forward, so the very largest moment needs forward thrust (WAM-V: 250 N astern on one side, 500 N
-  ahead on the other, 250 N net ahead): taking it whatever the surge demand drove a boat through its corners
-  at cruise while the speed controller asked it to brake (WAM-V demo, seed 1: cross-track RMS 0.89 m; with
-  this rule 0.71 m, and 0.83 m instead of 1.84 m on a hull with 2.5x its file's yaw damping; LOITER's turn
-  round into the drift, 95th percentile 6.0 -> 1.7 m from the point). So a boat asked to slow down turns on
+  than forward, so the very largest moment needs forward thrust; a boat asked to slow down therefore turns on
   what the thrusters give at zero surge (WAM-V: 2/3 of the largest moment) and slows on its drag. Without
   reversing (allow_reverse false) every moment needs forward thrust, and the moment is kept at any surge.
+  Why: docs/design-notes.md, "Allocation".
 - priority "surge": the surge is kept and the yaw moment is the one nearest to the demand that allows it.
 
 The limits come from the maps at construction: when the battery voltage changes enough to matter, build a

@@ -6,55 +6,32 @@ Laws (chosen by the mission's `guidance.law`):
 - `ilos`: integral LOS: psi_d = chi_p + atan((-y - sigma*y_int) / Delta),
           y_int_dot = Delta*y / ((y + sigma*y_int)^2 + Delta^2).
 - `xtrack_pid`: psi_d = chi_p - clamp(kp*y + ki*int(y) + kd*y_dot, +-max_correction).
-Here chi_p is the leg's path angle and y the cross-track error, positive when the boat is to the right
-(starboard side) of the leg. The integral state is reset at each waypoint switch, and held while the boat
-closes on the line by itself (ilos_integral_held): more than ILOS_HOLD_MIN_XTE_M off it and moving toward it
-fast enough to get there within ILOS_HOLD_LOOKAHEAD_TIMES lookahead transits (Delta / u). Fossen's law
-integrates every metre of an approach, and the offset it learns there is a turn's, not the drift's: the
-IAcquaBot came onto each hexagon leg from 7 m outside with 4.6 deg of integral, crossed the line and sat 2 m
-beyond it for half a minute while the integral unwound (cross-track RMS 1.20 m with 2.5x its surge added
-mass, 0.61 m with the hold). A steady offset (not closing) and the last metre are integrated as before.
+chi_p is the leg's path angle [rad, clockwise from north] and y the cross-track error [m], positive when the
+boat is to starboard of the leg. The ILOS integral is reset at each waypoint switch and held while the boat
+closes on the line by itself (ilos_integral_held: more than ILOS_HOLD_MIN_XTE_M off it and due to reach it within
+ILOS_HOLD_LOOKAHEAD_TIMES lookahead transits Delta / u); a steady offset and the last metre are integrated.
 
-Crab-angle compensation (`guidance.crab_compensation`, on by default): the LOS and ILOS angles above are
-taken as the desired course over ground, and the heading asked for is that course less the crab angle beta,
-psi_d = chi_d - beta (Fossen, Handbook of Marine Craft Hydrodynamics and Motion Control, 2nd ed., sec. 12.4,
-course control from the heading). beta = atan2(s, u), u the estimated surge over ground and s the sideways
-velocity over ground: the estimator's drift (its water current, which also takes up the wind's push) to
-starboard of the heading, plus the hull's own estimated sway if the hull's sway is slow against its heading
-loop (crab_takes_hull_sway). The estimator already knows the current, so a new leg starts with the right
-crab instead of waiting for the ILOS integral (reset at the switch) to learn it again; ILOS then only
-removes what beta gets wrong. Most of the hull's sway is the slide of its own turning, out of the turn. A
-hull whose sway settles within the heading loop's time (FOKA: 0.67 s against 1/omega_n = 0.67 s) slides in
-step with its yaw rate, and taking the slide off the course pushed the heading the way the boat was already
-turning: negative yaw damping (FOKA on the hexagon at 1.5 m/s wove +-25 deg on its legs, cross-track RMS
-0.92 m against 0.52 m on the drift alone). A hull whose sway is slow (the IAcquaBot's 3.2 s, the WAM-V's
-3.5 s, against 0.83 s) still slides after it has stopped turning, and steering its course through that
-slide keeps it on the next leg (on the drift alone, their demo survey's cross-track RMS grew from 0.53 to
-0.76 m and from 0.71 to 0.89 m). Beta fades in between CRAB_MIN_SPEED_MPS and CRAB_FULL_SPEED_MPS of forward
-speed over ground (below that the course is noise) and is clamped to +-CRAB_MAX_RAD.
-Beta is taken at the speed the boat has been running at, not below its surge averaged over CRAB_SPEED_TAU_S
-unless guidance itself asked for less: a hard turn on a yaw-first allocator takes the thrust that made way,
-and a crab taken on that dip grew as the boat slowed, asked for more turn and slowed it further (the
-IAcquaBot with motors at 0.4 of their table: surge 0.87 -> 0.33 m/s in 2 s, the heading asked for swung 27 deg
-on a straight leg). Slowing that guidance asks for (a corner) still takes the crab at the slower speed.
+Crab-angle compensation (`guidance.crab_compensation`, on by default): the LOS and ILOS angles are the desired
+course over ground; the heading asked for is psi_d = chi_d - beta (Fossen, Handbook of Marine Craft
+Hydrodynamics and Motion Control, 2nd ed., sec. 12.4), beta = atan2(s, u) with u the estimated surge over ground
+and s the sideways velocity over ground: the estimator's drift to starboard of the heading, plus the hull's own
+estimated sway when its sway is slow against the heading loop (crab_takes_hull_sway). beta fades in between
+CRAB_MIN_SPEED_MPS and CRAB_FULL_SPEED_MPS of speed over ground, is clamped to +-CRAB_MAX_RAD, and is taken at the
+speed the boat has been running at (RunningSurge over CRAB_SPEED_TAU_S) unless guidance itself asked for less.
 
-Speed: the leg's (the waypoint's, else the mission's cruise), slowed within two lookaheads of a sharp turn and
-while the boat points away from the desired heading (heading_speed_factor). Given the allocator's largest yaw
-moment, the lookahead is kept at least the boat's turning radius (autopilot/guidance/turning.py). Both slowdowns deepen
-for a boat that turns slower than its file (`turn_scale`, measured by autopilot/guidance/turn_rate_watch.py): the
-radius is speed over yaw rate, so a boat turning k times as fast turns on the file's circle at k times the speed.
+Speed [m/s]: the leg's (the waypoint's, else the mission's cruise), slowed within two lookaheads of a sharp turn
+and while the boat points away from the desired heading (heading_speed_factor). The lookahead is at least the
+boat's turning radius on the allocator's largest yaw moment (autopilot/guidance/turning.py); both slowdowns
+deepen by `turn_scale`, the boat's measured turn rate over its file's (autopilot/guidance/turn_rate_watch.py).
 
-Waypoint switching: the active waypoint is reached when the boat enters its acceptance circle or passes the
-line through it perpendicular to the leg. With `guidance.wheel_over` (on by default; LOS, ILOS and cross-track
-PID laws) a turn of 20-135 deg begins before its waypoint, at the wheel-over point of a ship's pilot: where the
-boat's distance to the next leg's line equals what it covers toward that line while it turns (its corner speed
-on the full yaw moment, at the file's turn rate times `turn_scale`) plus what the estimated drift carries it
-toward the line in that time, never before half the leg. A slow turner in a current otherwise drifts past the
-next line for the whole turn (the IAcquaBot with 2.5x its filed yaw damping, 0.2 m/s across the demo's lines:
-2.00 m RMS from the path turning at the waypoints, 0.85 m turning early).
-The first leg runs from where the boat was when the mission started.
-Zero-length legs (repeated waypoints) are skipped; a waypoint inside the acceptance circle at the start is
-reached at once.
+Waypoint switching: the active waypoint is reached inside its acceptance circle or on passing the line through
+it perpendicular to the leg. With `guidance.wheel_over` (on by default; LOS, ILOS and cross-track PID) a turn of
+20-135 deg begins at the wheel-over point: where the distance to the next leg's line equals what the boat covers
+toward it while it turns (corner speed, the file's turn rate times `turn_scale`) plus the estimated drift over
+that time, never before half the leg. The first leg runs from where the boat was when the mission started;
+zero-length legs are skipped; a waypoint inside the acceptance circle at the start is reached at once.
+
+Why each of these rules is there, with the runs that showed it: docs/design-notes.md, "Guidance".
 """
 from __future__ import annotations
 

@@ -1,27 +1,17 @@
 """How tightly a boat turns, from its vessel file, and the LOS lookahead guidance flies because of it.
 
-A line-of-sight law steers toward a point `lookahead` metres ahead on the leg: a boat whose turning radius is
-larger than that cannot follow what it asks. It overshoots each correction, the next correction saturates the
-yaw moment, and the boat weaves on its legs (the IAcquaBot, turning at about 9 deg/s, on the demo's 3 m: its
-thrusters at full differential for seconds at a time on a straight leg) and swings wide after every corner.
-So guidance raises the lookahead to at least `guidance.lookahead_min_turn_radii` turning radii, each the radius
-at the mission's fastest speed with TURN_MOMENT_SHARE of the largest yaw moment: the rest is left for the
-speed controller and for a boat that turns slower than its file says.
+A line-of-sight law cannot be followed by a boat whose turning radius exceeds its lookahead, so guidance raises
+the lookahead [m] to the largest of:
+- `guidance.lookahead_min_turn_radii` turning radii, each the steady radius at the mission's fastest speed with
+  TURN_MOMENT_SHARE of the largest yaw moment (the rest is left for the speed loop and a boat that turns slower
+  than its file). The radius balances the file's yaw damping, -N_r r - N_r|r| r|r|, against the moment; sway and
+  the Munk moment are left out, so it is a rough figure;
+- LOS_LOOP_SEPARATION U / omega_n (U the mission's fastest speed [m/s], omega_n the heading loop's bandwidth
+  [rad/s]), so that the heading loop follows the LOS loop's U / lookahead several times faster;
+- that separation scaled by RESONANCE_FREE_ZETA over the heading loop's damping at speed when the Munk moment
+  leaves it below 1/sqrt(2) (heading_zeta_at_speed), so the LOS loop stays off the heading loop's resonance.
 
-The radius is a steady turn's: the yaw damping of the file, -N_r r - N_r|r| r|r|, balancing the moment; the
-sway it brings and the Munk moment are left out, so it is a rough figure.
-
-The lookahead is also kept at least LOS_LOOP_SEPARATION U / omega_n (U the mission's fastest speed, omega_n the
-heading loop's bandwidth): the LOS angle brings a boat back to its leg at about U / lookahead [rad/s], and the
-heading loop must follow that several times faster, or the two loops swing together. FOKA on the hexagon at
-1.5 m/s with its 3 m (the ratio 3.0) weaved; with 4.5 m its cross-track RMS over the mismatch campaign fell from
-0.65 to 0.52 m (matched 0.52 to 0.46 m; 68 of 69 runs closer). 4.5 is the demo's ratio for the IAcquaBot and
-the WAM-V (3 m at 0.8 m/s against omega_n 1.2 rad/s), so no preset's demo lookahead changes.
-
-At speed that separation is not enough for a hull whose Munk moment undamps its yaw (heading_zeta_at_speed):
-a second-order loop damped less than 1/sqrt(2) peaks in its response to a reference near its bandwidth, so
-the LOS loop is kept further off, by RESONANCE_FREE_ZETA over that damping. FOKA on the hexagon (1.5 m/s, zeta
-about 0.55 with the Munk loss) flies 4.3 m instead of 3.4 m; no preset's demo lookahead changes.
+Why, with the runs that showed it: docs/design-notes.md, "Guidance".
 """
 from __future__ import annotations
 
