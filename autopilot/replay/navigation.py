@@ -95,7 +95,8 @@ def replay_run(run_dir, out_base=None, tuning_file=None, vessel_file=None, contr
 def _open_loop_control(run, vessel_path, frame, notes):
     """The OpenLoopControl of the run's kept mission file; ReplayError when there is none to fly."""
     from autopilot.replay.control import OpenLoopControl
-    from autopilot.vocab.config import ConfigError, load_mission, load_vessel
+    from autopilot.vocab.config import load_mission, load_vessel
+    from autopilot.vocab.schema import ConfigError
     path = _kept_file(run, "mission")
     if path is None or not Path(path).is_file():
         raise ReplayError(f"{run.run_dir}: no mission file kept in the run directory: --control needs it")
