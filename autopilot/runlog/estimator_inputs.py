@@ -196,7 +196,7 @@ class EstimatorInputsReader:
     is reported in `cut_tail` / `damaged` once it has ended, never raised.
     """
 
-    def __init__(self, path):
+    def __init__(self, path) -> None:
         p = Path(path)
         if p.is_dir():
             p = p / FILE_NAME
