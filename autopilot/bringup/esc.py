@@ -58,7 +58,8 @@ def _channels(gpios, vessel):
 def run(args) -> int:
     import dataclasses
 
-    from autopilot.vocab.config import ConfigError, load_vessel
+    from autopilot.vocab.config import load_vessel
+    from autopilot.vocab.schema import ConfigError
     from autopilot.vocab.types import PulseCommand
     from drivers.esc.contract import EscBackend, EscError
     from drivers.esc.output import EscChannel, EscOutput

@@ -97,6 +97,7 @@ def run(args) -> int:
             for line in gnss.configure(args.rate_hz, save=args.save):
                 say(line)
         elif args.rate_hz is not None:
+            assert gnss.baud is not None        # open() found the baud
             cmd.check_link(args.rate_hz, gnss.baud)
     except (GnssLinkError, cmd.GnssSetupError) as exc:
         say(str(exc))

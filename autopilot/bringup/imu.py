@@ -69,7 +69,8 @@ def _rpy(text: str):
 def run(args) -> int:
     import dataclasses
 
-    from autopilot.vocab.config import ConfigError, load_vessel
+    from autopilot.vocab.config import load_vessel
+    from autopilot.vocab.schema import ConfigError
     from drivers.i2c_adapter import I2CBusError
     from drivers.lsm9ds1 import ImuError, Lsm9ds1Driver
     from estimation.heading.tilt_compensated import heading_from_vectors_rad

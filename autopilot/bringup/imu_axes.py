@@ -21,7 +21,7 @@ time, `say(line)` prints. Returns True when every judgement passes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Sequence, Tuple
 
 Vec = Tuple[float, float, float]
 
@@ -52,7 +52,7 @@ class Reading:
     frd_field_t: Vec
 
 
-def _fmt(v: Vec, digits: int = 3) -> str:
+def _fmt(v: Sequence[float], digits: int = 3) -> str:
     return "(" + ", ".join(f"{x:+.{digits}f}" for x in v) + ")"
 
 

@@ -138,7 +138,7 @@ def axes_check(sampler: Sampler) -> bool:
             sums += np.array([ra, rg, rm, imu.accel_mps2, imu.gyro_rps, field_t])
             n += 1
         mean = sums / max(n, 1)
-        return Reading(*(tuple(float(x) for x in row) for row in mean))
+        return Reading(*((float(x), float(y), float(z)) for x, y, z in mean))
 
     print("bench imu: axis check of the board (the vessel's mounting is ignored: the board is the boat)")
     return run_axes_check(measure, ask)

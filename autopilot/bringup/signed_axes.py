@@ -98,7 +98,7 @@ def rpy_deg_from_rotation(r) -> Tuple[float, float, float]:
         roll = math.atan2(r[2, 1], r[2, 2])
         pitch = math.asin(sp)
         yaw = math.atan2(r[1, 0], r[0, 0])
-    return tuple(_tidy(math.degrees(a)) for a in (roll, pitch, yaw))
+    return _tidy(math.degrees(roll)), _tidy(math.degrees(pitch)), _tidy(math.degrees(yaw))
 
 
 def _tidy(deg: float) -> float:

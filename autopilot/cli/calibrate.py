@@ -23,10 +23,12 @@ import math
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import List, Tuple
 
 import numpy as np
 
-from autopilot.vocab.config import ConfigError, load_vessel
+from autopilot.vocab.config import load_vessel
+from autopilot.vocab.schema import ConfigError
 from hil.sim.mag_distortion import heading_errors_deg, sim_distortion, simulate_readings
 
 
@@ -160,7 +162,7 @@ def record_live(vessel, bus: int, duration_s: float, out=None, source=None, cloc
     period = 1.0 / vessel.sensors.mag.rate_hz
     print(f"recording {duration_s:.0f} s: turn the boat slowly (on the water two full turns; on the bench "
           f"through all orientations)", file=out)
-    readings = []
+    readings: List[Tuple[float, float, float]] = []    # field_t of each MagSample [T]
     t0 = clock()
     next_report = 1.0
     try:

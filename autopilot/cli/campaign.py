@@ -28,7 +28,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     if args.spec == "report":
         return report(args)
-    from autopilot.vocab.config import ConfigError
+    from autopilot.vocab.schema import ConfigError
     from hil.sim.campaign import RESULTS, expand, load_campaign, run_campaign
     try:
         spec, base = load_campaign(args.spec)
@@ -84,7 +84,7 @@ def report(args) -> int:
         print(format_report(rows, f"campaign {d}"))
         print()
     if len(tables) == 2:
-        print(compare(*tables))
+        print(compare(tables[0], tables[1]))
     if args.plot:
         plot(tables[-1], args.plot)
         print(f"plot: {args.plot}")

@@ -19,7 +19,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from autopilot.files.boat import load_boat_config
-    from autopilot.vocab.config import ConfigError
+    from autopilot.vocab.schema import ConfigError
 
     try:
         cfg = load_boat_config(args.config)

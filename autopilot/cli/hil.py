@@ -74,7 +74,8 @@ def discovery(args) -> int:
 
 def serve(args) -> int:
     from autopilot.files.boat import load_boat_config
-    from autopilot.vocab.config import ConfigError, load_mission, load_vessel
+    from autopilot.vocab.config import load_mission, load_vessel
+    from autopilot.vocab.schema import ConfigError
 
     try:
         cfg = load_boat_config(args.config)

@@ -59,8 +59,9 @@ def add_parser(sub) -> None:
 def run_hull(args) -> int:
     from autopilot.identification.hull import DEFAULT_METHOD, identify, write_vessel
     from autopilot.identification.runs import load_ident_run, split_last_set
-    from autopilot.vocab.config import ConfigError, load_vessel
+    from autopilot.vocab.config import load_vessel
     from autopilot.vocab.safe_read import read_user_text
+    from autopilot.vocab.schema import ConfigError
 
     if not args.window > 0:
         print("error: --window must be a positive number of seconds", file=sys.stderr)

@@ -36,7 +36,7 @@ def register(subparsers) -> None:
 
 def _config(path):
     from autopilot.files.boat import load_boat_config
-    from autopilot.vocab.config import ConfigError
+    from autopilot.vocab.schema import ConfigError
     try:
         return load_boat_config(path)
     except ConfigError as e:

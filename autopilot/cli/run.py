@@ -22,7 +22,8 @@ def run(args) -> int:
     from autopilot.files.boat import load_boat_config
     from autopilot.files.check import check_mission
     from autopilot.files.mission_files import load_mission_file
-    from autopilot.vocab.config import ConfigError, load_vessel
+    from autopilot.vocab.config import load_vessel
+    from autopilot.vocab.schema import ConfigError
 
     try:
         cfg = load_boat_config(args.config)

@@ -10,7 +10,8 @@ from pathlib import Path
 from autopilot.cli.sim_summary import format_summary, jsonable
 from autopilot.files.mission_files import load_mission_file
 from autopilot.runlog.sim_log import SimRunLog
-from autopilot.vocab.config import ConfigError, load_vessel
+from autopilot.vocab.config import load_vessel
+from autopilot.vocab.schema import ConfigError
 from drivers.esc.contract import EscError
 
 

@@ -21,8 +21,7 @@ def fly_with_mavlink(vessel, mission, opts, args, env) -> int:
     from autopilot.files.boat import MavlinkConfig
     from autopilot.mavlink.server import MavlinkError, read_signing_key
     from autopilot.mavlink.sim_session import SimMavlink
-    from autopilot.vocab.config import ConfigError
-    from autopilot.vocab.schema import build
+    from autopilot.vocab.schema import ConfigError, build
     from hil.sim.runner import run_sim
 
     try:

@@ -30,7 +30,8 @@ def run(args) -> int:
 
     import yaml
 
-    from autopilot.vocab.config import ConfigError, load_vessel
+    from autopilot.vocab.config import load_vessel
+    from autopilot.vocab.schema import ConfigError
     from hil.sim.campaign import _mission, expand, load_campaign, run_campaign, run_id
     from hil.sim.tuning import baseline_params, tune
 

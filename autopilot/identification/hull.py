@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -115,9 +115,11 @@ def identify(fit_runs: Sequence, validate_runs: Sequence, vessel, window_s: floa
     if not fit_runs:
         raise IdentificationError("no run to fit")
     parts = [smoothed(r.data, window_s) for r in fit_runs]
-    stacked = RunData(*(np.concatenate([getattr(p, k) for p in parts]) for k in
-                        ("t_s", "u", "v", "r", "x_n", "y_n", "n_nm", "u_dot", "v_dot", "r_dot")),
-                      correlated_samples=parts[0].correlated_samples)
+
+    def stack(k: str) -> np.ndarray:
+        return np.concatenate([getattr(p, k) for p in parts])
+    stacked = RunData(stack("t_s"), stack("u"), stack("v"), stack("r"), stack("x_n"), stack("y_n"), stack("n_nm"),
+                      stack("u_dot"), stack("v_dot"), stack("r_dot"), correlated_samples=parts[0].correlated_samples)
     file_zeta = zeta_of_hull(vessel.hull)
     ys = [t.y_m for t in vessel.thrusters]
     arm = float(np.mean(np.abs(ys))) if min(ys) < 0.0 < max(ys) else None   # thrusters on both sides
@@ -173,7 +175,7 @@ def open_loop_segments(run) -> List[OutputSegment]:
     return out
 
 
-def validate(zeta: np.ndarray, run, horizon_s: float = None,
+def validate(zeta: np.ndarray, run, horizon_s: Optional[float] = None,
              initial: str = "measured") -> Dict[str, Dict[str, float]]:
     """The model run free on `run`'s inputs: quality of u, v, r, x, y, psi (000 Table 4's measures). On a run of
     an identification mission, each open-loop segment is flown from its own measured first state (the ways back
@@ -196,8 +198,8 @@ def validate(zeta: np.ndarray, run, horizon_s: float = None,
         dt = float(np.median(np.diff(d.t_s)))
         n = max(2, int(round(horizon_s / dt)))
         pieces = [(a, min(a + n, b)) for a0, b in pieces for a in range(a0, b, n)]
-    meas = {k: [] for k in ("u", "v", "r", "x", "y", "psi")}
-    model = {k: [] for k in meas}
+    meas: Dict[str, List[np.ndarray]] = {k: [] for k in ("u", "v", "r", "x", "y", "psi")}
+    model: Dict[str, List[np.ndarray]] = {k: [] for k in meas}
     spreads = [max(float(np.std(c)), 1e-3) for c in (d.u, d.v, d.r)]
     for a, b in pieces:
         if b - a < 2:
@@ -237,6 +239,7 @@ def _with_best_first_state(zeta: np.ndarray, piece: RunData, spreads) -> RunData
 
 def nomoto_fit(d: RunData) -> Dict[str, float]:
     """K [rad/s per N m] and T [s] of T r_dot + r = K N by least squares on r_dot = a N + b r."""
+    assert d.r_dot is not None      # smoothed data: its derivatives are taken
     a_b, *_ = np.linalg.lstsq(np.column_stack([d.n_nm, d.r]), d.r_dot, rcond=None)
     a, b = float(a_b[0]), float(a_b[1])
     if b >= 0.0:

@@ -22,10 +22,11 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from autopilot.files import mission_files as mission_io
-from autopilot.vocab.config import ConfigError, MissionConfig
+from autopilot.vocab.config import MissionConfig
+from autopilot.vocab.schema import ConfigError
 
 MISSION, FENCE, RALLY = 0, 1, 2                  # MAV_MISSION_TYPE
 TYPE_NAMES = {MISSION: "mission", FENCE: "fence", RALLY: "rally points"}
@@ -65,7 +66,8 @@ class MissionStore:
 
     def __init__(self, upload_dir: Optional[Path] = None):
         self.upload_dir = upload_dir
-        self._uploaded = {}           # mission type -> (the MissionConfig it produced, its items)
+        # mission type -> (the MissionConfig it produced, its items)
+        self._uploaded: Dict[int, Tuple[Optional[MissionConfig], Tuple[mission_io.MissionItem, ...]]] = {}
         self._written = 0
         self.version = 0              # counts accepted uploads (a download cache keys on it)
         self.rally: tuple = ()
@@ -102,9 +104,14 @@ class MissionStore:
                 # the upload's home becomes its anchor: a fence given in metres keeps its place on the water
                 from autopilot.guidance.path_following import mission_frame
                 frame = mission_frame(current)
-                defaults["geofence"] = [
-                    {"lat_deg": p.lat_deg, "lon_deg": p.lon_deg} if p.lat_deg is not None else
-                    dict(zip(("lat_deg", "lon_deg"), frame.to_wgs84(p.north_m, p.east_m))) for p in current.geofence]
+                points = []
+                for p in current.geofence:
+                    if p.lat_deg is not None:
+                        points.append({"lat_deg": p.lat_deg, "lon_deg": p.lon_deg})
+                    else:
+                        assert p.north_m is not None and p.east_m is not None   # PointConfig.validate: local point
+                        points.append(dict(zip(("lat_deg", "lon_deg"), frame.to_wgs84(p.north_m, p.east_m))))
+                defaults["geofence"] = points
                 loaded = mission_io.mission_from_items(items, source, defaults)
                 return loaded.mission, tuple(loaded.waypoint_labels)
             if up.mission_type == FENCE:
@@ -127,6 +134,7 @@ class MissionStore:
             self._uploaded[mission_type] = (mission, tuple(items))
             kept = self._uploaded.get(MISSION)
             if mission_type == FENCE and kept is not None:
+                assert kept[0] is not None      # a mission upload is kept with the MissionConfig it produced
                 if mission is not None and dataclasses.replace(kept[0], geofence=mission.geofence) == mission:
                     self._uploaded[MISSION] = (mission, kept[1])     # the same mission items; only the fence changed
                 else:

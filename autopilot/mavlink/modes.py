@@ -10,14 +10,15 @@ for it by number (our command text `mode calibrate_on_water` does).
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Dict, Optional, cast
 
 from autopilot.vocab.modes import ModeName
 
-ROVER_MODE_NUMBERS = {ModeName.MANUAL: 0, ModeName.VELOCITY: 1, ModeName.HOLD: 4, ModeName.LOITER: 5,
-                      ModeName.AUTO: 10, ModeName.RTL: 11}
-REPORTED_AS = {ModeName.HEADING_HOLD: 3, ModeName.BRAKE: 4,   # failsafe-only modes, shown as the nearest Rover mode
-               ModeName.CALIBRATE_ON_WATER: 9}
+# keyed by ModeName, a str Enum: custom_mode looks them up by a snapshot's plain mode name (str)
+ROVER_MODE_NUMBERS: Dict[str, int] = {ModeName.MANUAL: 0, ModeName.VELOCITY: 1, ModeName.HOLD: 4,
+                                      ModeName.LOITER: 5, ModeName.AUTO: 10, ModeName.RTL: 11}
+REPORTED_AS: Dict[str, int] = {ModeName.HEADING_HOLD: 3, ModeName.BRAKE: 4,   # failsafe-only modes, shown as the
+                               ModeName.CALIBRATE_ON_WATER: 9}                # nearest Rover mode
 ROVER_NAMES = {0: "MANUAL", 1: "ACRO", 3: "STEERING", 4: "HOLD", 5: "LOITER", 6: "FOLLOW", 7: "SIMPLE",
                8: "DOCK", 9: "CIRCLE", 10: "AUTO", 11: "RTL", 12: "SMART_RTL", 15: "GUIDED", 16: "INITIALISING"}
 
@@ -33,7 +34,7 @@ def mode_name(number: int) -> Optional[ModeName]:
     """Our mode for a Rover custom mode number a ground station asks for; None if we have no such mode."""
     for name, n in ROVER_MODE_NUMBERS.items():
         if n == number:
-            return name
+            return cast(ModeName, name)     # the table's keys are ModeName members
     return None
 
 

@@ -9,9 +9,12 @@ handed over. `close()` stops the server.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from autopilot.mavlink.server import LoopCalls, MavlinkServer
+
+if TYPE_CHECKING:
+    from autopilot.commands.desk import OperatorDesk
 
 
 class SimMavlink:
@@ -27,7 +30,7 @@ class SimMavlink:
         self.on_event = on_event
         self.calls = LoopCalls()
         self.server: Optional[MavlinkServer] = None
-        self.desk = None
+        self.desk: Optional[OperatorDesk] = None
         self.t_s = 0.0
 
     def on_cycle(self, t_s: float, autopilot, truth) -> None:

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Optional, Tuple
+from typing import TYPE_CHECKING, Optional, Tuple
+
+if TYPE_CHECKING:
+    from autopilot.vocab.types import GpsFix, GuidanceSetpoint
+    from estimation.navekf.health import EstimatorHealth
 
 
 @dataclass(frozen=True)
@@ -24,8 +28,8 @@ class VehicleSnapshot:
     surge_mps: float
     sway_mps: float
     pos_std_m: float
-    fix: Optional[object]                      # the latest autopilot.vocab.types.GpsFix, or None
-    setpoint: Optional[object]                 # the latest GuidanceSetpoint, or None
+    fix: Optional[GpsFix]                      # the latest autopilot.vocab.types.GpsFix, or None
+    setpoint: Optional[GuidanceSetpoint]       # the latest GuidanceSetpoint, or None
     waypoint_index: int
     waypoints_total: int
     mission_complete: bool
@@ -36,7 +40,7 @@ class VehicleSnapshot:
     battery_v: Optional[float]
     low_voltage_v: float
     home: Optional[Tuple[float, float]]        # lat, lon [deg]
-    health: Optional[object]                   # estimation.navekf.health.EstimatorHealth, or None
+    health: Optional[EstimatorHealth]          # estimation.navekf.health.EstimatorHealth, or None
     actuator_connected: Optional[bool]
     prearm_failures: Optional[Tuple[str, ...]]  # None when not evaluated in this snapshot
     fence_present: bool = False                # a geofence is in force (the mission's or the vessel's)

@@ -33,7 +33,7 @@ COLUMNS = ("heading_ref_deg", "speed_ref_mps", "xte_m", "waypoint_index", "surge
 class OpenLoopControl:
     """See the module docstring. `frame`: the run's local frame (the estimator's)."""
 
-    def __init__(self, vessel, mission, frame):
+    def __init__(self, vessel, mission, frame) -> None:
         self.supported = mission.identification is None and getattr(mission, "trajectory", None) is None
         alloc = Allocator(vessel, [make_thrust_map(t, vessel) for t in vessel.thrusters])
         self.guidance = MissionGuidance(mission, vessel, frame, max_yaw_nm=alloc.max_yaw_nm)
@@ -50,7 +50,7 @@ class OpenLoopControl:
         """The recorded mode and arming of the run at a logged row (they hold until the next row)."""
         self.mode = str(row.get("mode", self.mode))
         try:
-            yaw = float(row.get("yaw_moment_nm"))
+            yaw = float(row.get("yaw_moment_nm"))  # type: ignore[arg-type]  # None raises TypeError, caught below
             self._recorded_yaw_nm = yaw if math.isfinite(yaw) else None
         except (TypeError, ValueError):
             self._recorded_yaw_nm = None

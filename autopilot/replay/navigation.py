@@ -22,7 +22,7 @@ import time
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List
+from typing import Dict, List, Tuple
 
 import numpy as np
 
@@ -95,7 +95,8 @@ def replay_run(run_dir, out_base=None, tuning_file=None, vessel_file=None, contr
 def _open_loop_control(run, vessel_path, frame, notes):
     """The OpenLoopControl of the run's kept mission file; ReplayError when there is none to fly."""
     from autopilot.replay.control import OpenLoopControl
-    from autopilot.vocab.config import ConfigError, load_mission, load_vessel
+    from autopilot.vocab.config import load_mission, load_vessel
+    from autopilot.vocab.schema import ConfigError
     path = _kept_file(run, "mission")
     if path is None or not Path(path).is_file():
         raise ReplayError(f"{run.run_dir}: no mission file kept in the run directory: --control needs it")
@@ -154,6 +155,7 @@ def _build_filter(header: dict, run, tuning_file, vessel_file, notes: list):
         base = EkfTuning(**{k: v for k, v in recorded.items() if k in known})
     except TypeError as e:
         raise ReplayError(f"the recorded tuning cannot be used: {e}") from None
+    changes: Dict[str, Tuple[object, object]]           # field -> (run's value, replay's value)
     tuning, changes = base, {}
     if tuning_file is not None:
         from autopilot.files.ekf_tuning_file import load_ekf_tuning
@@ -257,6 +259,7 @@ def _replay(src: Path, run, reader, steps, ekf, base_ekf, vessel_path, tuning_fi
         log.close()
     if not log.healthy:
         raise ReplayError(f"writing the replay failed: {log.error}")
+    assert first is not None and s is not None      # replay_run hands over at least one step
     notes[:0] = _input_notes(reader, first.step, gaps, s.t_s)
     d = np.array(diffs).reshape(-1, 2)
     result = ReplayResult(run_dir=log.run_dir, source=src, steps=n, run_span_s=s.t_s - first.t_s, wall_s=wall,

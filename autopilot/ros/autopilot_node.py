@@ -43,7 +43,7 @@ import math
 import threading
 import time
 from collections import deque
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
 from nav_msgs.msg import Odometry, Path
@@ -60,6 +60,10 @@ from autopilot.ros.messages import TimeBase
 from autopilot.ros.qos import command_qos, qos_for, quiet_publisher, quiet_subscription, sensor_qos
 from autopilot.ros.tf_publisher import TfPublisher, odometry_transforms, static_transforms
 from autopilot.vocab.modes import ModeName
+
+if TYPE_CHECKING:
+    from autopilot.mavlink.server import LoopCalls
+    from autopilot.vehicle import CycleResult
 
 LATCHED_REPUBLISH_S = 5.0     # the mission path again, for subscribers that joined late without transient local
 
@@ -198,7 +202,7 @@ class AutopilotNode(Node):
         self._on_batch = on_batch
         self.stats = CycleStats(self.period_s)
         self.sensors = SensorWatch()
-        self.last_result = None
+        self.last_result: Optional[CycleResult] = None
         self._next_due: Optional[float] = None
         self._state_every = max(1, int(round(vessel.control.loop_rate_hz / ros.state_rate_hz)))
         self._last_state_json = ""
@@ -225,7 +229,7 @@ class AutopilotNode(Node):
         self.gate = self._command_gate(cfg)
         self.params = params
         self.desk = self._make_desk(cfg)
-        self.loop_calls = None                # autopilot.mavlink.server.LoopCalls when MAVLink is served
+        self.loop_calls: Optional[LoopCalls] = None     # when MAVLink is served
         self._sender_names: dict = {}         # publisher gid -> node name, refreshed on a miss
         self._joy_refused: set = set()       # (what, node) already told off
         quiet_subscription(self, String, t.command, _with_info(self._on_command), command_qos(depth))
@@ -250,14 +254,18 @@ class AutopilotNode(Node):
         self._clock_lost = False
         self._clock_went_back = False    # a simulator reset was seen and said (see _on_clock)
         if use_sim_time:
+            from dataclasses import MISSING
+
             from rosgraph_msgs.msg import Clock
 
             from autopilot.files.boat import GazeboConfig
             clock_topic = cfg.gazebo.clock_topic if cfg.gazebo is not None else "/clock"
             defaults = GazeboConfig.__dataclass_fields__
+            timeout_default, jump_default = defaults["clock_timeout_s"].default, defaults["clock_jump_s"].default
+            assert timeout_default is not MISSING and jump_default is not MISSING   # GazeboConfig defaults both
             self.clock_timeout_s = (cfg.gazebo.clock_timeout_s if cfg.gazebo is not None
-                                    else defaults["clock_timeout_s"].default)
-            self.clock_jump_s = cfg.gazebo.clock_jump_s if cfg.gazebo is not None else defaults["clock_jump_s"].default
+                                    else timeout_default)
+            self.clock_jump_s = cfg.gazebo.clock_jump_s if cfg.gazebo is not None else jump_default
             # created after the backend's sensor subscriptions, so a wait that finds both handles the samples first
             quiet_subscription(self, Clock, clock_topic, self._on_clock, command_qos(10))
         self.publish_path()
@@ -345,6 +353,7 @@ class AutopilotNode(Node):
                 self._clock_lost = False
                 jump = getattr(self.autopilot, "clock_jump", None)
                 if jump is not None:
+                    assert prev_wall is not None    # a clock lost or jumping had come before: prev_t, prev_wall set
                     jump(prev_t, t, self.clock_jump_s, now - prev_wall)
         if self._next_due is None:
             self._next_due = math.ceil(t / self.period_s - 1e-6) * self.period_s
@@ -366,6 +375,7 @@ class AutopilotNode(Node):
         """One control cycle at core time t_s. Never raises: a fault is logged and the thrusters go neutral."""
         if self._stopped:
             return
+        assert self.backend is not None     # made in __init__ before any cycle can run
         start = time.perf_counter()
         if self.loop_calls is not None:      # a MAVLink server's commands and snapshots, between cycles
             self.loop_calls.run_pending()
@@ -480,6 +490,7 @@ class AutopilotNode(Node):
             self.get_logger().warning(text)
         else:
             self.get_logger().info(text)
+        assert self._events_pub is not None     # made in __init__ before the desk and the subscriptions that call this
         self._events_pub.publish(String(data=text))
 
     def _make_desk(self, cfg: BoatConfig):
@@ -570,7 +581,7 @@ class AutopilotNode(Node):
             self.desk.admit_text(msg.data, self.gate, sender)
             self._publish_state()
 
-    def _stick_sender_allowed(self, sender: str, what: str) -> bool:
+    def _stick_sender_allowed(self, sender: Optional[str], what: str) -> bool:
         """With commands.auth on, only nodes in commands.joystick_nodes may drive; each refused node is said
         once."""
         if self.gate.auth == "off":
@@ -614,6 +625,7 @@ class AutopilotNode(Node):
 
     # ------------------------------------------------------------------ stop
     def _neutral_outputs(self) -> None:
+        assert self.backend is not None     # made in __init__; _stop_locked calls this only when it was
         try:
             self.backend.neutral()
         finally:

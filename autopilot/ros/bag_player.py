@@ -21,8 +21,9 @@ from typing import Callable, Dict, Optional
 
 import yaml
 
-_RELIABILITY = {1: "reliable", 2: "best_effort"}
-_DURABILITY = {1: "transient_local", 2: "volatile"}
+# looked up by whatever a recording's YAML holds (an unknown value keeps the default)
+_RELIABILITY: Dict[object, str] = {1: "reliable", 2: "best_effort"}
+_DURABILITY: Dict[object, str] = {1: "transient_local", 2: "volatile"}
 CLOCK_PERIOD_NS = 10_000_000          # /clock at most every 10 ms of log time
 
 
@@ -151,6 +152,7 @@ def play(node, path, rate: float = 1.0, clock: bool = False, stop: Optional[thre
                 pub = pubs[channel.id] = node.create_publisher(cls, topic, qos_of_channel(channel.metadata))
             if t0_log is None:
                 t0_log, t0_wall = message.log_time, monotonic()
+            assert t0_wall is not None      # set with t0_log at the first message
             due = t0_wall + (message.log_time - t0_log) / 1e9 / rate
             wait = due - monotonic()
             if wait > 0.0:

@@ -80,7 +80,8 @@ class GazeboBackend(TopicSensorSource):
         self._writes = 0
         self._closed = False
 
-    def _on_imu(self, msg, info) -> None:
+    # rclpy hands the MessageInfo to a callback that takes two arguments (Subscription.callback binds the signature)
+    def _on_imu(self, msg, info) -> None:  # type: ignore[override]  # info must stay required: see above
         # DDS stamps the writer's clock (the simulator's machine) and the reception on ours: the smallest
         # difference is the clock offset plus the shortest one-way delay (autopilot/ros/link_figures.py: clock offset)
         d = info["received_timestamp"] - info["source_timestamp"]

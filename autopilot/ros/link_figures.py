@@ -35,7 +35,7 @@ SETTLE_S = 1.0      # counts are reported up to this long before the newest stam
 class StampCounts:
     """Messages per topic counted by stamp, settled incrementally (bounded memory for a long run on the boat)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._pending: dict = {}        # topic -> [stamp_ns] not settled yet
         self._settled: dict = {}        # topic -> messages with stamp <= the last settle point
         self.first_ns: dict = {}        # topic -> the first stamp counted (loss is counted from there)
@@ -60,7 +60,7 @@ class StampCounts:
 class PublishedStamps:
     """The simulator's side: every stamp published per topic (a bench run is minutes: kept whole)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._stamps: dict = {}         # topic -> sorted stamps [ns] (published in stamp order)
 
     def add(self, topic: str, stamp_ns: int) -> None:
@@ -79,7 +79,7 @@ class PublishedStamps:
 class StampedLatency:
     """Sensor publish wall time [ns] -> first thrust reception [ns] carrying that stamp."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._published: dict = {}      # stamp_ns -> wall ns of its latest publication, until answered
         self._answered_stamps: set = set()
         self.latencies_s: list = []

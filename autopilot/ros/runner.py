@@ -16,7 +16,7 @@ import socket
 import sys
 import threading
 from contextlib import contextmanager
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, TypedDict, Union
 
 import rclpy
 from rclpy.context import Context
@@ -24,6 +24,11 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
 from autopilot.ros.autopilot_node import AutopilotNode
 from autopilot.ros.backends import make_backend
+
+if TYPE_CHECKING:
+    from rclpy.guard_condition import GuardCondition
+
+    from autopilot.ros.sensor_nodes import GnssNode, ImuNode
 
 # The executor wakes for its timers and messages; with nothing to do it returns this often to check for a stop
 # request. Each idle wake-up costs rclpy's executor a few hundred microseconds of Python, so it is long; a stop
@@ -40,7 +45,7 @@ class StopOnSignal:
 
     def __init__(self, stop: threading.Event):
         self.stop = stop
-        self.waker = None
+        self.waker: Optional[Callable[[], None]] = None
         self._r, self._w = socket.socketpair()
         self._w.setblocking(False)
         signal.set_wakeup_fd(self._w.fileno(), warn_on_full_buffer=False)
@@ -69,18 +74,22 @@ class StopOnSignal:
         self._r.close()
 
 
+class _NodeKw(TypedDict, total=False):
+    context: Context        # the ROS context of every node and the executor (absent: rclpy's default one)
+
+
 class BoatProcess:
     def __init__(self, cfg, vessel, mission, context: Optional[Context] = None, config_file: str = "",
                  seed: int = 1, backend_factory=None, services=None, params=None):
         self.cfg = cfg
-        self._wake_guard = None          # created by spin(); wake() triggers it
+        self._wake_guard: Optional[GuardCondition] = None    # created by spin(); wake() triggers it
         self.context = context
         use_sim_time = cfg.backend == "gazebo"
-        self.sensor_nodes = []
+        self.sensor_nodes: List[Union[GnssNode, ImuNode]] = []
         if backend_factory is None:
             def backend_factory(node, tb):
                 return make_backend(cfg, vessel, mission, node.autopilot.frame, node, tb, seed=seed)
-        kw = {"context": context} if context is not None else {}
+        kw: _NodeKw = {"context": context} if context is not None else {}
         self.autopilot = AutopilotNode(cfg, vessel, mission, backend_factory,
                                        use_sim_time=use_sim_time, config_file=config_file,
                                        on_batch=self._publish_sensors,

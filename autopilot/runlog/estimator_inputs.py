@@ -104,7 +104,8 @@ def describe_estimator(estimator) -> dict:
     return {
         "schema": SCHEMA, "version": FORMAT_VERSION,
         "estimator": type(estimator).__name__,
-        "tuning": dataclasses.asdict(tuning) if dataclasses.is_dataclass(tuning) else None,
+        "tuning": (dataclasses.asdict(tuning)  # type: ignore[arg-type]  # tuning: an instance, never a class
+                   if dataclasses.is_dataclass(tuning) else None),
         "frame": None if frame is None else {"origin_lat_deg": frame.origin_lat_deg,
                                              "origin_lon_deg": frame.origin_lon_deg},
         "mag_calibration": None if cal is None else {"offset_t": list(cal.offset_t),
@@ -195,7 +196,7 @@ class EstimatorInputsReader:
     is reported in `cut_tail` / `damaged` once it has ended, never raised.
     """
 
-    def __init__(self, path):
+    def __init__(self, path) -> None:
         p = Path(path)
         if p.is_dir():
             p = p / FILE_NAME

@@ -36,7 +36,7 @@ import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Optional, Sequence
+from typing import Callable, Deque, Dict, Iterable, Optional, Sequence, Tuple
 
 from autopilot.runlog.columns import columns_for_row, format_row, formatter
 from autopilot.runlog.rundir import create_run_dir, rotate_runs
@@ -74,7 +74,7 @@ class RunLogger:
                  thruster_names: Sequence[str] = (), write_mcap: bool = True, flush_period_s: float = 0.5,
                  ros=None, vessel=None, time_offset_ns: Optional[int] = None,
                  queue_s: float = 10.0, realtime: bool = True, meta_extra: Optional[dict] = None,
-                 utc_now: Callable[[], datetime] = None,
+                 utc_now: Optional[Callable[[], datetime]] = None,
                  clock: Callable[[], float] = time.monotonic, open_file: Callable = open):
         if not 0 < rate_hz <= MAX_RATE_HZ:
             raise ValueError(f"rate_hz must be in (0, {MAX_RATE_HZ:g}] Hz, got {rate_hz}")
@@ -97,16 +97,16 @@ class RunLogger:
         self.sync_max_s = 0.0
         self._period = 1.0 / self.rate_hz
         self._next_t: Optional[float] = None
-        self._columns = None
+        self._columns: Optional[Tuple[str, ...]] = None
         self._formatters: Dict[str, Callable] = {}
         self._offset_s: Optional[float] = None
         self._offset_ns = 0
         if time_offset_ns is not None:          # the ROS node's time base: run.mcap's stamps are the live ones
             self._offset_ns = int(time_offset_ns)
             self._offset_s = self._offset_ns * 1e-9
-        self._queue = collections.deque()
+        self._queue: Deque[tuple] = collections.deque()
         self._queue_cap = int(queue_s * self.rate_hz) + 100
-        self._inputs = collections.deque()          # estimator steps: every cycle, not decimated
+        self._inputs: Deque[tuple] = collections.deque()   # estimator steps: every cycle, not decimated
         self._inputs_cap = int(queue_s * _INPUT_RATE_HZ) + 100
         self._inputs_header = False
         self._encode_failed = False
@@ -189,6 +189,7 @@ class RunLogger:
         """Non-realtime loggers wait for the writer thread to catch up; True when there is room."""
         if self._realtime:
             return False
+        assert self._thread is not None     # healthy (log_cycle's check): __init__ started the writer
         while len(self._queue) >= self._queue_cap // 2 and self.healthy and self._thread.is_alive():
             time.sleep(0.005)
         return self.healthy
@@ -238,6 +239,7 @@ class RunLogger:
     def _wait_for_inputs_room(self) -> bool:
         if self._realtime:
             return False
+        assert self._thread is not None     # healthy (log_estimator_step's check): __init__ started the writer
         while len(self._inputs) >= self._inputs_cap // 2 and self.healthy and self._thread.is_alive():
             time.sleep(0.005)
         return self.healthy
@@ -316,6 +318,7 @@ class RunLogger:
         csv_f, ev_f, mcap = self._files["csv"], self._files["events"], self._mcap
         t_ns = self._ns(t_s)
         if kind == "row":
+            assert self._columns is not None    # log_cycle fixed the columns before it queued the first row
             if self.meta["columns"] is None:
                 csv_f.write(",".join(self._columns) + "\n")
                 self.meta["columns"] = list(self._columns)
@@ -333,8 +336,10 @@ class RunLogger:
             if mcap is not None:
                 mcap.write_event(t_ns, item)
         elif kind == "gnss":
+            assert mcap is not None             # log_gnss queues fixes only for run.mcap
             mcap.write_gnss(t_ns, item)
         elif kind == "path":
+            assert mcap is not None             # log_path queues paths only for run.mcap
             mcap.write_path(t_ns, *item)
 
     def _write_input(self, kind: str, t_s: float, item) -> None:

@@ -65,7 +65,7 @@ def rotate_runs(base_dir: Path, keep_runs: Optional[int], max_total_bytes: Optio
     """Delete the oldest runs until at most `keep_runs` remain (counting `reserve_runs` about to be created)
     and all runs together take at most `max_total_bytes`. Runs in `protect` are never deleted but count.
     None disables a limit. Returns the deleted directories."""
-    protect = {Path(p).resolve() for p in protect}
+    protected = {Path(p).resolve() for p in protect}
     runs = list_runs(base_dir)
     sizes = {r: dir_size_bytes(r) for r in runs}
     total = sum(sizes.values())
@@ -76,7 +76,7 @@ def rotate_runs(base_dir: Path, keep_runs: Optional[int], max_total_bytes: Optio
         over_size = max_total_bytes is not None and total > max_total_bytes
         if not (over_count or over_size):
             break
-        if r.resolve() in protect:
+        if r.resolve() in protected:
             continue
         shutil.rmtree(r, ignore_errors=True)
         removed.append(r)

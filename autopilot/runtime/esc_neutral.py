@@ -35,7 +35,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--host", default="localhost", help="pigpiod host (default: localhost)")
     parser.add_argument("--port", type=int, default=8888, help="pigpiod port (default: 8888)")
     args = parser.parse_args(argv)
-    from autopilot.vocab.config import ConfigError, load_vessel
+    from autopilot.vocab.config import load_vessel
+    from autopilot.vocab.schema import ConfigError
     from drivers.esc.contract import EscBackend, EscError
     from drivers.esc.output import channels_from_vessel
     from drivers.esc.ports import open_port
@@ -58,8 +59,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     failed = set_neutral(channels, pi)
     pi.stop()
     label = "ch" if backend.kind == "pca9685" else "GPIO"
-    for c, e in failed:
-        print(f"esc_neutral: {label}{c.gpio} ({c.name}) not set: {e}", file=sys.stderr)
+    for c, err in failed:
+        print(f"esc_neutral: {label}{c.gpio} ({c.name}) not set: {err}", file=sys.stderr)
     done = ", ".join(f"{label}{c.gpio}={c.neutral_out_us}us" for c in channels
                      if all(c is not f for f, _ in failed))
     if done:

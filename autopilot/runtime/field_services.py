@@ -26,7 +26,7 @@ class FieldServices:
 
     def __init__(self, vessel, mission, frame, *, log_dir: Optional[str], log_rate_hz: float = 10.0,
                  keep_runs: int = 50, max_total_mb: float = 2000.0, extra_files=(), ros=None, env=os.environ,
-                 warn: Callable[[str], None] = print, wall_clock: Callable[[], float] = time.monotonic):
+                 warn: Callable[[str], object] = print, wall_clock: Callable[[], float] = time.monotonic):
         self.frame = frame
         self.notifier = Notifier(env)
         self.watchdog = Watchdog(self.notifier, watchdog_interval_s(env))

@@ -141,6 +141,7 @@ class Watchdog:
         """Call once per loop cycle with the wall clock [s] (time.monotonic()). True when a ping was sent."""
         if not self.active:
             return False
+        assert self.interval_s is not None      # active: a watchdog interval is set
         if self._last_ping_s is not None and 0.0 <= t_wall_s - self._last_ping_s < self.interval_s / 2:
             return False            # (a clock that stepped backwards pings at once rather than going silent)
         self._last_ping_s = t_wall_s
