@@ -576,8 +576,10 @@ def read_yaml(path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
     return data
 
 
-def resolve_vessel_path(name_or_file: str) -> Path:
-    """A preset name (`foka`) or a path to a vessel YAML."""
+def resolve_vessel_path(name_or_file: Union[str, "os.PathLike[str]"]) -> Path:
+    """A preset name (`foka`) or a path to a vessel YAML; a Path is always a path, whatever its name."""
+    if not isinstance(name_or_file, str):
+        return Path(name_or_file)
     p = Path(name_or_file)
     if p.suffix in (".yaml", ".yml") or os.sep in name_or_file:
         return p
@@ -593,7 +595,7 @@ def _recognisably(cls: type, data: Dict[str, Any], path: object, what: str) -> N
         raise ConfigError(path, "", f"not a {what} (it has none of the keys {', '.join(required)})")
 
 
-def load_vessel(name_or_file: str) -> VesselConfig:
+def load_vessel(name_or_file: Union[str, "os.PathLike[str]"]) -> VesselConfig:
     path = resolve_vessel_path(name_or_file)
     data = read_yaml(path)
     _recognisably(VesselConfig, data, path, "vessel file")

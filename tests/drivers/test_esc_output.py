@@ -264,6 +264,17 @@ def test_esc_neutral_entry_point_for_exec_stop_post(daemon, client, capsys):
     assert "sudo systemctl start pigpiod" in capsys.readouterr().err
 
 
+def test_esc_neutral_reads_a_boat_config_whose_vessel_file_has_no_yaml_suffix(daemon, client, tmp_path, capsys):
+    (tmp_path / "hull").mkdir()
+    (tmp_path / "hull" / "catamaran").write_text((REPO / "config" / "vessels" / "foka.yaml").read_text())
+    boat = tmp_path / "boat.yaml"
+    boat.write_text(f"vessel: hull/catamaran\nbackend: hw\n"
+                    f"esc: {{backend: pigpio, pigpio_host: 127.0.0.1, pigpio_port: {daemon.port}}}\n")
+    client.set_servo_pulsewidth(13, 1900)
+    assert esc_neutral_main(["--config", str(boat)]) == 0, capsys.readouterr().err
+    assert client.get_servo_pulsewidth(13) == 1500
+
+
 def test_sim_fast_path_from_vessel_with_fake_pi():
     state = GpioState(clock=lambda: 0.0)
     esc = EscOutput.from_vessel(load_vessel("foka"), FakePi(state), watchdog=False)
