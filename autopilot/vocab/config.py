@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Tuple, Union
 
 from autopilot.vocab.failsafe_config import FailsafeConfig
-from autopilot.vocab.schema import ConfigError, build, param
+from autopilot.vocab.schema import ConfigError as ConfigError  # raised by every loader here: part of its contract
+from autopilot.vocab.schema import build, param
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
 # A trajectory's reference stays within this distance of the mission's first waypoint (north and east) [m]: the
