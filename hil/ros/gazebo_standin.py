@@ -62,7 +62,7 @@ from autopilot.ros.link_figures import (
 )
 from autopilot.ros.messages import TimeBase
 from autopilot.ros.qos import bridge_qos
-from autopilot.vocab.config import ConfigError
+from autopilot.vocab.schema import ConfigError
 
 CATCH_UP_GRACE_S = 0.1     # wall seconds a lockstep window waits for a cycle's stamp message after its thrusts
 OUTAGE_AFTER_S = 0.3      # wall seconds without a message from the autopilot: the link is down (15 cycles at 50 Hz)

@@ -161,7 +161,7 @@ class JoyStandin:
 
 def main(argv=None) -> int:
     from autopilot.files.boat import load_boat_config
-    from autopilot.vocab.config import ConfigError
+    from autopilot.vocab.schema import ConfigError
     p = argparse.ArgumentParser(prog="python -m hil.ros.joy_standin", description=__doc__.split("\n\n")[0])
     p.add_argument("sequence", help="CSV of t_s,throttle,steering (tests/data/gamepad/*.csv)")
     p.add_argument("--config", required=True, help="the autopilot's boat config (namespace, topics, /clock)")

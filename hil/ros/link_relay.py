@@ -263,7 +263,8 @@ def parse_outage(text: str) -> tuple:
 
 def main(argv=None) -> int:
     from autopilot.files.boat import load_boat_config
-    from autopilot.vocab.config import ConfigError, load_vessel
+    from autopilot.vocab.config import load_vessel
+    from autopilot.vocab.schema import ConfigError
 
     p = argparse.ArgumentParser(prog="python -m hil.ros.link_relay", description=__doc__.split("\n\n")[0])
     p.add_argument("--config", required=True, help="the boat config (gazebo section) whose topics cross the link")
