@@ -170,6 +170,7 @@ class LinkRelay:
             self.t0 = now                       # outages count from the simulation's first /clock
         outage_end = None if self.t0 is None else self.link.in_outage(now - self.t0)
         if outage_end is not None:
+            assert self.t0 is not None              # outage_end is None without it
             if not r.reliable:
                 self.counts["outage_dropped"] += 1
                 return
