@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple, cast
 
 import numpy as np
 
@@ -117,9 +117,9 @@ class Lsm9ds1Driver:
         self._mag_to_body = (r_bs @ np.diag([-1.0, 1.0, -1.0])).tolist()
         self.gyro_bias_rps = (0.0, 0.0, 0.0)        # chip axes
         self.gyro_bias_std_rps = 0.0
-        self.was_still_at_start = None
+        self.was_still_at_start: Optional[bool] = None
         self.stats = ImuStats()
-        self.sensor = None
+        self.sensor: Optional[Any] = None       # an adafruit_lsm9ds1.LSM9DS1_I2C (the library ships no types)
         # the Adafruit library's last values, chip axes, before any frame change or bias (bench checks show them)
         self.last_raw_accel_gyro: Optional[Tuple[Tuple[float, float, float], Tuple[float, float, float]]] = None
         self.last_raw_mag_gauss: Optional[Tuple[float, float, float]] = None
@@ -201,6 +201,7 @@ class Lsm9ds1Driver:
         `was_still_at_start` (std below still_gyro_std_rps). A moving boat still gets the mean (the EKF
         estimates the remaining bias); the flag lets pre-arm checks warn.
         """
+        assert self.sensor is not None                # start() initialised the chip before calling this
         samples = []
         period = 1.0 / self.gyro_rate_hz
         for _ in range(max(1, self.gyro_bias_samples)):
@@ -279,7 +280,7 @@ class Lsm9ds1Driver:
                      k[1][0] * mx + k[1][1] * my + k[1][2] * mz,
                      k[2][0] * mx + k[2][1] * my + k[2][2] * mz)
             if self.mag_calibration is not None:
-                field = tuple(float(v) for v in self.mag_calibration.apply(field))
+                field = cast(Tuple[float, float, float], tuple(float(v) for v in self.mag_calibration.apply(field)))
             mag = MagSample(t_s, field)
             self._last_mag = mag
             self._advance_mag_schedule(t_s)

@@ -45,6 +45,7 @@ class OutputWatch:
         else:
             self._same, self._same_since = 1, t_s
         self._last = values
+        assert self._same_since is not None                 # set by the first read (a tuple never equals None)
         reason = None
         if all(v == 0.0 for v in values):
             reason = "all-zero output"

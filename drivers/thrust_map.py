@@ -33,7 +33,7 @@ import functools
 import math
 import re
 from pathlib import Path
-from typing import Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 from autopilot.vocab.config import ThrusterConfig, VesselConfig
 
@@ -241,6 +241,8 @@ def make_thrust_map(thruster: ThrusterConfig, vessel: VesselConfig, voltage_v: O
     if not (isinstance(volts, (int, float)) and math.isfinite(volts) and volts > 0):
         raise ValueError(f"thruster {thruster.name!r}: battery voltage must be a positive number, got {volts!r}")
     volts = float(volts)
+    pulses: Sequence[float]
+    thrusts: Sequence[float]
     try:
         if thruster.type == "t200":
             pulses, thrusts = t200_curve(volts)
@@ -255,8 +257,8 @@ def make_thrust_map(thruster: ThrusterConfig, vessel: VesselConfig, voltage_v: O
             lo = max(n - IDEAL_DEAD_BAND_US, thruster.pulse_min_us)
             hi = min(n + IDEAL_DEAD_BAND_US, thruster.pulse_max_us)
             k = thruster.thrust_scale
-            pts = {thruster.pulse_min_us: -thruster.max_reverse_n * k, lo: 0.0, n: 0.0, hi: 0.0,
-                   thruster.pulse_max_us: thruster.max_forward_n * k}
+            pts: Dict[float, float] = {thruster.pulse_min_us: -thruster.max_reverse_n * k, lo: 0.0, n: 0.0, hi: 0.0,
+                                      thruster.pulse_max_us: thruster.max_forward_n * k}
             pulses = sorted(pts)
             return ThrustMap(pulses, [pts[p] for p in pulses], n, name=thruster.name, voltage_v=None)
         else:

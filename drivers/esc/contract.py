@@ -24,13 +24,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Optional, Sequence, Tuple
+from typing import Optional, Protocol, Sequence, Tuple
 
 BACKENDS = ("pigpio", "kernel_pwm", "pca9685")
 
 
 class EscError(RuntimeError):
     """ESC output cannot start (pigpiod not running, unsupported board, bad channel). Says what to do."""
+
+
+class EscPort(Protocol):
+    """The part of a port (see the module docstring) that is called on one a factory has just opened."""
+
+    def set_servo_pulsewidth(self, output: int, pulse_us: int, /) -> object: ...
 
 
 @dataclass(frozen=True)

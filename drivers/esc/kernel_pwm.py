@@ -104,6 +104,7 @@ def _check_overlay(outputs: Sequence[int], boot_config: str) -> None:
             return                                          # a line we cannot read: the kernel will say
         wrong = sorted(set(outputs) - pins) if pins is not None else []
         if wrong:
+            assert pins is not None                         # wrong is empty when no overlay loads PWM
             raise EscError(f"{path} puts PWM on GPIO {', '.join(map(str, sorted(pins)))}, but the ESCs are on GPIO "
                            f"{', '.join(map(str, sorted(outputs)))}: the pulses would go to the wrong pins. Move the "
                            f"ESC signal wires, or set thrusters[].gpio to match, or change the line to "

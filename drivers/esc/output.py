@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
 from autopilot.vocab.types import PulseCommand
-from drivers.esc.contract import EscBackend, EscError
+from drivers.esc.contract import EscBackend, EscError, EscPort
 from drivers.esc.deadman import DeadmanLink
 from drivers.esc.ports import open_port
 
@@ -131,8 +131,8 @@ class EscOutput:
 
     def __init__(self, channels: Sequence[EscChannel], pi, *, command_timeout_s: float = 0.3,
                  watchdog: bool = True, clock: Callable[[], float] = time.monotonic,
-                 refresh_interval_s: float = 0.5, pi_factory: Optional[Callable[[], object]] = None,
-                 reconnect_interval_s: float = 2.0, emergency_pi_factory: Optional[Callable[[], object]] = None,
+                 refresh_interval_s: float = 0.5, pi_factory: Optional[Callable[[], EscPort]] = None,
+                 reconnect_interval_s: float = 2.0, emergency_pi_factory: Optional[Callable[[], EscPort]] = None,
                  deadman=None, close_pi: bool = False):
         self.channels = list(channels)
         if not self.channels:
@@ -227,6 +227,7 @@ class EscOutput:
                 self._timed_out = False
                 dt = 0.0                        # the slew restarts from neutral, not across the gap
             self._last_t = t_s
+            assert self._arm_start is not None      # arm() above (or _reconnect's) set it
             hold = self._shutdown or self._deadman_tripped or (
                 self.deadman is not None and not (self.deadman.alive and getattr(self.deadman, "vouching", True)))
             for i, (c, p) in enumerate(zip(self.channels, values)):

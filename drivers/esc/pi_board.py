@@ -24,4 +24,4 @@ def raspberry_pi_model(paths: Sequence[str] = PI5_MODEL_FILES, cpuinfo: str = "/
 
 
 def is_raspberry_pi_5(model: Optional[str]) -> bool:
-    return bool(model) and "Raspberry Pi 5" in model
+    return model is not None and "Raspberry Pi 5" in model

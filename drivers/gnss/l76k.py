@@ -176,6 +176,7 @@ class L76K:
             self._closed = False
             if self._port is None:
                 self._open_link()
+            assert self.baud is not None            # an open port has a baud (the search sets it)
             return self.baud
 
     def start(self) -> None:
@@ -248,6 +249,7 @@ class L76K:
         with self._lock:
             if self._port is None:
                 self._open_link()
+            assert self._port is not None and self.baud is not None     # _open_link opened it or raised
             self._port.write(command)
             self._port.flush()
             self.sleep(len(command) * 10.0 / self.baud + 0.02)   # time on the wire, then the module's parse
@@ -258,6 +260,7 @@ class L76K:
         with self._lock:
             self._close_port()
             self._detect()
+            assert self.baud is not None            # _detect found it or raised
             return self.baud
 
     def set_baud(self, baud: int) -> List[str]:
@@ -273,6 +276,7 @@ class L76K:
             self._close_port()
             self.baud = baud
             self._open_port(baud)
+            assert self._port is not None           # _open_port set it
             if not self._listen(self._port, self.verify_window_s):
                 self._close_port()
                 raise GnssLinkError(
@@ -286,6 +290,7 @@ class L76K:
         cmd.fix_interval_ms(rate_hz)
         if self._port is None:
             self.open()
+        assert self.baud is not None                # the port is open
         done: List[str] = []
         if rate_hz > 1.0 and self.baud < cmd.FAST_BAUD:
             done.append(f"rate {rate_hz:g} Hz needs {cmd.FAST_BAUD} baud:")
@@ -438,6 +443,7 @@ class L76K:
                 self._next_open_s = now + self._backoff_s
                 self._backoff_s = min(self._backoff_s * 2.0, self.backoff_max_s)
                 return
+        assert self._port is not None               # open, or _open_link just opened it
         try:
             n = self._port.in_waiting
             data = self._port.read(n) if n else b""
@@ -475,6 +481,7 @@ class L76K:
                     continue
             try:
                 port = self._port
+                assert port is not None             # open, or _open_link just opened it
                 data = port.read(max(1, port.in_waiting))
             except Exception as exc:       # noqa: BLE001 - pyserial raises SerialException, termios.error, ...
                 self._fail(exc)

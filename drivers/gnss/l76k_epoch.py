@@ -33,7 +33,7 @@ import math
 import re
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Deque, Dict, List, Optional, Tuple
 
 import pynmea2
 
@@ -174,7 +174,8 @@ class EpochAssembler:
         self.cep_m = cep_m
         self.counters = EpochCounters()
         self._epoch: Optional[_Epoch] = None
-        self._emitted = deque(maxlen=8)             # (key, {sentence type: sentence}) of recently emitted epochs
+        # (key, {sentence type: sentence}) of recently emitted epochs
+        self._emitted: Deque[Tuple[int, Dict[str, str]]] = deque(maxlen=8)
         self._date: Optional[_dt.date] = None        # last date seen, with the key it belongs to
         self._date_key_ms = 0
         self._gap = False                            # a loss since the open epoch's last timed sentence
@@ -372,7 +373,7 @@ class EpochAssembler:
         present = [k for k in _POSITION_TYPES if k in ep.talker]
         if not present:                              # only ZDA / VTG: no fix to give
             return []
-        positions = [ep.pos[k] for k in present if ep.pos.get(k) is not None]
+        positions = [pos for k in present if (pos := ep.pos.get(k)) is not None]
         if positions:
             ref = positions[0]
             for p in positions[1:]:

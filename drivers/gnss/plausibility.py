@@ -43,7 +43,7 @@ import datetime as _dt
 import math
 from collections import deque
 from dataclasses import dataclass, fields, replace
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Tuple
 
 from autopilot.vocab.geodesy import haversine_m
 from autopilot.vocab.types import GpsFix
@@ -109,7 +109,7 @@ class FixPlausibility:
         self._accepted: Optional[GpsFix] = None       # the last valid fix let through
         self._refused: List[GpsFix] = []              # the current run of refused, mutually consistent fixes
         self._utc_ahead_s: Optional[float] = None     # max of UTC minus reception time over accepted fixes [s]
-        self._frozen_key = None
+        self._frozen_key: Optional[Tuple[float, float]] = None
         self._frozen_run = 0
         self._recent_hdop: deque = deque(maxlen=3)     # the last reported HDOPs
         self._velocity_ref: Optional[GpsFix] = None    # the last fix whose sog/cog were kept
@@ -219,6 +219,7 @@ class FixPlausibility:
             return f
         ref, ok = self._velocity_ref, True
         if ref is not None:
+            assert ref.sog_mps is not None              # only a fix with a sog becomes the reference
             ta, tb = utc_seconds(ref.utc), utc_seconds(f.utc)
             dt = tb - ta if ta is not None and tb is not None and tb >= ta else abs(f.time_s - ref.time_s)
             ok = abs(f.sog_mps - ref.sog_mps) <= MAX_ACCEL_MPS2 * dt + SOG_NOISE_MPS and f.sog_mps <= self.max_speed_mps

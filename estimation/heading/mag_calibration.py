@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import numpy as np
 import yaml
@@ -38,6 +38,11 @@ class MagCalibration:
     matrix: tuple = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
     method: str = "3d"                     # "2d" (level turns: x-y only) or "3d"
     figures: dict = field(default_factory=dict)
+    if TYPE_CHECKING:   # what __post_init__ caches (object.__setattr__; not fields at run time): b, W as arrays, lists
+        _b: np.ndarray = field(init=False, repr=False, compare=False)
+        _w: np.ndarray = field(init=False, repr=False, compare=False)
+        _bl: List[float] = field(init=False, repr=False, compare=False)
+        _wl: List[List[float]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         b = np.asarray(self.offset_t, dtype=float)

@@ -47,7 +47,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import Optional
+from typing import Deque, Generator, List, Optional, cast
 
 import numpy as np
 
@@ -250,9 +250,10 @@ class OnlineMagCalibration:
         self.last_proposal: Optional[MagProposal] = None
         self.ignored_samples = 0                   # non-finite or all-zero fields, not stored
         # [t_s, fx, fy, fz, roll, pitch, reference heading (nan: none)], delivered fields, every sample_period_s
-        self._rows: deque = deque()
+        self._rows: Deque[List[float]] = deque()
         self._next_fit_s = -math.inf
-        self._round = None                         # the round of fits under way (a generator), if any
+        # the round of fits under way (a generator), if any
+        self._round: Optional[Generator[None, None, Optional[MagProposal]]] = None
         self._last_update_s = -math.inf
 
     # ------------------------------------------------------------------------------------------ input
@@ -283,6 +284,8 @@ class OnlineMagCalibration:
         It becomes the reference heading COG - crab of the stored field nearest in time (within max_ref_age_s)
         when the boat runs straight at speed; returns whether it was used."""
         lim = self.limits
+        if cog_rad is None or sog_mps is None:      # no course or speed: float() below would refuse it too
+            return False
         try:
             vals = [float(v) for v in (t_s, cog_rad, sog_mps, crab_rad, yaw_rate_rps)]
         except (TypeError, ValueError):
@@ -298,6 +301,7 @@ class OnlineMagCalibration:
                 row = r
             if r[0] < t - lim.max_ref_age_s:
                 break
+        assert row is not None                  # self._rows is not empty
         if abs(row[0] - t) > lim.max_ref_age_s:
             return False
         row[6] = wrap_pi(cog - crab)
@@ -379,7 +383,7 @@ class OnlineMagCalibration:
             except StopIteration as done:
                 return done.value
 
-    def _propose_steps(self, t_s: float):
+    def _propose_steps(self, t_s: float) -> Generator[None, None, Optional[MagProposal]]:
         """propose() as a generator: yields after each window's fit, returns the proposal."""
         accepted, judged, refusal = None, [], None
         every = self._array(t_s - max(self.limits.windows_s))
@@ -411,7 +415,7 @@ class OnlineMagCalibration:
             return accepted
         with_refs = [p for p in judged if p.consistency_after_deg is not None]
         if with_refs:
-            return min(with_refs, key=lambda p: p.consistency_after_deg)
+            return min(with_refs, key=lambda p: cast(float, p.consistency_after_deg))     # not None: filtered
         return judged[0] if judged else refusal
 
     def _judge(self, t_s: float, w: float, a: np.ndarray, fit: CalibrationFit, method: str,

@@ -37,7 +37,8 @@ def tilt_compensated_heading_rad(mx: float, my: float, mz: float, roll_rad: floa
     return wrap_pi(math.atan2(-yh, xh) + declination_rad)
 
 
-def heading_from_vectors_rad(accel_mps2, field, declination_rad: float = 0.0) -> float:
+def heading_from_vectors_rad(accel_mps2: tuple[float, float, float], field: tuple[float, float, float],
+                             declination_rad: float = 0.0) -> float:
     """Tilt-compensated true heading from one specific-force vector and one field vector, both FRD
     (roll and pitch from the accelerometer: valid when the hull is not accelerating much)."""
     roll, pitch = roll_pitch_from_accel(*accel_mps2)

@@ -99,6 +99,7 @@ def regressors(d: RunData):
     """(Phi, tau, row): the stacked regression, rows grouped surge, sway, yaw (row = 0, 1, 2 per line)."""
     if d.u_dot is None or d.v_dot is None or d.r_dot is None:
         d = smoothed(d)
+    assert d.u_dot is not None and d.v_dot is not None and d.r_dot is not None      # smoothed() gives them
     u, v, r = d.u, d.v, d.r
     z = np.zeros_like(u)
     surge = np.column_stack([d.u_dot, -v * r, z, u, np.abs(u) * u, z, z, z, z])
@@ -252,9 +253,13 @@ def free_run(zeta: np.ndarray, data: RunData, psi0_rad: float = 0.0, substeps: i
         for _ in range(substeps):
             s = (u, v, r, x, y, psi)
             k1 = f(u, v, r, psi, fx, fy, fn)
-            k2 = f(*[a + 0.5 * h * b for a, b in zip(s[:3], k1[:3])], psi + 0.5 * h * k1[5], fx, fy, fn)
-            k3 = f(*[a + 0.5 * h * b for a, b in zip(s[:3], k2[:3])], psi + 0.5 * h * k2[5], fx, fy, fn)
-            k4 = f(*[a + h * b for a, b in zip(s[:3], k3[:3])], psi + h * k3[5], fx, fy, fn)
+            # the ignores: mypy cannot count a star-unpacked list (3 items each), so it sees too many arguments
+            k2 = f(*[a + 0.5 * h * b for a, b in zip(s[:3], k1[:3])],  # type: ignore[call-arg]  # 3 items
+                   psi + 0.5 * h * k1[5], fx, fy, fn)
+            k3 = f(*[a + 0.5 * h * b for a, b in zip(s[:3], k2[:3])],  # type: ignore[call-arg]  # 3 items
+                   psi + 0.5 * h * k2[5], fx, fy, fn)
+            k4 = f(*[a + h * b for a, b in zip(s[:3], k3[:3])],  # type: ignore[call-arg]  # 3 items
+                   psi + h * k3[5], fx, fy, fn)
             u, v, r, x, y, psi = (a + h / 6.0 * (b1 + 2 * b2 + 2 * b3 + b4)
                                   for a, b1, b2, b3, b4 in zip(s, k1, k2, k3, k4))
     return out

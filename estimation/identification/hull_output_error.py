@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Union
 
 import numpy as np
 from scipy import sparse, stats
@@ -132,7 +132,7 @@ def cut_pieces(segments: Sequence[OutputSegment], piece_s: float, block_s: float
 
 
 def simulate(zeta: np.ndarray, x0: np.ndarray, x_n: np.ndarray, y_n: np.ndarray, n_nm: np.ndarray, h: float,
-             delta: float = 0.0, arm_m: float = 1.0) -> np.ndarray:
+             delta: Union[float, np.ndarray] = 0.0, arm_m: float = 1.0) -> np.ndarray:
     """The model (module docstring) run on P pieces at once: x0 (P, 4) initial u, v, r, psi; forces (P, L) held
     over each step of h seconds; zeta (9,) or (9, P) and delta scalar or (P,) (parameters per piece). Returns
     (4, P, L) u, v, r, psi; a diverging piece is clipped, never inf/NaN."""
@@ -183,7 +183,7 @@ def fit_hull_oe(segments: Sequence[OutputSegment], start: HullFit, require: Sequ
     p_count, length = pcs.mask.shape
     free = [i for i, n in enumerate(NAMES) if n not in start.fixed]
     with_imb = start.imbalance is not None and bool(imbalance_arm_m)
-    arm = float(imbalance_arm_m) if with_imb else 1.0
+    arm = float(imbalance_arm_m) if with_imb and imbalance_arm_m is not None else 1.0    # with_imb: it is set
     scale = np.abs(start.zeta[free])
     scale[scale == 0.0] = 1.0
     n_glob = len(free) + (1 if with_imb else 0)
@@ -245,7 +245,7 @@ def fit_hull_oe(segments: Sequence[OutputSegment], start: HullFit, require: Sequ
         return sparse.csr_matrix((data.ravel(), cols.ravel(), np.arange(rows + 1) * width),
                                  shape=(rows, n_glob + 4 * p_count))
 
-    q0 = np.concatenate([np.ones(len(free)), [start.imbalance[0]] if with_imb else [],
+    q0 = np.concatenate([np.ones(len(free)), [start.imbalance[0]] if with_imb and start.imbalance is not None else [],
                          pcs.meas[:, :, 0].T.ravel()])
     for _ in range(2):      # pass 1: channels normalised by their spread; pass 2: by residual noise and correlation
         used = weights

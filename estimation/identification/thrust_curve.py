@@ -37,7 +37,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 from scipy.optimize import least_squares
@@ -338,6 +338,7 @@ def fit_thrust_curve(pulse_us: Sequence[float], thrust_n: Sequence[float],
         raise ValueError("no thrust in any sample")
     low, high = estimate_dead_zone(p, t, neutral_pulse_us, zero_threshold_n(t, dead_zone_fraction))
     cmd = (p - neutral_pulse_us) / half_range_us
+    sides: Dict[str, Optional[RichardsSide]]
     sides, at_bounds, notes = {}, [], []
     for name, mask, forward in (("forward", p > high, True), ("reverse", p < low, False)):
         if not np.any(mask):

@@ -47,7 +47,7 @@ How a cycle is processed:
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 from filterpy.kalman import ExtendedKalmanFilter
@@ -55,7 +55,7 @@ from filterpy.kalman import ExtendedKalmanFilter
 from autopilot.vocab.angles import wrap_pi
 from autopilot.vocab.config import VesselConfig
 from autopilot.vocab.geodesy import LocalFrame
-from autopilot.vocab.types import NavState, SensorBatch, ThrustCommand
+from autopilot.vocab.types import GpsFix, NavState, SensorBatch, ThrustCommand
 from estimation.heading.mag_calibration import MagCalibration
 from estimation.navekf.gnss_rows import antenna_position_rows, antenna_velocity_rows
 from estimation.navekf.health import EstimatorHealth
@@ -176,7 +176,7 @@ class NavigationEKF:
         # plain float lists: a couple of thrusters, updated every cycle (numpy's per-call cost would dominate)
         self._thrust_cmd = [0.0] * self._n_thrusters
         self._thrust_eff = [0.0] * self._n_thrusters
-        self._angle_cmd = None                     # pods' commanded angles [rad]; None for fixed thrusters
+        self._angle_cmd: Optional[Tuple[float, ...]] = None    # pods' commanded angles [rad]; None for fixed thrusters
         self._lag_a: list = []                  # per-thruster lag factor exp(-dt / tau) of one predict step
         self._thrust_known = False
 
@@ -214,8 +214,9 @@ class NavigationEKF:
                              gps_vel_rejected=0, gps_vel_reaccepted=0)
         self._measure = MeasurementBuilder(tn, sens.mag.field_t, math.radians(sens.mag.declination_deg),
                                            mag_calibration, self.counters)
-        self._handlers = {GPS: self._on_gps, GYRO: self._on_gyro, HEADING: self._on_heading,
-                          HEADING_GYRO: self._on_heading_gyro}
+        # kind -> handler(dt_s, n, payload); the payload is a GpsFix, a float or a tuple, by kind
+        self._handlers: Dict[str, Callable[[float, int, Any], None]] = {
+            GPS: self._on_gps, GYRO: self._on_gyro, HEADING: self._on_heading, HEADING_GYRO: self._on_heading_gyro}
         self._output = OutputOffset(tn)       # what the published estimate adds to the state (ekf_output.py)
 
     # ------------------------------------------------------------------------------------------ public
@@ -340,6 +341,7 @@ class NavigationEKF:
         self._thrust_known = True
 
     def _predict_to(self, t_s: float) -> None:
+        assert self.time_s is not None                  # step() set it
         dt_total = t_s - self.time_s
         if dt_total <= 0.0:
             return
@@ -394,6 +396,7 @@ class NavigationEKF:
         self._R1[0, 0] = self._gyro_var / n + self.tuning.gyro_floor_rps ** 2
         self._yaw_statistics(rate_rps - self._hx1[0, 0], self._R1[0, 0])
         self._update(self._z1, H, self._hx1, self._R1, None, yaw=True)
+        assert self.time_s is not None                  # step() set it
         self._last_imu_s = self.time_s + dt_s
 
     def _on_heading(self, dt_s: float, n: int, heading_rad: float) -> None:
@@ -445,6 +448,7 @@ class NavigationEKF:
 
         A heading persistently outside the gate for mag_reacquire_s is accepted again with the heading
         variance inflated to cover it (the filter was wrong, e.g. after a long magnetic disturbance)."""
+        assert self.time_s is not None                  # step() set it
         t_m = self.time_s + dt_s
         R = self._mag_var / n + self.tuning.heading_floor_rad ** 2
         if not self._has_heading or self._heading_reinit:
@@ -474,12 +478,13 @@ class NavigationEKF:
         self._last_mag_s = t_m
         return R
 
-    def _on_gps(self, dt_s: float, n: int, fix) -> None:
+    def _on_gps(self, dt_s: float, n: int, fix: GpsFix) -> None:
         """A GNSS fix dt_s after the filter time: position (gated) and speed/course (gated), fused in one update."""
         if not fix.valid:
             # a position the driver found implausible is a glitch, like one the gate refuses; none is a loss
             self.counters["gps_rejected" if fix.refused else "gps_invalid"] += 1
             return
+        assert self.time_s is not None                  # step() set it
         t_m = self.time_s + dt_s
         north, east = self.frame.to_ned(fix.lat_deg, fix.lon_deg)
         std = fix.pos_std_m if fix.pos_std_m > 0 else self._gps_default_std_m

@@ -132,9 +132,9 @@ class _KernelRules(SysfsFiles):
             value = int(text.strip()) if parts[2] != "polarity" else None
         except ValueError:
             raise _oserror(errno.EINVAL, path) from None
-        if parts[2] == "period" and value < duty:
+        if parts[2] == "period" and value is not None and value < duty:           # value: None for polarity only
             raise _oserror(errno.EINVAL, path)
-        if parts[2] == "duty_cycle" and value > period:
+        if parts[2] == "duty_cycle" and value is not None and value > period:
             raise _oserror(errno.EINVAL, path)
         if parts[2] == "enable" and (value not in (0, 1) or (value == 1 and period == 0)):
             raise _oserror(errno.EINVAL, path)

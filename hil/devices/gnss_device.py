@@ -28,7 +28,7 @@ import random
 import threading
 import time
 from collections import deque
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional, Union
 
 from autopilot.vocab.config import GnssConfig
 from autopilot.vocab.types import SensorBatch
@@ -36,6 +36,9 @@ from drivers.gnss import l76k_commands as cmd
 from drivers.gnss.nmea_stream import NmeaFramer
 from hil.devices.gnss_emitter import GnssTruth, L76KEmitter
 from hil.devices.serial_ports import InMemorySerial, PtyPair
+
+if TYPE_CHECKING:
+    from drivers.gnss.l76k import Opener
 
 
 class EmulatedL76K:
@@ -70,6 +73,7 @@ class EmulatedL76K:
                 self.overruns += 1
                 continue
             t_line = t_ep
+            assert truth is not None               # an epoch is due
             for seg in self.emitter.epoch(t_ep, truth):
                 t_line += len(seg) * 10.0 / self.baud
                 self._pending.append((t_line, seg))
@@ -190,6 +194,8 @@ class GnssSimSource:
         self.truth_fn = truth_fn
         self.transport = transport
         self._t = t0_s
+        self.link: Union[InMemorySerial, PtyPair]
+        port: Union[str, Opener]
         if transport == "memory":
             self.link = InMemorySerial(cfg.baud)
             port = self.link.opener

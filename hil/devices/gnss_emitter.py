@@ -24,7 +24,7 @@ import datetime as _dt
 import math
 import random
 from dataclasses import dataclass, replace
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from autopilot.vocab.config import GnssConfig
 from drivers.gnss import l76k_commands as cmd
@@ -37,7 +37,8 @@ _HEX = "0123456789ABCDEF"
 DEFAULT_UTC_START = _dt.datetime(2026, 8, 5, 5, 52, 34, tzinfo=_dt.timezone.utc)
 
 # A fixed sky like the capture's: (prn, elevation deg, azimuth deg, SNR dB-Hz or None), per constellation.
-_SKY = {
+_Satellite = Tuple[int, Optional[int], Optional[int], Optional[int]]
+_SKY: Dict[int, Tuple[str, int, List[_Satellite]]] = {
     cmd.GPS: ("GP", 1, [(1, 17, 83, 3), (2, 20, 56, 27), (7, 18, 123, 25), (8, None, None, 15), (14, 79, 41, 29),
                         (15, 31, 297, 21), (17, 54, 166, 28), (19, 24, 192, 23), (20, 47, 263, 22),
                         (22, 78, 280, 15), (24, 7, 305, None), (30, 57, 127, 31)]),
@@ -121,7 +122,7 @@ class L76KEmitter:
         self._bias = [0.0, 0.0]
         self._bias_t: Optional[float] = None
         self._utc_start_ms = round(utc_start.timestamp() * 1000.0)
-        self._day_cache = (None, "", "")
+        self._day_cache: Tuple[Optional[int], str, str] = (None, "", "")
         self._set_constellations(constellations)
 
     # -- configuration (what PCAS03/04 change) -------------------------------------------------------------

@@ -49,7 +49,7 @@ from __future__ import annotations
 import errno
 import math
 import struct
-from typing import Optional
+from typing import Optional, Union
 
 import numpy as np
 
@@ -247,6 +247,7 @@ class Lsm9ds1Emulator:
             step = 1 if register & 0x80 else 0
             regs, refresh = self._mag, self._refresh_mag
         refresh(reg, count, step)
+        out: Union[bytes, bytearray]
         if step and reg + count <= 0x80:
             out = regs[reg:reg + count]
         else:

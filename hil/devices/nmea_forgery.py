@@ -92,9 +92,12 @@ class NmeaForger:
             return sentences
         out = list(sentences)
         for i in carriers:
-            typ, fields = parsed[i]
+            carrier = parsed[i]
+            assert carrier is not None          # carriers parsed, and hold the field
+            typ, fields = carrier
             fields = list(fields)
             idx = self._field(kind, parsed[i])
+            assert idx is not None
             fields[idx] = edit(fields[idx], typ)
             out[i] = _join(fields)
         self._last_forged = k

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Dict, Optional, Protocol, Sequence
 
 from autopilot.vocab.config import VesselConfig
 from autopilot.vocab.geodesy import LocalFrame
 from autopilot.vocab.types import PulseCommand, SensorBatch
 from hil.devices.fake_pigpiod import FakePi
 from hil.devices.gnss_emitter import GnssTruth, antenna_truth
+
+if TYPE_CHECKING:
+    from drivers.esc.contract import EscBackend, EscPort
 
 
 class ByteLevelSensors:
@@ -167,6 +170,26 @@ class SimEscs:
         self.line.close()
 
 
+class _EscLine(Protocol):
+    """What SimEscs needs of a simulated ESC line (one per backend, in _LINES)."""
+
+    plugged: bool
+
+    @property
+    def port(self) -> object: ...
+
+    @property
+    def backend(self) -> Optional[EscBackend]: ...
+
+    def reopen(self) -> EscPort: ...
+
+    def unplug(self, outputs: Sequence[int]) -> None: ...
+
+    def pulse_us(self, out: int) -> float: ...
+
+    def close(self) -> None: ...
+
+
 class _PigpioLine:
     def __init__(self, vessel, clock):
         from hil.devices.fake_pigpiod import GpioState
@@ -266,7 +289,8 @@ class _Pca9685Line:
         pass
 
 
-_LINES = {"pigpio": _PigpioLine, "kernel_pwm": _KernelPwmLine, "pca9685": _Pca9685Line}
+_LINES: Dict[str, Callable[..., _EscLine]] = {"pigpio": _PigpioLine, "kernel_pwm": _KernelPwmLine,
+                                              "pca9685": _Pca9685Line}
 
 
 class _PluggablePi(FakePi):

@@ -90,6 +90,7 @@ class RoutedNamespaces:
                    rt_priority: Optional[int] = None) -> subprocess.Popen:
         """tun_link on the router's TUN device; returns once it is relaying. Stop it with SIGINT; it prints its
         counts as its last line. rt_priority: SCHED_FIFO priority for it (see hil/links/tun_link.py)."""
+        assert self.tun_dev is not None                 # made with tun=True: there is a TUN device to relay
         args = [sys.executable, "-m", "hil.links.tun_link", "--dev", self.tun_dev, "--delay-ms", str(delay_ms),
                 "--jitter-ms", str(jitter_ms), "--loss", str(loss)]
         for start_s, length_s in outages:
@@ -102,6 +103,7 @@ class RoutedNamespaces:
             args += ["--rt-priority", str(rt_priority)]
         proc = subprocess.Popen(["ip", "netns", "exec", self.router] + args, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
+        assert proc.stdout is not None                  # stdout=PIPE
         said = ""
         while not said.endswith("\n") or not said.splitlines()[-1].startswith("tun link up"):
             line = proc.stdout.readline()

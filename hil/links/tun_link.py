@@ -35,7 +35,7 @@ import struct
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Dict, Optional
 
 TUNSETIFF = 0x400454CA
 IFF_TUN = 0x0001
@@ -159,7 +159,7 @@ def run(fd: int, spec: TunLinkSpec, seed: Optional[int] = None, stop_fd: Optiona
                 held_s.append(now - arrived)
             except OSError:           # the kernel refused it (e.g. no route): a packet the link lost
                 sched.counts["dropped_loss"] += 1
-    out = dict(sched.counts)
+    out: Dict[str, Optional[float]] = dict(sched.counts)
     out["in_flight_at_stop"] = len(queue)
     out.update({"held_p50_ms": percentile_ms(held_s, 50), "held_p99_ms": percentile_ms(held_s, 99),
                 "held_max_ms": percentile_ms(held_s, 100)})

@@ -40,7 +40,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Deque, List, Optional, Tuple
 
 import rclpy
 from geometry_msgs.msg import TwistWithCovarianceStamped
@@ -62,7 +62,7 @@ from autopilot.ros.link_figures import (
 )
 from autopilot.ros.messages import TimeBase
 from autopilot.ros.qos import bridge_qos
-from autopilot.vocab.config import ConfigError
+from autopilot.vocab.schema import ConfigError
 
 CATCH_UP_GRACE_S = 0.1     # wall seconds a lockstep window waits for a cycle's stamp message after its thrusts
 OUTAGE_AFTER_S = 0.3      # wall seconds without a message from the autopilot: the link is down (15 cycles at 50 Hz)
@@ -90,8 +90,8 @@ def load_bridge_config(path) -> list:
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as e:
-        raise ConfigError(path, "", f"cannot read bridge config: {e}") from None
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(path, "", f"cannot read bridge config: {exc}") from None
     if not isinstance(data, list):
         raise ConfigError(path, "", "a ros_gz_bridge config is a YAML list of topic entries")
     out = []
@@ -109,6 +109,7 @@ def load_bridge_config(path) -> list:
                          ("gz_type_name", e.get("gz_type_name"))):
             if not isinstance(val, str) or not val:
                 raise ConfigError(path, f"[{i}].{key}", "is required (a non-empty string)")
+        assert isinstance(ros, str) and isinstance(gz, str)     # checked just above
         direction = e.get("direction", "BIDIRECTIONAL")
         if direction not in DIRECTIONS:
             raise ConfigError(path, f"[{i}].direction", f"must be one of {', '.join(DIRECTIONS)}; got {direction!r}")
@@ -281,6 +282,7 @@ class GazeboStandin:
         return out
 
     def _on_angle(self, i: int, msg: Float64) -> None:
+        assert self.angle_rad is not None               # subscribed to only when the angles are kept
         scale = self._thr_cfg[i].angle_scale
         value = float(msg.data) / scale if scale else 0.0
         if math.isfinite(value):
@@ -349,6 +351,7 @@ class GazeboStandin:
         self.published["imu"] += 1
 
     def _publish_mag(self, m) -> None:
+        assert self.mag_pub is not None                 # called only with a magnetometer topic
         msg = MagneticField()
         msg.header.stamp = self.tb.to_stamp(m.time_s)
         msg.header.frame_id = self.frame_ids["mag"]
@@ -442,7 +445,7 @@ class GazeboStandin:
             raise ValueError(f"lockstep_window: at least 1 step; got {lockstep_window!r}")
         # per step in flight: the thrust counts before its sensors went out and its start [ns] (its sensors are
         # stamped after it)
-        in_flight = deque(maxlen=int(lockstep_window))
+        in_flight: Deque[Tuple[List[int], int]] = deque(maxlen=int(lockstep_window))
         self.lockstep_window = int(lockstep_window)
         wall0 = time.perf_counter() - self.k * self.step_s
         while self.k * self.step_s < until_s - 1e-9:
@@ -511,6 +514,7 @@ def standin_for_boat_config(cfg: BoatConfig, vessel, mission, context=None, **kw
     from autopilot.guidance.path_following import mission_frame, point_to_ned
     from hil.sim.runner import initial_pose
 
+    assert cfg.gazebo is not None                       # a boat config for the gazebo backend has the section
     frame = mission_frame(mission)
     wps = [point_to_ned(p, frame) for p in mission.waypoints]
     entries = []

@@ -15,7 +15,18 @@ import json
 import math
 import time
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional, TypedDict
+
+if TYPE_CHECKING:
+    from hil.sim.plant_spec import PlantSpec
+
+    class _ProgressSeen(TypedDict):
+        completed_at: Optional[float]       # sim time the mission completed at
+        odom_seen: int                      # odometry messages looked at
+
+    class _Progress(_ProgressSeen, total=False):
+        held_at: Optional[float]            # sim time a failsafe left the boat in HOLD
+        pod_angle_max: float                # largest pod angle on the angle topics [rad]
 
 # the link is too poor for the control loop when the p99 sensor->thrust latency exceeds this many control
 # periods (100 ms at 50 Hz: the heading loop then acts on a boat that has turned a tenth of a second on)
@@ -41,7 +52,7 @@ class BenchOptions:
     command_timeout_s: float = 1.0            # wall seconds before an unanswered command is resent
     on_outage: str = "pause"                  # see GazeboStandin.run
     mode: str = "AUTO"                        # asked for once armed; MANUAL: the sticks (a joy node) drive
-    plant_spec: object = None                 # hil.sim.plant_spec.PlantSpec: the true boat (None: the vessel file)
+    plant_spec: Optional[PlantSpec] = None    # the true boat (None: the vessel file)
     latency_log: Optional[str] = None         # CSV of every stamp's latency (autopilot/ros/link_figures.py write_csv)
 
 
@@ -64,7 +75,7 @@ def bench_options(args) -> BenchOptions:
 class _Observer:
     """Subscribes to the autopilot's state (latched JSON), events and odometry; sends signed commands."""
 
-    def __init__(self, node, cfg, tb):
+    def __init__(self, node, cfg, tb) -> None:
         from nav_msgs.msg import Odometry
         from std_msgs.msg import String
 
@@ -168,7 +179,7 @@ def fly_bench(cfg, vessel, mission, env, context, opts: BenchOptions, wait_s: fl
             120.0 + 3.0 * mission_length_m(wps, (n0, e0)) / mission.cruise_speed_mps
         metrics = SimMetrics(lookahead_m=guidance.lookahead_m)
         truth_at: dict = {}
-        progress = {"completed_at": None, "odom_seen": 0}
+        progress: _Progress = {"completed_at": None, "odom_seen": 0}
         arm = RetriedCommand("arm", lambda st: bool(st.get("armed")), "arm", timeout_s=opts.command_timeout_s)
         if opts.mode == "AUTO":
             auto = RetriedCommand("mode AUTO",

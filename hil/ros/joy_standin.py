@@ -25,6 +25,7 @@ import json
 import math
 import sys
 import time
+from typing import List, Optional, Tuple
 
 import numpy as np
 import rclpy
@@ -57,7 +58,7 @@ def joy_axis(stick: float) -> float:
     return max(-1.0, min(1.0, raw / (32767.0 * (1.0 - DEADZONE))))
 
 
-def pad_state(throttle: float, steering: float, enable: bool) -> tuple:
+def pad_state(throttle: float, steering: float, enable: bool) -> Tuple[List[float], List[int]]:
     """(axes, buttons) of the pad with the operator's throttle (+ forward) and steering (+ to starboard)."""
     axes = [0.0] * N_AXES
     axes[LT] = axes[RT] = 1.0
@@ -93,7 +94,7 @@ class JoyStandin:
         self.ended_at_s = None
         self.done = False
         self.published = 0
-        self._last = None                   # (axes, buttons) last published
+        self._last: Optional[Tuple[List[float], List[int]]] = None    # (axes, buttons) last published
         self._last_pub_s = -math.inf
 
     def _on_state(self, msg) -> None:
@@ -161,7 +162,7 @@ class JoyStandin:
 
 def main(argv=None) -> int:
     from autopilot.files.boat import load_boat_config
-    from autopilot.vocab.config import ConfigError
+    from autopilot.vocab.schema import ConfigError
     p = argparse.ArgumentParser(prog="python -m hil.ros.joy_standin", description=__doc__.split("\n\n")[0])
     p.add_argument("sequence", help="CSV of t_s,throttle,steering (tests/data/gamepad/*.csv)")
     p.add_argument("--config", required=True, help="the autopilot's boat config (namespace, topics, /clock)")

@@ -170,6 +170,7 @@ class LinkRelay:
             self.t0 = now                       # outages count from the simulation's first /clock
         outage_end = None if self.t0 is None else self.link.in_outage(now - self.t0)
         if outage_end is not None:
+            assert self.t0 is not None              # outage_end is None without it
             if not r.reliable:
                 self.counts["outage_dropped"] += 1
                 return
@@ -263,7 +264,8 @@ def parse_outage(text: str) -> tuple:
 
 def main(argv=None) -> int:
     from autopilot.files.boat import load_boat_config
-    from autopilot.vocab.config import ConfigError, load_vessel
+    from autopilot.vocab.config import load_vessel
+    from autopilot.vocab.schema import ConfigError
 
     p = argparse.ArgumentParser(prog="python -m hil.ros.link_relay", description=__doc__.split("\n\n")[0])
     p.add_argument("--config", required=True, help="the boat config (gazebo section) whose topics cross the link")

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import yaml
 
@@ -86,6 +86,7 @@ def _start_relay(cfg_path: Path, pc_domain: int, pi_domain: int, link) -> subpro
     for key, n in link.drop_first.items():
         cmd += ["--drop-first", f"{key}={n}"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None          # stdout=PIPE
     line = proc.stdout.readline()
     if "link relay up" not in line:
         rest = proc.communicate(timeout=10)[0]
@@ -112,7 +113,7 @@ PAD_TAIL_S = 2.5     # sim seconds flown after the joy stand-in is done: MANUAL'
 
 def _after_pad(pad: subprocess.Popen):
     """stop(t) for fly_bench: True PAD_TAIL_S after the stand-in process has exited."""
-    done_at = []
+    done_at: List[float] = []
 
     def stop(t: float) -> bool:
         if not done_at and pad.poll() is not None:

@@ -4,9 +4,12 @@ like an ESC and thruster would. The CLI registers it with autopilot.ros.backends
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import TYPE_CHECKING, Optional, Tuple
 
 from autopilot.vocab.types import SensorBatch
+
+if TYPE_CHECKING:
+    from hil.sim.plant import Truth
 
 
 class SimBackend:
@@ -29,11 +32,11 @@ class SimBackend:
         self.sensors = TypedSensorSuite(vessel, frame, seed, gps_noise=gps_noise)
         self.maps = [make_thrust_map(t, vessel, vessel.battery.voltage_v) for t in vessel.thrusters]
         self._demand = [0.0] * len(self.maps)
-        self._angle = None                 # pods' commanded angles [rad]; None: hold (or fixed thrusters)
+        self._angle: Optional[Tuple[float, ...]] = None  # pods' commanded angles [rad]; None: hold (or fixed thrusters)
         self._perf = perf_clock
         self.last_input_wall_s: Optional[float] = None
         self.hardware_ids = {"gnss": "sim L76K model", "imu": "sim LSM9DS1 model", "esc": "sim thrusters"}
-        self.truth = None
+        self.truth: Optional[Truth] = None
 
     def poll(self, t_s: float) -> SensorBatch:
         if t_s <= self.plant.time_s:

@@ -43,10 +43,10 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
-from typing import Callable, Iterable, List, Optional, Tuple
+from typing import Callable, Iterable, List, Optional, Tuple, cast
 
-from autopilot.vocab.config import CONFIG_DIR, ConfigError
-from autopilot.vocab.schema import build, param
+from autopilot.vocab.config import CONFIG_DIR
+from autopilot.vocab.schema import ConfigError, build, param
 
 RESULTS = "results.jsonl"
 PRESET_MISSIONS = ("demo", "hexagon", "straight_line")
@@ -152,13 +152,20 @@ def parse_params(text: str) -> dict:
     return out
 
 
+# one run of the matrix: mission, vessel, plant, mismatch, wind, current, waves, noise, faults, rate, params, seed
+_MatrixRow = Tuple[str, str, str, str, Tuple[float, ...], Tuple[float, ...], Tuple[float, ...], str, str, float, str,
+                   int]
+
+
 def expand(spec: CampaignSpec, base: Path) -> List[dict]:
     """Every run of the matrix, in a stable order, each with its `id`. A run carries `gps_rate_hz` and
     `params` only when they are set, so the ids of campaigns that do not sweep them stay what they were."""
     runs = []
-    for mission, vessel, plant, mismatch, wind, current, waves, noise, faults, rate, params, seed in product(
-            spec.missions, spec.vessels, spec.plant_vessels, spec.mismatch, spec.wind, spec.current, spec.waves,
-            spec.gps_noise, spec.faults, spec.gps_rate_hz, spec.params, spec.seeds):
+    # typeshed types a product() of more than 6 iterables as tuples of object: each row is a _MatrixRow
+    matrix = cast("Iterable[_MatrixRow]", product(
+        spec.missions, spec.vessels, spec.plant_vessels, spec.mismatch, spec.wind, spec.current, spec.waves,
+        spec.gps_noise, spec.faults, spec.gps_rate_hz, spec.params, spec.seeds))
+    for mission, vessel, plant, mismatch, wind, current, waves, noise, faults, rate, params, seed in matrix:
         run = {"mission": mission if mission in PRESET_MISSIONS + ("loiter",) else str((base / mission).resolve()),
                "vessel": vessel if "/" not in vessel else str((base / vessel).resolve()),
                "plant_vessel": plant if "/" not in plant else str((base / plant).resolve()),
@@ -257,7 +264,7 @@ def run_one(run: dict) -> dict:
 def read_rows(out_dir) -> List[dict]:
     """The finished rows in OUT/results.jsonl (a line cut by a crash is skipped)."""
     path = Path(out_dir) / RESULTS
-    rows = []
+    rows: List[dict] = []
     if not path.is_file():
         return rows
     with open(path, encoding="utf-8") as f:

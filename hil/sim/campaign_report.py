@@ -9,7 +9,7 @@ is reported as better or worse.
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Sequence, Set, Tuple, cast
 
 import numpy as np
 
@@ -71,7 +71,7 @@ def summary(rows: Sequence[dict]) -> dict:
 def format_report(rows: Sequence[dict], title: str = "") -> str:
     keys = varying(rows)
     lines = [title] if title else []
-    seeds = sorted({r.get("seed") for r in rows})
+    seeds = sorted(cast(Set[int], {r.get("seed") for r in rows}))     # every run's row has its seed
     lines.append(f"{len(rows)} runs, {len(seeds)} seeds; groups by {', '.join(keys) or '(one group)'}; "
                  f"wall time per run: median {np.median([r.get('wall_s', 0) for r in rows]):.1f} s")
     grouped = groups(rows, keys)

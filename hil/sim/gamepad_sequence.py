@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import math
+from typing import List
 
 import numpy as np
 
@@ -14,7 +15,7 @@ import numpy as np
 def read_sequence(path) -> np.ndarray:
     """Rows of t_s, throttle, steering from a gamepad sequence CSV ('#' comments and one header line allowed);
     ValueError naming the file, the line and what is wrong."""
-    rows = []
+    rows: List[List[float]] = []
     try:
         with open(path, newline="", encoding="utf-8") as f:
             for n, rec in enumerate(csv.reader(f), start=1):

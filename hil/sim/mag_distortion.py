@@ -82,9 +82,11 @@ def heading_errors_deg(vessel, h, S, noise_t, calibration, rng) -> tuple[float, 
         raw = S @ (rotation_rpy(0.0, 0.0, psi).T @ b_ned) + h
         cor = calibration.apply(raw)
         noisy = calibration.apply(raw + noise_t * rng.standard_normal(3))
-        before.append(wrap_pi(tilt_compensated_heading_rad(*raw, 0.0, 0.0, dec) - psi))
-        heading = tilt_compensated_heading_rad(*cor, 0.0, 0.0, dec)
+        # the ignores: mypy cannot count a star-unpacked array (3 components), so it sees too many arguments
+        before.append(wrap_pi(tilt_compensated_heading_rad(*raw, 0.0, 0.0, dec) - psi))  # type: ignore[call-arg]  # 3
+        heading = tilt_compensated_heading_rad(*cor, 0.0, 0.0, dec)  # type: ignore[call-arg]  # 3 components
         after.append(wrap_pi(heading - psi))
-        scatter.append(wrap_pi(tilt_compensated_heading_rad(*noisy, 0.0, 0.0, dec) - heading))
+        scatter.append(wrap_pi(tilt_compensated_heading_rad(*noisy, 0.0, 0.0, dec)  # type: ignore[call-arg]  # 3
+                               - heading))
     rms = lambda e: math.degrees(math.sqrt(float(np.mean(np.square(e)))))   # noqa: E731
     return rms(before), rms(after), rms(scatter)

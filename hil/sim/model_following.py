@@ -132,7 +132,7 @@ class ReferenceModel:
         c, s = math.cos(heading_rad), math.sin(heading_rad)
         self.state = (float(north_m), float(east_m), float(heading_rad),
                       surge_over_ground_mps - (cn * c + ce * s), -(-cn * s + ce * c), 0.0)
-        self.accel = (0.0, 0.0, 0.0)        # mean (u_r, v_r, r) derivative over the last step
+        self.accel: Tuple[float, ...] = (0.0, 0.0, 0.0)        # mean (u_r, v_r, r) derivative over the last step
 
     def step(self, t_s: float, thrust_demand_n: Sequence[float]) -> None:
         """Advance one dt from t_s under the per-thruster demand [N, the reference vessel's order]."""
@@ -203,7 +203,7 @@ class ModelFollowingPlant:
                                          make_thrust_maps(_scaled_limits(plant.vessel, thrust_limit_scale)))
         taus = [t.time_constant_s for t in model.thrusters]
         self._lead_s = sum(taus) / len(taus)      # the plant thrusters' lag, led by the demand
-        self._want_prev: Optional[Wrench] = None
+        self._want_prev: Optional[Tuple[float, float, float]] = None     # the last (surge, sway, yaw) wanted
         self._integral_m = [0.0, 0.0]     # time integrals of the surge and sway errors
         self._was_limited = False
         self.sway_force = bool(sway_force) and self.follow
@@ -235,6 +235,7 @@ class ModelFollowingPlant:
         k = int(round(plant.time_s / dt))
         if t_s < plant.time_s - 1e-9:
             raise ValueError(f"t_s: {t_s} s lies before the plant's time {plant.time_s} s")
+        command: Sequence[float]
         while k < target:
             t_k = k * dt
             ref_nu = ref.state[3:]

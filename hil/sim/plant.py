@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional, Protocol, Sequence, Tuple, runtime_checkable
+from typing import List, Optional, Protocol, Sequence, Tuple, cast, runtime_checkable
 
 import numpy as np
 
 from autopilot.vocab.angles import wrap_pi
-from autopilot.vocab.config import VesselConfig
+from autopilot.vocab.config import AzimuthConfig, VesselConfig
 from hil.sim.dynamics import HullDynamics
 from hil.sim.environment import CurrentField, EnvironmentConfig, GustProcess, WaveField, WindLoad
 from hil.sim.plant_spec import PlantExtras
@@ -132,12 +132,13 @@ class Plant:
         pods = [t.azimuth for t in thrusters]
         self._pods = all(p is not None for p in pods)
         if self._pods:
+            azimuths = cast(List[AzimuthConfig], pods)      # none is None (self._pods)
             self._arm_x = tuple(t.x_m for t in thrusters)
             self._arm_y_pod = tuple(t.y_m for t in thrusters)
-            self._angle_max = tuple(math.radians(p.max_deg) for p in pods)
-            self._angle_slew = tuple(math.radians(p.slew_dps) * self.dt_s for p in pods)   # per step [rad]
+            self._angle_max = tuple(math.radians(p.max_deg) for p in azimuths)
+            self._angle_slew = tuple(math.radians(p.slew_dps) * self.dt_s for p in azimuths)   # per step [rad]
             self._angle_gain = tuple(1.0 - math.exp(-self.dt_s / p.time_constant_s) if p.time_constant_s > 0
-                                     else 1.0 for p in pods)
+                                     else 1.0 for p in azimuths)
         self._angle = [0.0] * self._n_thr
         self._angle_cmd = [0.0] * self._n_thr
         scale = tuple(thrust_scale) if thrust_scale else (1.0,) * self._n_thr

@@ -33,7 +33,7 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Union
+from typing import TYPE_CHECKING, Callable, Optional, Union, cast
 
 import numpy as np
 
@@ -46,6 +46,14 @@ from hil.sim.metrics import SimMetrics, distance_to_path_m
 from hil.sim.plant import Plant, PlantModel
 from hil.sim.plant_spec import PlantSpec
 from hil.sim.thruster_usage import thruster_usage
+
+if TYPE_CHECKING:
+    import threading
+
+    from autopilot.modes.identification import IdentificationMode
+    from autopilot.modes.loiter import LoiterMode
+    from autopilot.modes.trajectory import PathFollowMode, TrajectoryMode
+    from hil.sim.model_following import FollowingSetup
 
 ARM_RETRY_S = 0.2            # how often an unarmed run retries the pre-arm checks
 HEARTBEAT_PERIOD_S = 1.0     # the simulated operator station's heartbeat
@@ -74,8 +82,8 @@ class SimOptions:
     on_result: Optional[Callable] = None  # on_result(t_s, autopilot, batch, result, truth) after each step: a log
     plant_spec: Optional[PlantSpec] = None  # the true boat (None: the autopilot's own vessel file, as it is)
     auto_arm: bool = True                 # arm as soon as the pre-arm checks pass (False: a ground station arms)
-    stop: Optional[object] = None         # a threading.Event: the run ends at the next cycle once it is set
-    model_following: Optional[object] = None  # hil.sim.model_following.FollowingSetup: the plant follows `vessel`
+    stop: Optional[threading.Event] = None  # a threading.Event: the run ends at the next cycle once it is set
+    model_following: Optional[FollowingSetup] = None  # the plant follows `vessel` (hil.sim.model_following)
     mag_calibration: str = "exact"        # "exact": the sim's magnetometer comes calibrated; "none": raw, distorted
     mag_calibration_path: Optional[str] = None  # where accepted continuous magnetometer calibrations are
     #                                       written, old file kept (None: nowhere; a simulation never
@@ -105,6 +113,7 @@ def identification_time_s(mission: MissionConfig) -> float:
     the box at the mission's cruise speed (three times over) and the settling time."""
     from autopilot.modes.identification import plan
     cfg = mission.identification
+    assert cfg is not None                  # an identification mission
     segments = plan(cfg)
     back_s = 3.0 * cfg.box_m / mission.cruise_speed_mps + cfg.settle_s + 10.0
     return sum(s.duration_s + back_s for s in segments)
@@ -258,7 +267,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
     elif mission.identification is not None:
         t_end = 120.0 + identification_time_s(mission)
     elif mission.trajectory is not None and mission.trajectory.kind == "path":
-        t_end = 120.0 + 3.0 * autopilot.modes["AUTO"].path.length_m / mission.trajectory.speed_mps
+        t_end = (120.0 + 3.0 * cast("PathFollowMode", autopilot.modes["AUTO"]).path.length_m
+                 / mission.trajectory.speed_mps)
     elif mission.trajectory is not None:          # the reference's time, twice (its clock slows if the boat lags)
         t_end = 120.0 + 2.0 * mission.trajectory.duration_s
     else:
@@ -341,18 +351,21 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         if opts.on_result is not None:
             opts.on_result(t, autopilot, batch, res, truth)
         if res.mode == "LOITER":
-            centre = autopilot.modes["LOITER"].center_ned
+            loiter = cast("LoiterMode", autopilot.modes["LOITER"])
+            centre = loiter.center_ned
             if centre is not None:
                 loiter_track.append((truth.north_m - centre[0], truth.east_m - centre[1],
-                                     math.remainder(truth.heading_rad - autopilot.modes["LOITER"].heading_ref_rad,
-                                                    2.0 * math.pi)))
+                                     math.remainder(truth.heading_rad - loiter.heading_ref_rad, 2.0 * math.pi)))
         in_auto = res.mode == "AUTO"
-        traj = autopilot.modes["AUTO"] if mission.trajectory is not None else None
+        traj = (cast("Union[TrajectoryMode, PathFollowMode]", autopilot.modes["AUTO"]) if mission.trajectory is not None
+                else None)
         if in_auto and traj is not None and traj.phase == "track" and traj.reference_ne is not None:
+            assert mission.trajectory is not None   # traj is set
             if mission.trajectory.kind == "path":
-                i = traj.path.project(truth.north_m, truth.east_m)
-                track_err.append((traj.path.cross_track_m(i, truth.north_m, truth.east_m),
-                                  math.hypot(truth.surge_mps, truth.sway_mps) - traj.speed_ref_mps))
+                path_mode = cast("PathFollowMode", traj)
+                i = path_mode.path.project(truth.north_m, truth.east_m)
+                track_err.append((path_mode.path.cross_track_m(i, truth.north_m, truth.east_m),
+                                  math.hypot(truth.surge_mps, truth.sway_mps) - path_mode.speed_ref_mps))
             else:
                 track_err.append((truth.north_m - traj.reference_ne[0], truth.east_m - traj.reference_ne[1]))
         if in_auto and autopilot.installed_mag_calibration is not None and res.nav.valid:
@@ -438,8 +451,9 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         report["calibrate_on_water"] = calibration_report(autopilot.events, heading_err_after_cal)
     auto = autopilot.modes["AUTO"]
     if mission.identification is not None:
-        report["identification"] = {"segments_flown": auto.index, "segments_total": len(auto.segments),
-                                    "cut_short": auto.cut_short}
+        ident = cast("IdentificationMode", auto)
+        report["identification"] = {"segments_flown": ident.index, "segments_total": len(ident.segments),
+                                    "cut_short": ident.cut_short}
     if following is not None:
         report["model_following"] = following.figures()
     if mission.trajectory is not None and mission.trajectory.kind == "path":
@@ -468,7 +482,7 @@ def distorted_mag(vessel: VesselConfig) -> VesselConfig:
 def calibration_report(events, heading_err_rad) -> dict:
     """What CALIBRATE_ON_WATER did: outcome ("accepted", "refused", "aborted" or "not finished"), its message,
     the fit's figures and time spent (from its event), and the RMS heading error in AUTO after it [deg]."""
-    out = {"outcome": "not finished", "message": "", "figures": None}
+    out: dict = {"outcome": "not finished", "message": "", "figures": None}
     for ev in events:
         if ev.kind == "calibration" and ev.message.startswith("CALIBRATE_ON_WATER"):
             out.update(outcome="accepted", message=ev.message, figures=ev.figures, time_s=round(ev.time_s, 2))
