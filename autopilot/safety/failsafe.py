@@ -38,11 +38,15 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from autopilot.safety.actions import Action
 from autopilot.vocab.failsafe_config import FailsafeConfig
 from autopilot.vocab.modes import ModeName, modes_that
+
+if TYPE_CHECKING:
+    from autopilot.vocab.types import NavState
+    from estimation.navekf.health import EstimatorHealth
 
 # what each mode needs (autopilot/vocab/modes.py) decides which failsafes act in it
 NAVIGATING = modes_that(position=True)       # the GNSS and position failsafes act
@@ -153,7 +157,7 @@ class FailsafeManager:
     def gnss_active(self) -> bool:
         return self._gnss_stage is not None
 
-    def blocked(self, mode: str) -> Optional[str]:
+    def blocked(self, mode: ModeName) -> Optional[str]:
         """Why an active failsafe forbids `mode` (None: allowed)."""
         if mode in NAVIGATING:
             for kind in ("imu-loss", "mag-loss"):
@@ -180,7 +184,8 @@ class FailsafeManager:
         return action
 
     # ------------------------------------------------------------------ the cycle
-    def update(self, t_s: float, nav, mode: str, *, health_fn: Callable[[float], object],
+    def update(self, t_s: float, nav: Optional[NavState], mode: ModeName, *,
+               health_fn: Callable[[float], Optional[EstimatorHealth]],
                raw_offset_fn: Callable[[], float] = lambda: 0.0, battery_v: Optional[float] = None,
                actuator_connected: Optional[bool] = True, home_known: bool = True) -> list:
         """Triggers of this cycle. `health_fn(t_s)` -> EstimatorHealth (called at most every check_period_s);
