@@ -7,9 +7,14 @@ a hardware fault: a fault shows as `connected` False, or as samples that stop co
 """
 from __future__ import annotations
 
-from typing import Dict, Optional, Protocol, Sequence
+from typing import TYPE_CHECKING, Dict, Optional, Protocol, Sequence
 
 from autopilot.vocab.types import NavState, SensorBatch, ThrustCommand
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from estimation.navekf.health import EstimatorHealth
 
 
 class SensorSource(Protocol):
@@ -62,11 +67,11 @@ class NavigationFilter(Protocol):
         """
         ...
 
-    def health(self, t_s: float):
+    def health(self, t_s: float) -> EstimatorHealth:
         """What the filter says about itself at t_s: an estimation.navekf.health.EstimatorHealth."""
         ...
 
     @property
-    def state(self) -> Sequence[float]:
+    def state(self) -> np.ndarray:
         """The filter's own state vector (estimation.navekf.model's order), before the output's smoothing."""
         ...

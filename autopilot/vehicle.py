@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from autopilot.calibration.compass import CompassCalibration, fit_figures
 from autopilot.control.azimuth_allocation import make_allocator
@@ -67,12 +67,16 @@ from autopilot.safety.failsafe import FailsafeManager, Trigger
 from autopilot.safety.geofence import Geofence
 from autopilot.safety.prearm import ArmResult, PrearmInputs, prearm_failures
 from autopilot.vocab.angles import wrap_pi
-from autopilot.vocab.config import ConfigError, MissionConfig, VesselConfig
+from autopilot.vocab.config import MissionConfig, VesselConfig
 from autopilot.vocab.geodesy import LocalFrame
 from autopilot.vocab.modes import ModeName
+from autopilot.vocab.schema import ConfigError
 from autopilot.vocab.types import GpsFix, GuidanceSetpoint, NavState, PulseCommand, SensorBatch, ThrustCommand, Wrench
 from drivers.thrust_map import make_thrust_map
 from estimation.navekf.model import IX_E, IX_N
+
+if TYPE_CHECKING:
+    from estimation.navekf.health import EstimatorHealth
 
 ZERO_WRENCH = Wrench(0.0, 0.0)
 CALIBRATE = ModeName.CALIBRATE_ON_WATER
@@ -152,7 +156,7 @@ class Autopilot:
         self.armed = False
         self.home_ned: Optional[tuple[float, float]] = None
         self.nav: Optional[NavState] = None
-        self.health = None                       # the estimator's latest health report (failsafe check rate)
+        self.health: Optional[EstimatorHealth] = None   # the estimator's latest health report (failsafe check rate)
         self.last_fix: Optional[GpsFix] = None
         self.battery_v: Optional[float] = None
         self.actuator = actuator
@@ -161,7 +165,7 @@ class Autopilot:
         self.last_result: Optional[CycleResult] = None   # the latest cycle's outcome (telemetry reads it)
         self._thrust_delivered = True            # the actuator delivers what is commanded (see _check)
         self._gap_thrust_unknown = False         # a clock jump: nobody knows what the thrusters did across it
-        self._pending_mode: Optional[tuple[str, str]] = None
+        self._pending_mode: Optional[tuple[ModeName, str]] = None
         self._enter_pending = False              # a navigating mode waits for the navigation checks
         self._waiting_reported = ""
         self._after_brake = Action.HOLD
@@ -220,6 +224,7 @@ class Autopilot:
         self.guidance = MissionGuidance(mission, self.vessel, self.frame, max_yaw_nm=self.allocator.max_yaw_nm)
         cruise = min(mission.cruise_speed_mps, self.vessel.hull.max_speed_mps)
         old_auto = self.modes[ModeName.AUTO]
+        auto: Mode
         if mission.identification is not None:
             auto = IdentificationMode(mission.identification, self.guidance.waypoints_ned[0],
                                       self.allocator.max_surge_n, self.allocator.max_yaw_nm, cruise)
@@ -268,6 +273,7 @@ class Autopilot:
         """AUTO for a trajectory or path mission; a reference that cannot be made (an unreadable CSV) is a
         ConfigError."""
         tc, length = mission.trajectory, self.vessel.hull.length_m
+        assert tc is not None                 # called for a trajectory mission only
         tracker = ControlPointTracker(tc.control_point_m or length, tc.gain_per_s, self.vessel.hull.max_speed_mps,
                                       self.velocity_ctl.max_yaw_rate_rps, ki_per_s2=tc.integral_gain_per_s2)
         try:
@@ -288,16 +294,20 @@ class Autopilot:
         """The speeds and radii the modes take from the mission (and the vessel)."""
         cruise = min(mission.cruise_speed_mps, self.vessel.hull.max_speed_mps)
         loiter = self.modes[ModeName.LOITER]
+        assert isinstance(loiter, LoiterMode)
         loiter.radius_m = mission.loiter_radius_m
         loiter.astern = mission.loiter_astern and self.vessel.control.allocation.allow_reverse
         loiter.max_speed_mps = min(0.5 * cruise, self.vessel.hull.max_speed_mps)
         rtl = self.modes[ModeName.RTL]
+        assert isinstance(rtl, RtlMode)
         rtl.speed_mps = cruise
         rtl.lookahead_m = self.guidance.lookahead_m
         rtl.crab_compensation = mission.guidance.crab_compensation
         rtl.crab_hull_sway = self.guidance.crab_hull_sway
         rtl.arrive_m = max(mission.acceptance_radius_m, mission.loiter_radius_m)
-        self.modes[ModeName.HEADING_HOLD].speed_mps = min(self.vessel.failsafe.gnss.slow_speed_mps, cruise)
+        heading_hold = self.modes[ModeName.HEADING_HOLD]
+        assert isinstance(heading_hold, HeadingHoldMode)
+        heading_hold.speed_mps = min(self.vessel.failsafe.gnss.slow_speed_mps, cruise)
 
     def retune(self, vessel: VesselConfig, mission: MissionConfig) -> None:
         """Fly on with new gains, speeds, radii and failsafe thresholds (autopilot/files/tunables.py) without losing
@@ -333,7 +343,8 @@ class Autopilot:
     def prearm_failures(self, t_s: float, mode: Optional[str] = None) -> list:
         """Why arming in `mode` (default: the current or requested mode) would be refused; empty: it would not."""
         name = mode or (self._pending_mode[0] if self._pending_mode else self.mode.name)
-        return prearm_failures(self._prearm_inputs(t_s, ModeName(name).needs.estimate, mode=name),
+        needs = ModeName(name).needs  # type: ignore[call-arg]  # lookup by value, not ModeName.__new__(name, needs)
+        return prearm_failures(self._prearm_inputs(t_s, needs.estimate, mode=name),
                                self.vessel.failsafe)
 
     def arm(self, t_s: float) -> ArmResult:
@@ -381,7 +392,8 @@ class Autopilot:
         name = name.upper()
         mode = self.modes.get(name)
         if mode is None or not mode.name.needs.selectable:
-            known = ", ".join(n for n in self.modes if ModeName(n).needs.selectable)
+            known = ", ".join(n for n in self.modes
+                              if ModeName(n).needs.selectable)  # type: ignore[call-arg]  # lookup by value
             raise ValueError(f"unknown mode {name!r}; known: {known}")
         name = mode.name
         if self.armed:
@@ -458,6 +470,7 @@ class Autopilot:
         self._gap_thrust_unknown = False
         est_batch = self.compass.corrected(batch)
         if self.mode.name == CALIBRATE and self.armed and not self._enter_pending:
+            assert isinstance(self.mode, CalibrateOnWaterMode)
             self.mode.record(t_s, est_batch.mag)
             watch = None                  # its fits would chase the uncalibrated field the circles are for
         if watch is not None:
@@ -516,6 +529,7 @@ class Autopilot:
                 wrench = self.velocity_ctl.update(t_s, nav.surge_mps, nav.sway_mps, nav.yaw_rate_rps,
                                                   v.surge_mps, v.yaw_rate_rps, v.prefilter)
             else:
+                assert out.setpoint is not None   # not neutral, and neither a wrench nor a velocity
                 wrench = self._control(t_s, nav, out.setpoint)
             thrust = self.allocator.allocate(wrench, t_s)
             if out.wrench is None and out.velocity is None:
@@ -600,11 +614,15 @@ class Autopilot:
             elif action == "rtl" and self.home_ned is not None:
                 self._switch(t_s, nav, ModeName.RTL, "mission complete")
             else:
-                self.modes[ModeName.LOITER].set_center(*self.guidance.waypoints_ned[-1])
+                loiter = self.modes[ModeName.LOITER]
+                assert isinstance(loiter, LoiterMode)
+                loiter.set_center(*self.guidance.waypoints_ned[-1])
                 self._switch(t_s, nav, ModeName.LOITER, "mission complete")
         elif name == ModeName.RTL:
             if self.home_ned is not None:
-                self.modes[ModeName.LOITER].set_center(*self.home_ned)
+                loiter = self.modes[ModeName.LOITER]
+                assert isinstance(loiter, LoiterMode)
+                loiter.set_center(*self.home_ned)
             self._switch(t_s, nav, ModeName.LOITER, "home reached")
         elif name == ModeName.BRAKE:
             action = self.failsafe.resolve(self._after_brake, self.home_ned is not None)
@@ -614,6 +632,7 @@ class Autopilot:
     def _calibration_done(self, t_s: float, nav: NavState) -> None:
         """CALIBRATE_ON_WATER has flown its circles (or given up): install and go on to AUTO, or HOLD."""
         mode = self.modes[CALIBRATE]
+        assert isinstance(mode, CalibrateOnWaterMode) and mode.outcome is not None   # it has finished
         kind, value = mode.outcome
         spent = {"time_s": round(mode.elapsed_s, 1), "turned_deg": round(math.degrees(abs(mode.turned_rad)), 1)}
         if kind == "abort":
@@ -634,7 +653,7 @@ class Autopilot:
         self._waiting_reported = ""
         self._next_check = t_s
 
-    def _operator_switch(self, t_s: float, nav: NavState, name: str, reason: str) -> None:
+    def _operator_switch(self, t_s: float, nav: NavState, name: ModeName, reason: str) -> None:
         why = self.failsafe.blocked(name) if self.armed else None
         if why:
             self._emit(t_s, "warning", f"mode {name} refused: {why}")
@@ -646,7 +665,7 @@ class Autopilot:
             self._waiting_reported = ""
             self._next_check = t_s
 
-    def _switch(self, t_s: float, nav: Optional[NavState], name: str, reason: str) -> None:
+    def _switch(self, t_s: float, nav: Optional[NavState], name: ModeName, reason: str) -> None:
         if name == self.mode.name:
             return
         old = self.mode.name
@@ -672,14 +691,14 @@ class Autopilot:
                             last_heartbeat_s=self.failsafe.last_heartbeat_s,
                             skip_gnss=self.armed and self.failsafe.gnss_active)
 
-    def _read_health(self, t_s: float):
+    def _read_health(self, t_s: float) -> EstimatorHealth:
         h = self.estimator.health(t_s)
         self._watch_model(t_s, h)
         if self.mag_watch is not None:
             h = dataclasses.replace(h, mag_consistency_deg=self.mag_watch.consistency_deg)
         return h
 
-    def _watch_model(self, t_s: float, h) -> None:
+    def _watch_model(self, t_s: float, h: EstimatorHealth) -> None:
         """Warn (events, not failsafes) when the estimator finds the vessel model wrong: once per episode of
         inconsistent GNSS velocity innovations, naming the worst-predicted axis, and for every fix taken as
         model drift rather than a GNSS glitch."""
@@ -714,7 +733,7 @@ class Autopilot:
                                        f"slower and begun earlier; 'autopilot identify' fits the hull from an "
                                        f"identification run")
 
-    def _cached_health(self, t_s: float):
+    def _cached_health(self, t_s: float) -> Optional[EstimatorHealth]:
         return self.health
 
     def _share_drift(self) -> None:

@@ -18,10 +18,11 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Dict, Optional
 
 from autopilot.modes.calibrate_on_water import SETTLE_S, CalibrateOnWaterMode
-from autopilot.vocab.config import ConfigError, VesselConfig
+from autopilot.vocab.config import VesselConfig
+from autopilot.vocab.schema import ConfigError
 from autopilot.vocab.types import SensorBatch
 
 CALIBRATE = CalibrateOnWaterMode.name
@@ -188,7 +189,7 @@ class CompassCalibration:
 def fit_figures(fit) -> dict:
     """A one-off fit's quality figures, rounded for an event, plus the fitted hard iron [uT]."""
     f = fit.figures
-    out = {k: (round(float(f[k]), 4) if k in f else None)
+    out: Dict[str, Any] = {k: (round(float(f[k]), 4) if k in f else None)
            for k in ("coverage", "residual_rms_pct", "field_ratio", "anisotropy")}
     out["n_samples"] = int(f.get("n_samples", 0))
     out["offset_ut"] = [round(1e6 * x, 2) for x in fit.calibration.offset_t]

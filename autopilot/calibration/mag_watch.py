@@ -232,6 +232,7 @@ class MagCalibrationWatch:
             held = self._sector_drift.get(k, self.drift_ne)
             back = math.hypot(d[0] - held[0], d[1] - held[1]) < DRIFT_RESUME_MPS
             self.drift_held = not (back or t_s - self._held_since > DRIFT_MAX_HOLD_S)
+        assert self._drift_t is not None        # set with drift_ne on the first call
         dt = max(0.0, t_s - self._drift_t)
         self._drift_t = t_s
         if self.drift_held:
@@ -324,7 +325,7 @@ class MagCalibrationWatch:
         why = None
         if c is not None and c < 0.5 * warn:
             why = f"the magnetometer agrees with the GNSS course again ({c:.1f} deg RMS)"
-        elif slow and t_s - self._slow_since >= FALLBACK_SLOW_EXIT_S:
+        elif slow and self._slow_since is not None and t_s - self._slow_since >= FALLBACK_SLOW_EXIT_S:  # set if slow
             why = (f"below {speed:g} m/s for {FALLBACK_SLOW_EXIT_S:g} s the GNSS course is no heading: back to the "
                    f"magnetometer")
         if why:
@@ -351,6 +352,9 @@ class MagCalibrationWatch:
         return MagSample(t_s, (float(m[0]), float(m[1]), float(m[2])))
 
     def _accept(self, t_s: float, prop: MagProposal) -> None:
+        # an accepted proposal carries its correction and both consistency figures (OnlineMagCalibration._judge)
+        assert prop.delta is not None
+        assert prop.consistency_before_deg is not None and prop.consistency_after_deg is not None
         self.accepted.append(prop)
         cal = self.running_calibration
         moved_ut = [1e6 * x for x in prop.delta.offset_t]

@@ -19,9 +19,10 @@ from __future__ import annotations
 import math
 import pathlib
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple, Union
 
-from autopilot.vocab.config import ConfigError, MissionConfig, VesselConfig
+from autopilot.vocab.config import MissionConfig, VesselConfig
+from autopilot.vocab.schema import ConfigError
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,8 @@ class OperatorDesk:
         self._listeners = [on_event] if on_event is not None else []
         self._on_mission = on_mission
         self._stream_origin = ""        # origin of the last heartbeat/manual stream (logged on change)
-        self._velocity_refused = None   # (origin, text) of the last velocity refusal (said once per stream)
+        # (origin, text) of the last velocity refusal (said once per stream)
+        self._velocity_refused: Optional[Tuple[str, str]] = None
 
     # ------------------------------------------------------------------ logging
     def log(self, text: str, error: bool = False) -> None:
@@ -129,7 +131,7 @@ class OperatorDesk:
             return self._answer(_refused(
                 f"mission not loaded: {path!r} is outside the mission folders "
                 f"({', '.join(str(d) for d in self.mission_dirs)}; commands.mission_dirs)"), origin)
-        notes = []
+        notes: List[str] = []
         try:
             mission = load_mission_file(path, on_note=notes.append)
         except ConfigError as e:
@@ -185,7 +187,7 @@ class OperatorDesk:
         self._stream("heartbeat", origin)
         return Answer(True, "heartbeat")
 
-    def manual(self, throttle: float, steering: float, origin: str = "") -> Answer:
+    def manual(self, throttle: Union[float, str], steering: Union[float, str], origin: str = "") -> Answer:
         """MANUAL's throttle and steering, each in [-1, 1] (+ forward, + turn to starboard; beyond is clamped);
         also a heartbeat. A value that is not a finite number is refused."""
         try:
@@ -263,6 +265,7 @@ class OperatorDesk:
             if surge is None:
                 return self._answer(_refused(f"velocity command {arg[:80]!r} refused: expected two numbers "
                                              f"SPEED_MPS YAW_RATE_DPS (+ = to starboard)"), origin)
+            assert rate_dps is not None       # None together with surge
             return self.velocity(surge, math.radians(rate_dps), origin)
         return self._answer(_refused(f"unknown command {command[:200]!r}: use {TEXT_COMMANDS}"), origin)
 

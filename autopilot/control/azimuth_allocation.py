@@ -55,6 +55,7 @@ class AzimuthAllocator(Allocator):
         self.maps = tuple(maps)
         self._xs = tuple(float(t.x_m) for t in thrusters)
         self._ys0 = tuple(float(t.y_m) for t in thrusters)
+        assert thrusters[0].azimuth is not None    # checked above: every thruster has one
         self.max_angle_rad = math.radians(thrusters[0].azimuth.max_deg)
         self.slew_rps = math.radians(thrusters[0].azimuth.slew_dps)
         self._cfg = (cfg.priority, cfg.allow_reverse)

@@ -15,6 +15,7 @@ Both controllers:
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 from autopilot.control.yaw_adaptation import YawModelEstimator
 from autopilot.vocab.angles import wrap_pi
@@ -27,7 +28,7 @@ def _finite(*xs) -> bool:
     return all(math.isfinite(x) for x in xs)
 
 
-def _step_dt(t_prev, t_s: float) -> float:
+def _step_dt(t_prev: Optional[float], t_s: float) -> float:
     if t_prev is None:
         return 0.0
     dt = t_s - t_prev
@@ -113,7 +114,7 @@ class HeadingController:
     def reset(self) -> None:
         """Forget the integral and the previous time (e.g. on a mode change)."""
         self.integral_nm = 0.0        # the integral term's contribution to the output [N*m]
-        self._t_prev = None
+        self._t_prev: Optional[float] = None
 
     def delivered(self, yaw_nm: float) -> None:
         """The yaw moment [N*m] the allocator gave for this cycle's output: less than asked when the thrusters
@@ -185,8 +186,8 @@ class SpeedController:
     def reset(self) -> None:
         """Forget the integral, the ramped reference and the previous time."""
         self.integral_m = 0.0         # int(e) dt [m]
-        self.surge_ref_ramped_mps = None
-        self._t_prev = None
+        self.surge_ref_ramped_mps: Optional[float] = None
+        self._t_prev: Optional[float] = None
 
     def update(self, t_s: float, surge_mps: float, surge_ref_mps: float) -> float:
         """Surge force [N], positive forward, within [min_surge_n, max_surge_n]."""

@@ -68,7 +68,7 @@ class VelocityController:
         self.integral_r_nm = 0.0      # the yaw integral term's contribution [N*m]
         self.surge_ref_mps = 0.0      # the reference actually followed (after the reference model)
         self.yaw_rate_ref_rps = 0.0
-        self._t_prev = None
+        self._t_prev: Optional[float] = None
         for ref in (self._ref_u, self._ref_r):
             if ref is not None:
                 ref.reset()
@@ -88,10 +88,16 @@ class VelocityController:
         rc = max(-self.max_yaw_rate_rps, min(self.max_yaw_rate_rps, yaw_rate_cmd_rps))
         use_ref = prefilter and self._ref_u is not None
         if not use_ref and self._ref_u is not None:
+            assert self._ref_r is not None        # made together with _ref_u
             self._ref_u.reset()
             self._ref_r.reset()
-        ud, ud_dot = self._ref_u.update(t_s, uc, u) if use_ref else (uc, 0.0)
-        rd, rd_dot = self._ref_r.update(t_s, rc, r) if use_ref else (rc, 0.0)
+        if use_ref:
+            assert self._ref_u is not None and self._ref_r is not None   # use_ref: made (together)
+            ud, ud_dot = self._ref_u.update(t_s, uc, u)
+            rd, rd_dot = self._ref_r.update(t_s, rc, r)
+        else:
+            ud, ud_dot = uc, 0.0
+            rd, rd_dot = rc, 0.0
         self.surge_ref_mps, self.yaw_rate_ref_rps = ud, rd
 
         uf, rf = _between_zero_and(u, ud), _between_zero_and(r, rd)

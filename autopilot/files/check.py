@@ -203,11 +203,11 @@ def check_mission(mission: MissionConfig, vessel: Optional[VesselConfig],
             problems.append(Problem(file, "start.point", f"outside the geofence by "
                                                           f"{-fence.signed_distance_m(*start):.1f} m"))
         outside = set()
-        for label, p in zip(labels, wps):
-            if not fence.contains(*p):
+        for label, ne in zip(labels, wps):
+            if not fence.contains(*ne):
                 outside.add(label)
                 problems.append(Problem(file, label, f"outside the geofence by "
-                                                     f"{-fence.signed_distance_m(*p):.1f} m"))
+                                                     f"{-fence.signed_distance_m(*ne):.1f} m"))
         for label, a, b, what in legs:
             if fence.contains(*a) and fence.contains(*b) and not fence.segment_inside(a, b):
                 problems.append(Problem(file, label, f"the leg {what} leaves the geofence"))

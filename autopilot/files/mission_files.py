@@ -69,7 +69,7 @@ import logging
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from autopilot.vocab.config import MissionConfig, PointConfig, load_mission
 from autopilot.vocab.schema import ConfigError, build
@@ -207,7 +207,7 @@ def _mission_from_items(items: List[MissionItem], source: str, defaults: Optiona
         if it.seq != k:
             raise ConfigError(source, it.where, f"item number {it.seq} out of sequence (expected {k})")
     notes = []
-    data = dict(QGC_DEFAULTS)
+    data: Dict[str, Any] = dict(QGC_DEFAULTS)
     data.update(defaults or {})
     data.setdefault("name", Path(source).stem or "mission")
     data.setdefault("description", f"mission items from {Path(source).name}")
@@ -309,7 +309,7 @@ def _only_last(source: str, it: MissionItem, where: str, last: int, what: str) -
 def _is_hold(it: MissionItem) -> bool:
     """DO_SET_MODE to ArduPilot Rover's HOLD with the custom-mode flag: how a mission says "stop at the end"."""
     mode, custom = it.params[0], it.params[1]
-    return (math.isfinite(mode) and mode == int(mode) and int(mode) & MAV_MODE_FLAG_CUSTOM_MODE_ENABLED
+    return (math.isfinite(mode) and mode == int(mode) and bool(int(mode) & MAV_MODE_FLAG_CUSTOM_MODE_ENABLED)
             and custom == ROVER_MODE_HOLD)
 
 
@@ -329,7 +329,11 @@ def mission_to_items(mission: MissionConfig) -> List[MissionItem]:
     frame = mission_frame(mission)
 
     def lat_lon(p: PointConfig) -> Tuple[float, float]:
-        return (p.lat_deg, p.lon_deg) if p.lat_deg is not None else frame.to_wgs84(p.north_m, p.east_m)
+        if p.lat_deg is not None:
+            assert p.lon_deg is not None                            # PointConfig.validate: they go together
+            return (p.lat_deg, p.lon_deg)
+        assert p.north_m is not None and p.east_m is not None       # PointConfig.validate: lat/lon or north/east
+        return frame.to_wgs84(p.north_m, p.east_m)
 
     geo = [lat_lon(p) for p in mission.waypoints]
     if mission.start is not None:
@@ -417,6 +421,7 @@ def fence_to_items(fence: Sequence[PointConfig], frame=None) -> List[MissionItem
     out = []
     for k, p in enumerate(fence):
         if p.lat_deg is not None:
+            assert p.lon_deg is not None                            # PointConfig.validate: they go together
             lat, lon = p.lat_deg, p.lon_deg
         elif frame is None:
             raise ValueError("fence_to_items: a fence point in metres needs the mission's frame")
@@ -522,8 +527,9 @@ def _plan_item(raw, file: str, key: str, seq: int) -> MissionItem:
     it = _obj(raw, file, key)
     kind = it.get("type")
     if kind == "ComplexItem":
-        what = _COMPLEX_NAMES.get(it.get("complexItemType"), "a complex item") \
-            if isinstance(it.get("complexItemType"), str) else "a complex item"
+        complex_type = it.get("complexItemType")
+        what = _COMPLEX_NAMES.get(complex_type, "a complex item") \
+            if isinstance(complex_type, str) else "a complex item"
         raise ConfigError(file, key, f"{what} (a QGroundControl ComplexItem) is a pattern this autopilot does not "
                                      f"fly; convert it to waypoints in QGC (or export a .waypoints file)")
     if kind != "SimpleItem":
@@ -551,7 +557,8 @@ def _plan_item(raw, file: str, key: str, seq: int) -> MissionItem:
     auto = it.get("autoContinue", True)
     if not isinstance(auto, (bool, int)):
         raise ConfigError(file, f"{key}.autoContinue", "must be true or false")
-    return MissionItem(seq, frame, command, tuple(params[:4]), params[4], params[5], params[6], 0, int(bool(auto)))
+    return MissionItem(seq, frame, command, (params[0], params[1], params[2], params[3]), params[4], params[5],
+                       params[6], 0, int(bool(auto)))
 
 
 def _plan_fence(fence, file: str) -> Tuple[Tuple[PointConfig, ...], List[str]]:
@@ -709,8 +716,8 @@ def _parse_item(file: str, line_no: int, line: str) -> MissionItem:
         autocontinue = int(float(f[11]))
     except (ValueError, OverflowError):
         autocontinue = 1                         # not used by this autopilot; kept for the round trip
-    return MissionItem(seq, frame, command, tuple(nums[:4]), nums[4], nums[5], nums[6], int(_current),
-                       autocontinue, line=line_no)
+    return MissionItem(seq, frame, command, (nums[0], nums[1], nums[2], nums[3]), nums[4], nums[5], nums[6],
+                       int(_current), autocontinue, line=line_no)
 
 
 def _waypoint(source: str, it: MissionItem, where: str, speed_mps: Optional[float]) -> PointConfig:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Tuple
 
-from autopilot.vocab.config import ConfigError, MissionConfig, VesselConfig
-from autopilot.vocab.schema import build
+from autopilot.vocab.config import MissionConfig, VesselConfig
+from autopilot.vocab.schema import ConfigError, build
 
 
 @dataclass(frozen=True)
@@ -214,23 +214,25 @@ class ParamStore:
     def _load_overlay(self) -> None:
         from autopilot.vocab.config import read_yaml
         path = self.overlay_path
+        assert path is not None       # called only when the overlay file exists
         data = read_yaml(path)
         for name, raw in data.items():
             t = BY_NAME.get(str(name))
             if t is None:
-                raise ConfigError(path, str(name), f"unknown parameter (known: {', '.join(BY_NAME)})")
+                raise ConfigError(str(path), str(name), f"unknown parameter (known: {', '.join(BY_NAME)})")
             value = t.choices.index(raw) if t.choices and isinstance(raw, str) and raw in t.choices else raw
             if isinstance(value, bool) or not isinstance(value, (int, float)) and value is not None:
-                raise ConfigError(path, str(name), f"must be a number, got {raw!r}")
+                raise ConfigError(str(path), str(name), f"must be a number, got {raw!r}")
             try:
                 self.vessel, self._mission = self._with(t, 0.0 if value is None else value, str(path))
             except ConfigError as e:
-                raise ConfigError(path, str(name), e.reason) from None
+                raise ConfigError(str(path), str(name), e.reason) from None
             self.overlay[str(name)] = raw
 
     def _write(self, overlay: dict) -> None:
         import yaml
         path = self.overlay_path
+        assert path is not None       # called only when an overlay file is kept
         path.parent.mkdir(parents=True, exist_ok=True)
         text = ("# Parameters set from a ground station (autopilot/files/tunables.py); they override the vessel and\n"
                 "# mission files at every start. Delete a line to go back to the file's value.\n"

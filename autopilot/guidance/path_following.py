@@ -167,12 +167,15 @@ def mission_frame(mission: MissionConfig) -> LocalFrame:
     if mission.anchor is not None:
         return LocalFrame(mission.anchor.lat_deg, mission.anchor.lon_deg)
     wp = mission.waypoints[0]
+    assert wp.lat_deg is not None and wp.lon_deg is not None   # MissionConfig.validate: no anchor, no metres
     return LocalFrame(wp.lat_deg, wp.lon_deg)
 
 
 def point_to_ned(point: PointConfig, frame: LocalFrame) -> tuple[float, float]:
     if point.lat_deg is not None:
+        assert point.lon_deg is not None                          # PointConfig.validate: they go together
         return frame.to_ned(point.lat_deg, point.lon_deg)
+    assert point.north_m is not None and point.east_m is not None  # PointConfig.validate: lat/lon or north/east
     return point.north_m, point.east_m
 
 
@@ -217,8 +220,8 @@ class MissionGuidance:
         self.crab_compensation = g.crab_compensation
         self.crab_hull_sway = crab_takes_hull_sway(vessel)
         self.waypoints_ned = [point_to_ned(p, self.frame) for p in mission.waypoints]
-        self.waypoints_geo = [self.frame.to_wgs84(n, e) if p.lat_deg is None else (p.lat_deg, p.lon_deg)
-                              for p, (n, e) in zip(mission.waypoints, self.waypoints_ned)]
+        self.waypoints_geo = [self.frame.to_wgs84(n, e) if p.lat_deg is None or p.lon_deg is None  # both or none
+                              else (p.lat_deg, p.lon_deg) for p, (n, e) in zip(mission.waypoints, self.waypoints_ned)]
         self.max_speed_mps = vessel.hull.max_speed_mps
         self._running = RunningSurge()  # the speed the crab angle is taken at
         self.turn_scale = 1.0          # measured / file yaw rate in hard turns, (0, 1] (TurnRateWatch.scale)
@@ -276,6 +279,7 @@ class MissionGuidance:
         """Step past reached waypoints (and zero-length legs) until one lies ahead."""
         while not self.complete:
             leg = self.leg
+            assert leg is not None        # update() starts a leg before it advances
             dist = math.hypot(leg.n1 - north_m, leg.e1 - east_m)
             along, _ = leg.along_cross_m(north_m, east_m)
             passed = leg.length_m > MIN_LEG_M and along >= leg.length_m
@@ -345,6 +349,7 @@ class MissionGuidance:
         """True when the boat, past half the active leg, is within wheel_over_m of the next leg's line."""
         if not self.wheel_over:
             return False
+        assert self.leg is not None       # called by _advance, on the active leg
         along, _ = self.leg.along_cross_m(north_m, east_m)
         nxt = self._next_leg()
         if nxt is None or along < WHEEL_OVER_MIN_LEG_SHARE * self.leg.length_m:
@@ -373,7 +378,10 @@ class MissionGuidance:
     def _turn_angle_rad(self) -> float:
         """Course change at the active waypoint onto the next non-degenerate leg (0 at the last waypoint)."""
         nxt = self._next_leg()
-        return 0.0 if nxt is None else _turn_rad(self.leg, nxt)
+        if nxt is None:
+            return 0.0
+        assert self.leg is not None       # called by _speed_ref, on the active leg
+        return _turn_rad(self.leg, nxt)
 
     def _speed_ref(self, dist_to_wp_m: float) -> float:
         """Cruise speed, slowed before sharp turns.
@@ -403,6 +411,7 @@ class MissionGuidance:
         self._t_prev = t_s
         self._running.update(t_s, nav.surge_mps)
         leg = self.leg
+        assert leg is not None            # started above (a complete mission has returned)
         along, y = leg.along_cross_m(nav.north_m, nav.east_m)
         dist = math.hypot(leg.n1 - nav.north_m, leg.e1 - nav.east_m)
 

@@ -64,7 +64,10 @@ class TurnRateWatch:
         if sign != self._sign:
             self._sign, self._since_s = sign, t_s
             return
-        if not sign or t_s - self._since_s < self.settle_s or dt <= 0.0:
+        if not sign:
+            return
+        assert self._since_s is not None      # set when the sign last changed (to this non-zero one)
+        if t_s - self._since_s < self.settle_s or dt <= 0.0:
             return
         file_rate = steady_yaw_rate_rps(self.d_nms, self.drr_nms2, delivered_yaw_nm)
         if not (0.0 < file_rate < math.inf):

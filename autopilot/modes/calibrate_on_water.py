@@ -59,7 +59,7 @@ class CalibrateOnWaterMode(Mode):
 
     def _reset(self, t_s: float, nav) -> None:
         self.outcome = None
-        self.fit = None                # the accepted fit, once the circles are done
+        self.fit: Optional[CalibrationFit] = None   # the accepted fit, once the circles are done
         self.install_pending = False   # the vehicle should install `fit` now (it clears this)
         self._t_fit: Optional[float] = None
         self.samples: list = []
@@ -68,7 +68,7 @@ class CalibrateOnWaterMode(Mode):
         self._t_last: Optional[float] = None
         self._t_mag = t_s
         self._integral_nm = 0.0
-        self.center_ne = None if nav is None else (nav.north_m, nav.east_m)
+        self.center_ne: Optional[tuple[float, float]] = None if nav is None else (nav.north_m, nav.east_m)
 
     def enter(self, t_s, nav) -> None:
         self._reset(t_s, nav if nav is not None and nav.valid else None)
@@ -131,6 +131,7 @@ class CalibrateOnWaterMode(Mode):
         return max(-lim, min(lim, ff + kp * err + self._integral_nm))
 
     def _abort_reason(self, t_s: float, nav) -> str:
+        assert self.center_ne is not None    # set by update() before it asks
         cn, ce = self.center_ne
         half = 0.5 * self.cfg.box_m
         dn, de = nav.north_m - cn, nav.east_m - ce

@@ -48,23 +48,34 @@ def plan(config) -> List[Segment]:
                 out.append(Segment(f"{tag} starboard", s.duration_s, _const(s.surge), _const(s.yaw)))
                 out.append(Segment(f"{tag} port", s.duration_s, _const(s.surge), _const(-s.yaw)))
             elif s.type == "sine":
-                out.append(Segment(tag, s.duration_s, _const(s.surge),
-                                   lambda t, a=s.yaw, p=s.period_s: a * math.sin(2 * math.pi * t / p)))
+                out.append(Segment(tag, s.duration_s, _const(s.surge), _sine(s.yaw, s.period_s)))
             elif s.type == "square":
-                out.append(Segment(tag, s.duration_s, _const(s.surge),
-                                   lambda t, a=s.yaw, p=s.period_s: a * (1.0 if math.sin(2 * math.pi * t / p) >= 0
-                                                                          else -1.0)))
+                out.append(Segment(tag, s.duration_s, _const(s.surge), _square(s.yaw, s.period_s)))
             else:                                                  # prbs on both channels
                 n = int(math.ceil(s.duration_s / s.bit_s)) + 1
                 bx, bn = rng.integers(0, 2, n), rng.integers(0, 2, n)
-                out.append(Segment(tag, s.duration_s,
-                                   lambda t, b=bx, a=s.surge, w=s.bit_s: a * (0.3 + 0.7 * b[int(t / w)]),
-                                   lambda t, b=bn, a=s.yaw, w=s.bit_s: a * (2 * int(b[int(t / w)]) - 1)))
+                out.append(Segment(tag, s.duration_s, _prbs_surge(bx, s.surge, s.bit_s), _prbs_yaw(bn, s.yaw, s.bit_s)))
     return out
 
 
 def _const(v: float) -> Callable[[float], float]:
     return lambda t: v
+
+
+def _sine(a: float, p: float) -> Callable[[float], float]:
+    return lambda t: a * math.sin(2 * math.pi * t / p)
+
+
+def _square(a: float, p: float) -> Callable[[float], float]:
+    return lambda t: a * (1.0 if math.sin(2 * math.pi * t / p) >= 0 else -1.0)
+
+
+def _prbs_surge(b: np.ndarray, a: float, w: float) -> Callable[[float], float]:
+    return lambda t: a * (0.3 + 0.7 * b[int(t / w)])
+
+
+def _prbs_yaw(b: np.ndarray, a: float, w: float) -> Callable[[float], float]:
+    return lambda t: a * (2 * int(b[int(t / w)]) - 1)
 
 
 class IdentificationMode(Mode):

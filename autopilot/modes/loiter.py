@@ -105,6 +105,7 @@ class LoiterMode(Mode):
         return (drift_n, drift_e) if self.drift_known else (0.0, 0.0)
 
     def update(self, t_s, nav) -> ModeOutput:
+        assert self.center_ned is not None          # set by enter()
         cn, ce = self.center_ned
         dn, de = cn - nav.north_m, ce - nav.east_m
         dist = math.hypot(dn, de)

@@ -54,4 +54,5 @@ class VelocityMode(Mode):
         if cmd is None:
             self.notice = self._cmd.take_notice() or self.notice
             return NEUTRAL
-        return ModeOutput(velocity=VelocitySetpoint(*cmd))
+        surge_mps, yaw_rate_rps = cmd     # as stored by command()
+        return ModeOutput(velocity=VelocitySetpoint(surge_mps, yaw_rate_rps))

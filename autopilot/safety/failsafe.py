@@ -38,11 +38,15 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from autopilot.safety.actions import Action
 from autopilot.vocab.failsafe_config import FailsafeConfig
 from autopilot.vocab.modes import ModeName, modes_that
+
+if TYPE_CHECKING:
+    from autopilot.vocab.types import NavState
+    from estimation.navekf.health import EstimatorHealth
 
 # what each mode needs (autopilot/vocab/modes.py) decides which failsafes act in it
 NAVIGATING = modes_that(position=True)       # the GNSS and position failsafes act
@@ -76,6 +80,8 @@ class Trigger:
 class FailsafeManager:
     """See the module docstring. Call `reset(t_s)` on arming, `update(...)` every control cycle while armed."""
 
+    _overrun_reported: bool              # set by reset()
+
     def __init__(self, cfg: FailsafeConfig, *, low_voltage_v: float = 0.0, stop_decel_mps2: float = 0.5):
         self.cfg = cfg
         self.low_voltage_v = low_voltage_v
@@ -105,7 +111,7 @@ class FailsafeManager:
             self._pending.append(Trigger("overrun", Action.REPORT, f"control cycle {1e3 * late_s:.0f} ms late"))
         if len(self._overruns) >= c.count and "overrun" not in self.active:
             self.active["overrun"] = c.action
-            self._pending.append(Trigger("overrun", c.action, pending=True, detail=
+            self._pending.append(Trigger("overrun", Action(c.action), pending=True, detail=
                                          f"{len(self._overruns)} missed deadlines within {c.window_s:g} s"))
 
     def clock_jump(self, t_from_s: float, t_to_s: float, limit_s: float) -> None:
@@ -116,7 +122,7 @@ class FailsafeManager:
         gap = t_to_s - t_from_s
         self._ages_from_s = max(self._ages_from_s, t_to_s)
         if gap > limit_s:
-            self._pending.append(Trigger("clock-jump", self.cfg.imu.action, pending=True, detail=
+            self._pending.append(Trigger("clock-jump", Action(self.cfg.imu.action), pending=True, detail=
                                          f"simulated time jumped {gap:.2f} s (from {t_from_s:.2f} s to "
                                          f"{t_to_s:.2f} s) while its clock was lost: the boat ran that long "
                                          f"without the autopilot"))
@@ -151,7 +157,7 @@ class FailsafeManager:
     def gnss_active(self) -> bool:
         return self._gnss_stage is not None
 
-    def blocked(self, mode: str) -> Optional[str]:
+    def blocked(self, mode: ModeName) -> Optional[str]:
         """Why an active failsafe forbids `mode` (None: allowed)."""
         if mode in NAVIGATING:
             for kind in ("imu-loss", "mag-loss"):
@@ -178,7 +184,8 @@ class FailsafeManager:
         return action
 
     # ------------------------------------------------------------------ the cycle
-    def update(self, t_s: float, nav, mode: str, *, health_fn: Callable[[float], object],
+    def update(self, t_s: float, nav: Optional[NavState], mode: ModeName, *,
+               health_fn: Callable[[float], Optional[EstimatorHealth]],
                raw_offset_fn: Callable[[], float] = lambda: 0.0, battery_v: Optional[float] = None,
                actuator_connected: Optional[bool] = True, home_known: bool = True) -> list:
         """Triggers of this cycle. `health_fn(t_s)` -> EstimatorHealth (called at most every check_period_s);
@@ -235,7 +242,7 @@ class FailsafeManager:
             lost = limit < since < math.inf          # never seen yet is not a loss (the pre-arm checks cover it)
             if lost and kind not in self.active:
                 self.active[kind] = c.action
-                act = (c.action if mode in NAVIGATING or c.action == Action.DISARM or
+                act = (Action(c.action) if mode in NAVIGATING or c.action == Action.DISARM or
                        (mode in ESTIMATED and kind == "imu-loss") else Action.NONE)
                 out.append(Trigger(kind, act, f"no {what} for {since:.1f} s"))
             elif not lost and kind in self.active:
@@ -292,7 +299,7 @@ class FailsafeManager:
         if self._gnss_stage == _SLOW and since >= g.dead_reckon_s + g.slow_s:
             self._gnss_stage = _FALLBACK
             self.active[kind] = g.then
-            act = g.then if mode in NAVIGATING else Action.NONE
+            act = Action(g.then) if mode in NAVIGATING else Action.NONE
             out.append(Trigger(kind, act, f"{since:.0f} s without an accepted GNSS position"))
         if self._gnss_stage != _UNUSABLE and h.pos_std_m > g.max_pos_std_m:
             self._gnss_stage = _UNUSABLE

@@ -8,7 +8,7 @@ Courses are clockwise from true north in radians, as everywhere in the autopilot
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence, Tuple
+from typing import Iterable, Optional, Sequence, Tuple
 
 Point = Tuple[float, float]   # (north_m, east_m)
 
@@ -47,12 +47,14 @@ class Geofence:
 
     def nearest_edge_point(self, north_m: float, east_m: float) -> Point:
         """The closest point of the boundary to (north_m, east_m)."""
-        best, best_d2 = None, math.inf
+        best: Optional[Point] = None
+        best_d2 = math.inf
         for a, b in self.edges:
             q = _closest_on_segment((north_m, east_m), a, b)
             d2 = (q[0] - north_m) ** 2 + (q[1] - east_m) ** 2
             if d2 < best_d2:
                 best, best_d2 = q, d2
+        assert best is not None   # a validated polygon has at least 3 edges (a NaN point would leave it unset)
         return best
 
     def distance_to_edge_m(self, north_m: float, east_m: float) -> float:

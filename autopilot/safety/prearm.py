@@ -23,9 +23,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from autopilot.vocab.failsafe_config import FailsafeConfig
+
+if TYPE_CHECKING:
+    from autopilot.vocab.types import GpsFix, NavState
+    from estimation.navekf.health import EstimatorHealth
 
 
 @dataclass(frozen=True)
@@ -49,9 +53,9 @@ class PrearmInputs:
 
     t_s: float
     navigating: bool                       # the mode to arm in needs a position estimate
-    nav: object = None                     # NavState
-    health: object = None                  # estimation.navekf.health.EstimatorHealth, or None if the estimator has none
-    last_fix: object = None                # the newest GpsFix seen, or None
+    nav: Optional[NavState] = None
+    health: Optional[EstimatorHealth] = None   # None if the estimator has none
+    last_fix: Optional[GpsFix] = None      # the newest fix seen, or None
     mag_calibration_problem: Optional[str] = None
     actuator_connected: Optional[bool] = None   # None: no actuator attached
     actuator_ready: bool = True            # False while the ESCs run their arming sequence (neutral only)
