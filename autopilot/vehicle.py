@@ -343,7 +343,7 @@ class Autopilot:
     def prearm_failures(self, t_s: float, mode: Optional[str] = None) -> list:
         """Why arming in `mode` (default: the current or requested mode) would be refused; empty: it would not."""
         name = mode or (self._pending_mode[0] if self._pending_mode else self.mode.name)
-        needs = ModeName(name).needs  # type: ignore[call-arg]  # lookup by value, not ModeName.__new__(name, needs)
+        needs = ModeName.parse(name).needs
         return prearm_failures(self._prearm_inputs(t_s, needs.estimate, mode=name),
                                self.vessel.failsafe)
 
@@ -393,7 +393,7 @@ class Autopilot:
         mode = self.modes.get(name)
         if mode is None or not mode.name.needs.selectable:
             known = ", ".join(n for n in self.modes
-                              if ModeName(n).needs.selectable)  # type: ignore[call-arg]  # lookup by value
+                              if ModeName.parse(n).needs.selectable)
             raise ValueError(f"unknown mode {name!r}; known: {known}")
         name = mode.name
         if self.armed:

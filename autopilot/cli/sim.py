@@ -262,6 +262,9 @@ def run(args) -> int:
             print(f"error: {problem}", file=sys.stderr)
             return 2
         from hil.sim.model_following import FollowingSetup
+        if any(t.azimuth is not None for t in vessel.thrusters):
+            print(f"error: --follow-model drives fixed thrusters; {vessel.name!r} has azimuth pods", file=sys.stderr)
+            return 2
         opts.model_following = FollowingSetup(follower_vessel=load_vessel(args.plant_vessel),
                                               thrust_limit_scale=args.follow_thrust_scale,
                                               sway_force=args.follow_sway)

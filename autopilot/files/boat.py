@@ -402,8 +402,9 @@ def load_boat_config(path) -> BoatConfig:
                                                   f"(one per thruster, in the vessel's order)")
         if len(set(given)) != len(given):
             raise ConfigError(path, f"esc.{key}", f"{list(given)}: each thruster needs its own output")
-    if cfg.mission is not None:
-        load_mission(cfg.mission_path())
+    mission_path = cfg.mission_path()
+    if mission_path is not None:
+        load_mission(mission_path)
     pods = [t.name for t in vessel.thrusters if t.azimuth is not None]
     if pods and cfg.backend == "hw":
         raise ConfigError(path, "backend", f"hw: vessel {vessel.name!r} has azimuth pods ({', '.join(pods)}) and "

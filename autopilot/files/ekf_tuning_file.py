@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Tuple
+import os
+from typing import TYPE_CHECKING, Dict, Tuple, Union
 
 from autopilot.vocab.schema import ConfigError
+
+if TYPE_CHECKING:
+    from estimation.navekf.tuning import EkfTuning
 
 # fields that divide or scale something: zero is no tuning but a crash or a frozen filter
 _POSITIVE = {"attitude_time_constant_s", "trim_time_constant_s", "output_smoothing_s", "heading_smoothing_s",
@@ -24,7 +28,8 @@ _POSITIVE = {"attitude_time_constant_s", "trim_time_constant_s", "output_smoothi
 _TILT_REFERENCES = ("auto", "absolute", "dynamic")
 
 
-def load_ekf_tuning(path, base) -> Tuple[object, dict]:
+def load_ekf_tuning(path: Union[str, "os.PathLike[str]"], base: EkfTuning
+                    ) -> Tuple[EkfTuning, Dict[str, Tuple[object, object]]]:
     """(base with the file's fields replaced, {field: (old, new)} for the values that changed)."""
     from autopilot.vocab.config import read_yaml
     data = read_yaml(path)

@@ -18,7 +18,7 @@ class HeadingHoldMode(Mode):
     """HEADING_HOLD (`speed_mps` > 0) or BRAKE (0): the failsafe stages no operator selects."""
 
     def __init__(self, name: ModeName, speed_mps: float):
-        self.name = ModeName(name)  # type: ignore[call-arg]  # lookup by value, not ModeName.__new__(name, needs)
+        self.name = ModeName.parse(name)
         self.speed_mps = speed_mps
         self.heading_rad = 0.0
         self._t_enter = 0.0

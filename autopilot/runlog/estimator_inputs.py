@@ -135,8 +135,8 @@ def step_record(t_s: float, batch: SensorBatch, result) -> bytes:
         parts.append(struct.pack(f"<{len(values)}d", *map(_f, values)))
     for s in batch.imu:
         parts.append(_IMU.pack(_f(s.time_s), *_xyz(s.accel_mps2), *_xyz(s.gyro_rps), bool(s.stale)))
-    for s in batch.mag:
-        parts.append(_MAG.pack(_f(s.time_s), *_xyz(s.field_t), bool(s.stale)))
+    for m in batch.mag:
+        parts.append(_MAG.pack(_f(m.time_s), *_xyz(m.field_t), bool(m.stale)))
     for fix in batch.gps:
         text = json.dumps(dataclasses.asdict(fix), default=_json_default).encode()
         parts.append(_U32.pack(len(text)))

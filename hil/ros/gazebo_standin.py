@@ -542,7 +542,11 @@ def main(argv=None) -> int:
     try:
         cfg = load_boat_config(args.config)
         vessel = load_vessel(str(cfg.vessel_path()))
-        mission = load_mission(args.mission or cfg.mission_path())
+        mission_path = args.mission or cfg.mission_path()
+        if mission_path is None:
+            print(f"error: {args.config}: names no mission; give --mission FILE", file=sys.stderr)
+            return 2
+        mission = load_mission(mission_path)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -223,7 +223,10 @@ class ModelFollowingPlant:
     def truth(self) -> Truth:
         return self.plant.truth
 
-    def step_to(self, t_s: float, thrust_demand_n: Sequence[float]) -> Truth:
+    def step_to(self, t_s: float, thrust_demand_n: Sequence[float],
+                angle_rad: Optional[Sequence[float]] = None) -> Truth:
+        if angle_rad is not None:
+            raise ValueError("model following drives fixed thrusters: no pod angles")
         if len(thrust_demand_n) != self._n_ref:
             raise ValueError(f"thrust_demand_n: expected {self._n_ref} values (one per thruster), "
                              f"got {len(thrust_demand_n)}")

@@ -53,7 +53,9 @@ if TYPE_CHECKING:
     from autopilot.modes.identification import IdentificationMode
     from autopilot.modes.loiter import LoiterMode
     from autopilot.modes.trajectory import PathFollowMode, TrajectoryMode
+    from hil.devices.sim_devices import ByteLevelSensors
     from hil.sim.model_following import FollowingSetup
+    from hil.sim.sensor_models import TypedSensorSuite
 
 ARM_RETRY_S = 0.2            # how often an unarmed run retries the pre-arm checks
 HEARTBEAT_PERIOD_S = 1.0     # the simulated operator station's heartbeat
@@ -243,9 +245,11 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
     clock = [0.0]
     escs = None
     injector = None
+    byte_sensors: Optional[ByteLevelSensors] = None      # the emulated devices (devices "bytes")
+    sensors: Union[ByteLevelSensors, TypedSensorSuite]
     if opts.devices == "bytes":
         from hil.devices.sim_devices import ByteLevelSensors, SimEscs
-        sensors = ByteLevelSensors(vessel, frame, opts.seed, gps_noise=opts.gps_noise,
+        sensors = byte_sensors = ByteLevelSensors(vessel, frame, opts.seed, gps_noise=opts.gps_noise,
                                    gps_rate_hz=opts.gps_rate_hz, truth0=plant.truth, mag_calibration=driver_cal)
         escs = SimEscs(vessel, autopilot.maps, clock=lambda: clock[0], backend=opts.esc_backend)
         autopilot.set_actuator(escs)
@@ -329,9 +333,9 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
                     if autopilot.arm(t):
                         armed_at = t
                 elif t >= opts.arm_timeout_s:
-                    if escs is not None:
+                    if escs is not None and byte_sensors is not None:
                         escs.close()
-                        sensors.close()
+                        byte_sensors.close()
                     raise SimArmingError(
                         f"{vessel.name} / {mission.name}: not armed within "
                         f"{opts.arm_timeout_s:g} s of simulation; pre-arm checks failing: " + "; ".join(failures)
@@ -403,9 +407,9 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         if opts.stop is not None and opts.stop.is_set():
             break
     wall = time.perf_counter() - wall0
-    if escs is not None:
+    if escs is not None and byte_sensors is not None:
         escs.close()
-        sensors.close()
+        byte_sensors.close()
     n_done = k + 1
     sim_time = n_done * dt
     report = {
@@ -435,10 +439,10 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
                     "max_distance_from_path_m": round(fault_max[i], 2) if f.start_s < sim_time else None}
                    for i, f in enumerate(opts.faults)],
     }
-    if opts.devices == "bytes":
-        report["gnss_driver"] = {k: v for k, v in sensors.gnss.driver.stats().items()
+    if byte_sensors is not None:
+        report["gnss_driver"] = {k: v for k, v in byte_sensors.gnss.driver.stats().items()
                                  if isinstance(v, int) and not isinstance(v, bool) and k != "baud"}
-        report["gnss_forged_epochs"] = sensors.gnss.emitter.forged_epochs
+        report["gnss_forged_epochs"] = byte_sensors.gnss.emitter.forged_epochs
     report.update(metrics.summary())
     report["thruster_usage"] = thruster_usage(thrust_log[:n_done], dt, [m.max_forward_n for m in maps],
                                               [m.max_reverse_n for m in maps])

@@ -70,3 +70,9 @@ def test_the_cli_leaves_sigpipe_ignored(repo_root):
     before = signal.getsignal(signal.SIGPIPE)
     main(["check", str(repo_root / "config/vessels/foka.yaml")])
     assert signal.getsignal(signal.SIGPIPE) == before == signal.SIG_IGN
+
+
+def test_model_following_a_hull_with_azimuth_pods_is_refused_not_a_traceback(repo_root, capsys):
+    rc = main(["sim", str(repo_root / "config/missions/demo.yaml"), "--vessel", "wamv_pods", "--plant-vessel",
+               "wamv_pods", "--follow-model", "--duration", "20"])
+    assert rc == 2 and "azimuth pods" in capsys.readouterr().err
