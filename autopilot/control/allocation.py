@@ -16,7 +16,7 @@ demand gives exactly zero thrust. Outside it:
   than forward, so the very largest moment needs forward thrust; a boat asked to slow down therefore turns on
   what the thrusters give at zero surge (WAM-V: 2/3 of the largest moment) and slows on its drag. Without
   reversing (allow_reverse false) every moment needs forward thrust, and the moment is kept at any surge.
-  Why: docs/design-notes.md, "Allocation".
+  Why: docs/design-notes/guidance.md, "Allocation".
 - priority "surge": the surge is kept and the yaw moment is the one nearest to the demand that allows it.
 
 The limits come from the maps at construction: when the battery voltage changes enough to matter, build a

@@ -31,7 +31,7 @@ toward it while it turns (corner speed, the file's turn rate times `turn_scale`)
 that time, never before half the leg. The first leg runs from where the boat was when the mission started;
 zero-length legs are skipped; a waypoint inside the acceptance circle at the start is reached at once.
 
-Why each of these rules is there, with the runs that showed it: docs/design-notes.md, "Guidance".
+Why each of these rules is there, with the runs that showed it: docs/design-notes/guidance.md.
 """
 from __future__ import annotations
 

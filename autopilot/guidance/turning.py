@@ -11,7 +11,7 @@ the lookahead [m] to the largest of:
 - that separation scaled by RESONANCE_FREE_ZETA over the heading loop's damping at speed when the Munk moment
   leaves it below 1/sqrt(2) (heading_zeta_at_speed), so the LOS loop stays off the heading loop's resonance.
 
-Why, with the runs that showed it: docs/design-notes.md, "Guidance".
+Why, with the runs that showed it: docs/design-notes/guidance.md.
 """
 from __future__ import annotations
 
