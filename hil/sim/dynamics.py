@@ -22,9 +22,8 @@ Waves enter twice, as for a cork: their first-order force (hil.sim.environment) 
 velocity is local water motion, subtracted from nu_r in C and D so that a hull carried by the orbits is not
 damped by them.
 
-tau holds everything that is not hydrodynamic (thrust, wind, waves); it is held constant over one step, which
-suits forces that change over tenths of seconds with steps of 10 ms. Plain floats and `math`: for a
-3x3 model with a 2x2 sway-yaw block that is several times faster than numpy.
+tau holds everything that is not hydrodynamic (thrust, wind, waves); it is held constant over one step.
+Why: docs/design-notes/simulator-and-rims.md, "The simulator".
 """
 from __future__ import annotations
 

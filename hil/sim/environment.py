@@ -1,43 +1,31 @@
 """The world around the simulated hull: wind, gusts, current and waves.
 
-Directions follow the sailors' conventions, in degrees only here at the user-facing edge:
-- wind is meteorological: `wind_from_deg` is the direction the wind blows FROM (90 = from the east);
-- current is oceanographic: `current_toward_deg` is the direction the water flows TOWARD;
-- waves are like wind: `wave_from_deg` is the direction the waves come FROM.
-All bearings are clockwise from true north. Inside, everything is SI and radians, NED and body FRD.
-
-Force models (all return generalised forces in body FRD: surge X [N], sway Y [N], yaw N [N*m], +N to starboard):
+Directions follow the sailors' conventions, in degrees only here at the user-facing edge: `wind_from_deg` is
+where the wind blows FROM (90 = from the east), `current_toward_deg` where the water flows TOWARD, `wave_from_deg`
+where the waves come FROM; all clockwise from true north. Inside, everything is SI and radians, NED and body FRD.
+Every force model returns generalised forces in body FRD: surge X [N], sway Y [N], yaw N [N*m], +N to starboard.
 
 Wind: Fossen's relative-wind load, with the boat's velocity over ground (u, v) and the wind velocity in body
 axes (u_w, v_w): u_rw = u - u_w, v_rw = v - v_w, V_rw^2 = u_rw^2 + v_rw^2, gamma_rw = -atan2(v_rw, u_rw),
     X = q c_x A_F (-cos gamma_rw),  Y = q c_y A_L sin gamma_rw,  N = q c_n A_L L sin(2 gamma_rw),  q = rho V_rw^2 / 2,
-which without trigonometry reads X = -k_x V_rw u_rw, Y = -k_y V_rw v_rw, N = -k_n u_rw v_rw. The drag pushes the
-boat downwind, and a wind on the bow turns the bow away from it (c_n > 0).
+i.e. X = -k_x V_rw u_rw, Y = -k_y V_rw v_rw, N = -k_n u_rw v_rw: downwind drag, and a wind on the bow turns the
+bow away from it (c_n > 0).
 
-Waves: first-order wave excitation of a hull that is short compared with the waves, by the long-wave
-(G. I. Taylor) approximation: the Froude-Krylov plus diffraction force equals (displaced mass + added mass) times
-the water's horizontal orbital acceleration. A floating hull displaces its own mass, so the force is
-M_hydro * a_water with M_hydro = (m - X_udot, m - Y_vdot). The water's orbital velocity is, like the current, motion
-of the water the hull moves through: the dynamics subtract it before the damping and Coriolis terms, so a hull
-carried along by the orbits (as a small one is) is not braked by them and feels no spurious Munk moment.
-The sea is a sum of regular deep-water components drawn from the Bretschneider spectrum of Hs and Tp
-(equal-energy frequency bins, a seeded random frequency within each bin, random phase); a component of amplitude
-A, frequency w, wave number k = w^2/g travelling toward beta has, at NED point p and time t, elevation
-A cos(theta), orbital velocity w A cos(theta) and acceleration -w^2 A sin(theta) along e_beta, with
-theta = w t - k (p . e_beta) + phi. Velocity and acceleration are averaged over the hull's waterplane, taken as an
-L x B rectangle with the hydrodynamic mass spread evenly on it: this multiplies them by sinc(k_x L/2) sinc(k_y B/2)
-(waves shorter than the hull cancel along it) and gives a yaw moment from the phase difference between bow and
-stern. The consequence, as seen at sea: a small hull rides the orbits back and forth (FOKA in Hs = 0.2 m, Tp = 3 s:
-about 7 cm RMS excursion and 0.13 m/s RMS speed at the wave period), creeps downwave at millimetres per second
-(the Stokes drift of its own orbit) and, left unsteered in oblique seas, turns slowly (a few tenths of a degree
-per second) under the second-order effect of its own motion on the wave moment. Second-order drift forces are not
-modelled. With Hs = 0 everything is exactly zero.
+Waves: first-order excitation of a hull short against the waves, by the long-wave (G. I. Taylor) approximation:
+force = M_hydro * a_water, M_hydro = (m - X_udot, m - Y_vdot), a_water the water's horizontal orbital
+acceleration. The orbital velocity is water motion, like the current: the dynamics subtract it before damping and
+Coriolis. The sea is a sum of regular deep-water components from the Bretschneider spectrum of Hs and Tp
+(equal-energy frequency bins, a seeded random frequency in each, random phase); a component of amplitude A,
+frequency w, wave number k = w^2/g travelling toward beta has, at NED point p and time t, elevation A cos(theta),
+orbital velocity w A cos(theta) and acceleration -w^2 A sin(theta) along e_beta, theta = w t - k (p . e_beta) + phi.
+Both are averaged over an L x B waterplane rectangle, i.e. multiplied by sinc(k_x L/2) sinc(k_y B/2), which also
+gives a yaw moment from the bow-stern phase difference. No second-order drift forces; Hs = 0 gives exactly zero.
 
 Current: uniform in space, constant, or slowly varying in speed with `current_variation_mps` (a sinusoid of
 period `current_period_s`); the dynamics handle it through the velocity relative to the water.
-
-Gusts: the wind speed is V_w + g(t), with g a first-order Gauss-Markov process of standard deviation
-`gust_std_mps` and correlation time `gust_tau_s`, discretised exactly; the speed never goes below zero.
+Gusts: the wind speed is V_w + g(t), g a first-order Gauss-Markov process of standard deviation `gust_std_mps`
+and correlation time `gust_tau_s`, discretised exactly; the speed never goes below zero.
+Why: docs/design-notes/simulator-and-rims.md, "The simulator".
 """
 from __future__ import annotations
 

@@ -6,38 +6,26 @@ Chain, per plant step (dt, 100 Hz by default):
   autopilot thrust demand (per reference thruster) -> reference thrusters' first-order lag -> reference wrench
   tau_r = Allocator(reference).wrench_of(thrust) -> reference hull integrated online (hil.sim.dynamics, RK4):
       nu_r_dot = M_r^-1 (tau_r - C_r(nu_r) nu_r - D_r(nu_r) nu_r)
-  -> follower (inverse dynamics on the plant's model; paper 001 controls surge and yaw only):
+  -> follower (inverse dynamics on the plant's model; surge and yaw):
       Gamma_u = u_r_dot + k_u (u_r - u_s) + k_ui int(u_r - u_s) dt
       Gamma_r = r_r_dot + k_r (r_r - r_s) + k_psi e_psi          e_psi: heading error, wrapped [rad]
       tau_s = M_s Gamma + C_s(nu_s) nu_s + D_s(nu_s) nu_s        (the surge and yaw rows)
   -> Allocator(plant).allocate(tau_s) -> plant thrusters (with their own lag and limits).
-The sensors see the plant: what the autopilot flies is the plant made to behave like its own vessel file.
-Paper 001's law is the velocity terms alone (Gamma = nu_r_dot + K nu~); the heading term is the integral of the
-yaw-rate error taken from the states and the surge integral its counterpart, so that model errors and steady
-wind do not leave a drift. The plant thrusters' first-order lag is led: the wrench demanded is W + tau dW/dt.
+The sensors see the plant. The heading and surge-integral terms are additions to paper 001's velocity law
+(Gamma = nu_r_dot + K nu~). The plant thrusters' first-order lag is led: the wrench demanded is W + tau dW/dt.
 
-Sway. Two fixed stern thrusters cannot push sideways, and sway does not "follow through coupling" when the
-hulls differ: in a turn the WAM-V slides about 3.6 times as much as FOKA per unit u*r (m11/d_v: 189/100 against
-15.75/30), so with u, r and psi matched its position still drifts from the reference's. `sway_force=True` adds
-the sway row as a body force the plant's thrusters do not give (what a lateral thruster or a force plugin in
-Gazebo would have to supply; the figures give its RMS and peak; limited to what the plant's thrusters give
-forward together, times thrust_limit_scale), with position terms on both axes:
+Sway: `sway_force=True` adds the sway row as a body force the plant's thrusters do not give (what a lateral
+thruster or a Gazebo force plugin would supply; the figures give its RMS and peak), limited to what the plant's
+thrusters give forward together times thrust_limit_scale, with position terms on both axes:
       Gamma_v = v_r_dot + k_v (v_r - v_s) + k_vi int(v_r - v_s) dt + k_y e_y,   Gamma_u += k_x e_x
 e_x, e_y: reference position minus the plant's along and across the plant's bow [m]. Without the sway force,
-k_x is not applied: the position error the unfollowed sway leaves rotates into the bow direction in turns,
-where it would spoil the surge match (measured in benchmarks/bench_model_following.py).
-
-Environment (a choice, not in paper 001): the reference is driven by the thrust only, as in the paper, but it
-floats in the same current as the plant (a current moves the water, not a force on one hull: a FOKA in that
-water would be carried the same way). Wind and waves push the plant only; the follower rejects them, so the
-autopilot sees a FOKA in a current but in calm air and flat water.
-
-The follower's model is the plant's vessel file (`follower_vessel`), which may differ from the true plant
-(--mismatch, --plant-extra): the plant it acts on is never assumed exact. Velocities in the law are through the
-water (both hulls in the same current); the figures compare ground-referenced states, what a user measures.
-
-`follow=False` keeps the reference running but hands the autopilot's thrust straight to the plant's thrusters
-(what `--plant-vessel` gives without following): the baseline the figures are compared with.
+k_x is not applied and the plant's position drifts from the reference's in turns.
+Environment: the reference is driven by the thrust only and floats in the same current as the plant; wind and
+waves push the plant only (the follower rejects them). The follower's model is the plant's vessel file
+(`follower_vessel`), which may differ from the true plant (--mismatch, --plant-extra). Velocities in the law are
+through the water; the figures compare ground-referenced states. `follow=False` (the figures' baseline) keeps the
+reference running but hands the autopilot's thrust straight to the plant's thrusters, as `--plant-vessel` alone.
+Why: docs/design-notes/simulator-and-rims.md, "Model following".
 """
 from __future__ import annotations
 
@@ -76,8 +64,8 @@ class FollowingSetup:
 class FollowerGains:
     """Error-dynamics gains of the follower. Velocity gains [1/s], integral, position and heading gains [1/s^2]:
     with k = 2 w and k_i = w^2 each axis is a critically damped second-order error of natural frequency w; the
-    defaults are w = 5 rad/s (the plant thrusters' lag is led, see the module docstring; 1.5 rad/s left the
-    surge RMSE cut at 84 % where 5 rad/s gives 98 %: mismatched WAM-V, current + wind, gamepad, x10 limits)."""
+    defaults are w = 5 rad/s (the plant thrusters' lag is led, see the module docstring).
+    Why: docs/design-notes/simulator-and-rims.md, "Model following"."""
 
     k_u_per_s: float = 10.0
     k_x_per_s2: float = 25.0         # on the position error along the plant's bow: with the sway force only
