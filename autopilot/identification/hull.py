@@ -40,10 +40,7 @@ from estimation.identification.hull_least_squares import (
 from estimation.identification.hull_output_error import OutputSegment, fit_hull_oe
 
 METHODS = ("ls", "oe")
-DEFAULT_METHOD = "oe"     # measured (README, bench_identification part 1): from true velocities all parameters
-                          # within 1.2 % on the three presets but the IAcquaBot's barely excited z9 (-8 %; ls:
-                          # yaw damping off by 5-46 %); from the smoother lower mean errors on FOKA and the
-                          # IAcquaBot (not the WAM-V) and validation R^2 equal or higher; slower
+DEFAULT_METHOD = "oe"     # why: docs/design-notes/simulator-and-rims.md, "Identification"
 OE_PIECE_S = 8.0                            # output-error multiple-shooting piece length [s]
 SHORT_HORIZON_S = 10.0                      # second validation measure: the model flown over 10 s pieces
 
@@ -186,10 +183,8 @@ def validate(zeta: np.ndarray, run, horizon_s: Optional[float] = None,
 
     `initial` "estimated": each piece starts from the first u, v, r that fit the piece's measured u, v, r best
     (least squares, each channel over its spread in the run), as a system-identification tool's comparison
-    does by default (MATLAB's `compare`). The measured first state of a 1 Hz GNSS track is off by ~0.02 m/s,
-    and a directionally unstable hull (FOKA at full speed) amplifies that into a spin the boat never made:
-    the TRUE parameters then score r R^2 0.84 on a flight whose segments they reproduce exactly from the true
-    first state."""
+    does by default (MATLAB's `compare`). Raises ValueError for any other `initial`.
+    Why: docs/design-notes/simulator-and-rims.md, "Identification"."""
     if initial not in ("measured", "estimated"):
         raise ValueError("initial must be 'measured' or 'estimated'")
     d = run.data

@@ -1,40 +1,34 @@
 """The autopilot node: a thin ROS 2 wrapper around `Autopilot.step(t, batch)`.
 
-Each control cycle: poll the backend, step the core, send the thrust to the backend FIRST (latency matters),
-then publish what the cycle produced. Time is the node's ROS clock (wall time on the boat, /clock under
-use_sim_time), mapped to small core seconds by a TimeBase taken at start.
+Each control cycle: poll the backend, step the core, send the thrust to the backend FIRST, then publish what the
+cycle produced. Time is the node's ROS clock (wall time on the boat, /clock under use_sim_time), mapped to small
+core seconds by a TimeBase taken at start. Cycle timing:
+- wall clock: a control-loop thread of its own (not an rclpy timer) wakes on a fixed grid at the vessel's loop
+  rate; the executor wakes only for commands and the 1 Hz diagnostics. Commands, services and diagnostics take
+  `self.lock` before touching the core, so they never see half a cycle.
+- sim time: cycles sit on a grid of the loop period in simulated time and run as soon as /clock reaches the next
+  grid point (a simulator publishes a step's sensors, then its clock), so a cycle consumes the step's samples.
+- /clock silent for `gazebo.clock_timeout_s` of wall time (a HIL link outage, a stopped simulator): thrusters to
+  neutral at once and a `[clock] time source lost` event. When /clock returns, the jump is accepted explicitly
+  (Autopilot.clock_jump: an event with its size, the estimator predicts across it with the thrust unknown; a
+  jump over `clock_jump_s` takes the IMU-loss action as one clock-jump failsafe instead of lost-sensor failsafes).
 
-Cycle timing:
-- wall clock: a control-loop thread of its own wakes on a fixed grid at the vessel's loop rate. An rclpy timer
-  would cost the executor a wait-set rebuild per cycle (about 0.5 ms of CPU a wake-up on the dev machine,
-  more than the cycle itself); the executor now wakes only for commands and the 1 Hz diagnostics. Commands,
-  services and diagnostics take `self.lock` before touching the core, so they never see half a cycle.
-- sim time: cycles sit on a grid of the loop period in simulated time and run as soon as /clock reaches the
-  next grid point (a simulator publishes a step's sensor data, then its clock), so a cycle consumes the step's
-  samples and its thrust goes out without waiting for a wall-clock timer.
-- the simulated clock as a time source (`gazebo.clock_timeout_s`, `clock_jump_s`): a watch thread notices /clock
-  silent for clock_timeout_s of wall time (a HIL link outage, a stopped simulator): no cycle can run, so the
-  thrusters are set to neutral at once and a `[clock] time source lost` event says so. When /clock returns, the
-  jump in simulated time is accepted explicitly (Autopilot.clock_jump: an event with its size, the estimator
-  predicts across it with the thrust unknown, and a jump over clock_jump_s, the world having run on without the
-  autopilot, takes the IMU-loss action as one clock-jump failsafe instead of lost-sensor failsafes).
-
-Published (names from the boat config, relative to the namespace):
-- thrusters/{name}/thrust std_msgs/Float64 [N] and thrusters/{name}/pulse_us std_msgs/UInt16 [us], reliable, at
-  the state rate (the backend's actuators get every cycle) and at once on stop (0 N, neutral pulse);
+Published (names from the boat config, relative to the namespace), all reliable with a small depth
+(autopilot/ros/qos.py: derived), so default-QoS subscribers get them:
+- thrusters/{name}/thrust std_msgs/Float64 [N] and thrusters/{name}/pulse_us std_msgs/UInt16 [us] at the state
+  rate (the backend's actuators get every cycle) and at once on stop (0 N, neutral pulse);
 - odometry/filtered nav_msgs/Odometry (pose in odom ENU, twist in base_link FLU), gnss/filtered NavSatFix;
 - guidance/path nav_msgs/Path (latched, and republished every LATCHED_REPUBLISH_S); desired and estimated
   heading [deg, compass] and speed [m/s], cross-track error [m], waypoint index: plottable std_msgs;
-- all of these reliable with a small depth (autopilot/ros/qos.py: derived), so default-QoS subscribers get them;
 - autopilot/state std_msgs/String JSON (latched) and autopilot/events std_msgs/String;
 - map -> odom -> base_link on /tf and base_link -> gnss_link / imu_link on /tf_static as tf2_msgs/TFMessage
   (autopilot/ros/tf_publisher.py, no tf2_ros) when tf2_msgs is importable and publish_tf is set.
 Topics, types, QoS, frames, rates and units: autopilot/ros/interface.py (docs/ros_interface.md).
-Commands: autopilot/arm (std_srvs/SetBool), autopilot/hold (std_srvs/Trigger), autopilot/command
-(std_msgs/String: `arm`, `disarm`, `mode NAME`, `mission PATH`, `heartbeat` (the operator's station is alive,
-for the link-loss failsafe), `manual THROTTLE STEERING` (MANUAL mode, each in -1..1; also a heartbeat)). Every
-command, from here or a MAVLink ground station, is checked and answered by autopilot/commands/desk.py.
-On stop (shutdown, SIGTERM, exception) the thrusters are sent to neutral and 0 N / neutral pulses are published.
+Commands: autopilot/arm (std_srvs/SetBool), autopilot/hold (std_srvs/Trigger), autopilot/command (std_msgs/String:
+`arm`, `disarm`, `mode NAME`, `mission PATH`, `heartbeat` (the operator's station is alive, for the link-loss
+failsafe), `manual THROTTLE STEERING` (MANUAL, each in -1..1; also a heartbeat)), each checked and answered by
+autopilot/commands/desk.py. On stop (shutdown, SIGTERM, exception) the thrusters go to neutral and 0 N / neutral
+pulses are published. Why: docs/design-notes/simulator-and-rims.md, "ROS".
 """
 from __future__ import annotations
 

@@ -91,8 +91,7 @@ class StampedLatency:
     def published(self, stamp_ns: int, wall_ns: int) -> None:
         """A message carrying stamp_ns was handed to DDS at wall_ns. Several sensors share a stamp (the 10 Hz
         magnetometer's and the GNSS's are also IMU stamps): the latest counts, when the stamp's samples are all
-        out. Counting from the first put the simulator's own publishing of the others into the link's latency
-        (2.5 ms at p50 on such stamps on a loaded 2-core machine, 29 ms at p99)."""
+        out. Why: docs/design-notes/simulator-and-rims.md, "HIL links"."""
         self._published[stamp_ns] = wall_ns
 
     def thrust_received(self, stamp_ns: int, recv_wall_ns: int) -> Optional[float]:

@@ -1,7 +1,7 @@
 """A stand-in for Gazebo + ros_gz_bridge: our plant behind exactly the topics the bridge would publish.
 
-Gazebo cannot run on our machines, so this node runs hil.sim.plant.Plant with the typed sensor models and speaks the
-ROS side of a ros_gz_bridge config:
+This node runs hil.sim.plant.Plant with the typed sensor models and speaks the ROS side of a ros_gz_bridge
+config:
 - the same topic names and message types (NavSatFix, Imu, MagneticField from the boat config's gazebo section,
   /clock as rosgraph_msgs/Clock);
 - the same frame ids: Gazebo names a sensor's frame `MODEL::LINK::SENSOR` and the bridge turns `::` into `/`, so
@@ -18,18 +18,17 @@ Time: the stand-in owns /clock. Each step it advances the plant by `step_s`, pub
 samples, then the clock. In lockstep (default) it waits until every thruster topic has answered before the next
 step, so a run goes as fast as the autopilot keeps up; with `realtime` it paces steps to the wall clock instead.
 A lockstep window of k steps lets k steps be in flight: before each step the plant needs the answer to the
-sensors it published k - 1 steps earlier, so a link's round trip up to about k * step_s no longer stalls every
-step (k = 1: strict lockstep). An answer to the newest step also releases it: the autopilot ran its cycle on
-sensors that crossed the link after their clock, and has nothing newer to say until the next clock (waiting on
-would deadlock until the lockstep timeout).
+sensors it published k - 1 steps earlier (k = 1: strict lockstep; a round trip up to about k * step_s does not
+stall). An answer to the newest step also releases it (the autopilot ran on sensors that crossed the link after
+their clock and has nothing newer to say until the next clock).
 
-Link figures (autopilot/ros/link_figures.py), the same in both modes: `latencies_s` holds, per sensor stamp, the time
-from
-publishing it to the DDS reception of the first thrust the autopilot computed from it (the gazebo backend sends
-that stamp with each cycle's thrust on `thrust_stamp_topic`); `link_figures()` adds the loss per topic from the
-autopilot's link reports.
 
-Run it on its own: `python -m hil.ros.gazebo_standin --config config/gazebo/foka_boat.yaml [--realtime]`.
+Link figures (autopilot/ros/link_figures.py), the same in both modes: `latencies_s` holds, per sensor stamp, the
+time from publishing it to the DDS reception of the first thrust the autopilot computed from it (the gazebo
+backend sends that stamp with each cycle's thrust on `thrust_stamp_topic`); `link_figures()` adds the loss per
+topic from the autopilot's link reports. Why: docs/design-notes/simulator-and-rims.md, "HIL links".
+Run it on its own:
+ `python -m hil.ros.gazebo_standin --config config/gazebo/foka_boat.yaml [--realtime]`.
 """
 from __future__ import annotations
 

@@ -1,13 +1,11 @@
-"""Simulation campaigns: a matrix of runs of the in-process simulator (the one `autopilot sim` uses), on every
-local core or on a Ray cluster, streamed into one table.
+"""Simulation campaigns: a matrix of in-process `autopilot sim` runs on all local cores or a Ray cluster, one table.
 
-A campaign file (YAML, validated like every config) names the matrix; `expand` turns it into runs, each a
-plain dict of parameters with an `id` (a hash of them), deterministic by its parameters. `run_one(run)` flies
-one and returns its row (never raises: an exception is a row with `error`). `run_campaign` runs what is not
-yet in `OUT/results.jsonl`, appending each row as it finishes (flushed and fsynced: a crash loses no
-finished run; running again with the same file resumes), on a process pool (default: all cores) or as Ray
-tasks (`ray_address="auto"` starts or joins a local instance; an address joins a cluster). A worker that dies
-has its runs done again by another (a pool is rebuilt; Ray retries the task).
+A campaign file (YAML, validated like every config) names the matrix; `expand` turns it into runs, plain dicts
+of parameters with an `id` (their hash), deterministic. `run_one(run)` flies one and returns its row (never
+raises: an exception is a row with `error`). `run_campaign` runs what is not yet in `OUT/results.jsonl`,
+appending each row as it finishes (flushed and fsynced: a crash loses no finished run; running again resumes),
+on a process pool (default: all cores) or as Ray tasks (`ray_address="auto"` starts or joins a local instance;
+an address joins a cluster). A dead worker's runs are done again (a pool is rebuilt; Ray retries the task).
 
     name: demo-mismatch
     missions: [demo, hexagon, loiter, ../my_lake.waypoints]   # preset names, files (relative to this file)
@@ -26,11 +24,9 @@ has its runs done again by another (a pool is rebuilt; Ray retries the task).
     loiter_s: 300                        # the `loiter` mission: station keeping this long after arriving
 
 A run may carry `params` (autopilot/files/tunables.py names -> values: a tuning candidate, hil/sim/tuning.py).
-Rows hold the run's parameters and: complete, xte_rms_m, xte_max_m, pos_err_rms_m, gps_err_rms_m,
-heading_err_rms_deg, failsafes (kind->action), false_failsafes (a failsafe no injected fault explains),
-genuine_failsafes, reversals_per_min and saturated_frac (hil/sim/thruster_usage.py), and for `loiter` the station
-keeping (station_keeping.py's figures), plus wall_s.
-"""
+Rows hold the run's parameters and complete, xte_rms_m, xte_max_m, pos_err_rms_m, gps_err_rms_m, heading_err_rms_deg,
+failsafes (kind->action), false_failsafes (a failsafe no injected fault explains), genuine_failsafes,
+reversals_per_min, saturated_frac (hil/sim/thruster_usage.py), the station_keeping.py figures (`loiter`), wall_s."""
 from __future__ import annotations
 
 import hashlib
