@@ -23,9 +23,7 @@ Axes. The accel/gyro output axes (X_A, Y_A, Z_A) form a left-handed set with Z_A
 Z_A). (RTIMULib's LSM9DS1 driver and S. J. Remington's LSM9DS1 AHRS both negate exactly these axes to make the
 three sensors agree.) The project's right-handed sensor frame is S = (X_A, Y_A, -Z_A): for a board mounted flat,
 top up, with its X arrow forward, S is the body FRD frame. The emulator maps a vector v given in S to the chip's
-registers as accel/gyro (vx, vy, -vz) and magnetometer (-vx, vy, -vz); drivers/lsm9ds1.py maps back. Both
-were written from the same reading of the datasheet, so tests/bringup/test_imu_axes.py holds each of them, separately,
-to vectors worked out by hand (a mistake made in both, such as a mirrored Y, fails there).
+registers as accel/gyro (vx, vy, -vz) and magnetometer (-vx, vy, -vz); drivers/lsm9ds1.py maps back.
 
 Truth -> physics (body FRD): specific force f = (du/dt - r v, dv/dt + r u, 0) - R^T (0, 0, g); angular rate
 (p, q, r); field m = S_iron R^T B_ned + h_iron with B_ned = F (cos I cos D, cos I sin D, sin I). R is the
@@ -43,6 +41,7 @@ in a later ODR period than its previous conversion; otherwise it repeats the hel
 Faults: `inject_errors(n)` makes the next n bus transactions fail with OSError(EREMOTEIO), `set_present(False)`
 takes the chip off the bus. `smbus()` returns the SMBus-like object that drivers/i2c_adapter.SMBusI2C accepts,
 so the real Adafruit library runs on the emulated chip.
+Why: docs/design-notes/simulator-and-rims.md, "Emulated devices".
 """
 from __future__ import annotations
 

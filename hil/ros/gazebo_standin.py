@@ -22,13 +22,11 @@ sensors it published k - 1 steps earlier (k = 1: strict lockstep; a round trip u
 stall). An answer to the newest step also releases it (the autopilot ran on sensors that crossed the link after
 their clock and has nothing newer to say until the next clock).
 
-
 Link figures (autopilot/ros/link_figures.py), the same in both modes: `latencies_s` holds, per sensor stamp, the
 time from publishing it to the DDS reception of the first thrust the autopilot computed from it (the gazebo
 backend sends that stamp with each cycle's thrust on `thrust_stamp_topic`); `link_figures()` adds the loss per
 topic from the autopilot's link reports. Why: docs/design-notes/simulator-and-rims.md, "HIL links".
-Run it on its own:
- `python -m hil.ros.gazebo_standin --config config/gazebo/foka_boat.yaml [--realtime]`.
+Run it on its own: `python -m hil.ros.gazebo_standin --config config/gazebo/foka_boat.yaml [--realtime]`.
 """
 from __future__ import annotations
 

@@ -12,7 +12,6 @@ the link returns, as a DDS writer's keep-last history would.
 This is a message-level model, not a packet-level one (no fragmentation, no shared queue between topics); for
 the packet level see hil/links/tun_link.py. Why: docs/design-notes/simulator-and-rims.md, "HIL links".
 
-
     python -m hil.ros.link_relay --config BOAT.yaml --pc-domain 41 --pi-domain 42 --delay-ms 20 --jitter-ms 10 --loss
     0.01
 """
