@@ -11,12 +11,12 @@ kept). Each fit carries the one-off fit's quality figures and must pass the same
 
 A passing fit is applied only when it agrees with the GNSS over the same window: its tilt-compensated heading
 is compared with `reference = COG - crab` (crab: bow to velocity over ground, given by the caller;
-autopilot/calibration/mag_watch.py derives it from the EKF's drift) at `min_refs` or more fixes, on straight running (|yaw rate| <= `max_ref_yaw_rate_rps`), on headings spanning
->= `min_ref_span_deg`. Accepted when its RMS disagreement is <= `max_consistency_deg` and at least
-`min_improvement_deg` better than D's; of the windows accepted the longest wins. After an update, the next
-small one (less than `max_consistency_deg` better) waits `min_update_interval_s`; a large one never waits.
-A round's fits are spread over successive update() calls, one window each. Data from a straight line alone
-never produce an update (no arc, no fit).
+autopilot/calibration/mag_watch.py derives it from the EKF's drift) at `min_refs` or more fixes, on straight
+running (|yaw rate| <= `max_ref_yaw_rate_rps`), on headings spanning >= `min_ref_span_deg`. Accepted when its
+RMS disagreement is <= `max_consistency_deg` and at least `min_improvement_deg` better than D's; of the
+windows accepted the longest wins. After an update, the next small one (less than `max_consistency_deg`
+better) waits `min_update_interval_s`; a large one never waits. A round's fits are spread over successive
+update() calls, one window each. Data from a straight line alone never produce an update (no arc, no fit).
 
 `mag_consistency_deg()`: RMS of (magnetic heading - GNSS-course heading) over the last `consistency_window_s`
 of reference fixes. Every such RMS is taken over means of `block_s` blocks of fixes, weighted by their fixes.
