@@ -1,10 +1,8 @@
 """The navigation EKF: GNSS + gyro + magnetometer fused through the vessel's 3-DOF model.
 
 `NavigationEKF.step(t_s, batch, thrust)` implements autopilot.interfaces.NavigationFilter: filterpy's
-ExtendedKalmanFilter (Joseph-form update) with the process model of estimation/navekf/model.py. State:
-[north, east, heading, u, v, r, gyro bias, current north, current east, surge drag error, yaw acceleration
-bias]; what a GNSS fix should read is estimation/navekf/gnss_rows.py, sample preparation
-estimation/navekf/measurements.py, tuning estimation/navekf/tuning.py.
+ExtendedKalmanFilter (Joseph-form update) with the process model and state of estimation/navekf/model.py; GNSS
+rows: gnss_rows.py, sample preparation: measurements.py, tuning: tuning.py (all in estimation/navekf/).
 
 - Samples are taken in time order and compared with the state extrapolated to their own stamp (first order);
   the filter is predicted to a sample only when it lies more than `predict_gap_s` ahead, then to t_s.
@@ -22,9 +20,8 @@ estimation/navekf/measurements.py, tuning estimation/navekf/tuning.py.
   accepted at once with the covariance widened (`model_drift_accepts`).
 - While |yaw rate| > `turn_yaw_rate_rps` (0.05 rad/s) gyro and heading updates leave position, current and
   drag error to GNSS; on straight running the update is the full one.
-- Non-finite samples are dropped and counted; a thrust of None (or non-finite) means "thrust unknown" (surge
-  and yaw rate then follow GNSS and the gyro). A filter holding non-finite numbers restarts from scratch
-  (`filter_resets`): the loop never sees NaN.
+- Non-finite samples are dropped and counted; a thrust of None (or non-finite) means "thrust unknown". A filter
+  holding non-finite numbers restarts from scratch (`filter_resets`): the loop never sees NaN.
 - The published NavState is the state plus a decaying smoothing offset (estimation/navekf/output.py): no
   step from an update or a re-acquisition reaches the boat; the filter's own state stays optimal.
 
