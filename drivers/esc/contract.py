@@ -10,7 +10,7 @@ A port is any object with
 
 and `probe(port, output)` asks whether it still answers (pigpio: its tick; the others: a pulse read back).
 
-which is the part of `pigpio.pi` the driver has always used, so pigpio is a port as it is. `output` is what the
+which is part of `pigpio.pi`, so pigpio is a port as it is. `output` is what the
 backend addresses: the BCM GPIO for pigpio and kernel_pwm (the kernel port maps it to its PWM channel), the
 board channel 0-15 for pca9685.
 

@@ -1,10 +1,8 @@
 """Actuator deadman: a guardian process that puts the ESCs to neutral when the autopilot dies or hangs.
 
-pigpiod repeats the last servo pulse forever, and so do the kernel's PWM and a PCA9685 board, so a crashed, hung or
-SIGKILLed autopilot would leave its thrusters running. The guardian (`python -m drivers.esc.deadman`) is spawned by
-the autopilot's ESC output (`DeadmanLink.spawn`) with a port of its own on the same backend (a pigpiod connection,
-the sysfs PWM files, the PCA9685 on I2C: drivers/esc/contract.py) and one end of a Unix SOCK_SEQPACKET socket
-pair (shown for pigpio):
+The guardian (`python -m drivers.esc.deadman`) is spawned by the autopilot's ESC output (`DeadmanLink.spawn`)
+with a port of its own on the same backend (a pigpiod connection, the sysfs PWM files, the PCA9685 on I2C:
+drivers/esc/contract.py) and one end of a Unix SOCK_SEQPACKET socket pair (shown for pigpio):
 
   autopilot --"H" heartbeat per ESC write--> guardian --set_servo_pulsewidth(neutral)--> pigpiod
   autopilot <--"R" ready / "T" tripped / "V1" "V0" can or cannot vouch for neutral-----
@@ -16,19 +14,14 @@ pair (shown for pigpio):
   - SIGTERM/SIGINT to the guardian (systemd stopping the unit): neutral, exit;
   - "Q" from the autopilot (orderly shutdown): neutral, exit.
 The guardian runs in its own session, so a Ctrl-C meant for the autopilot reaches it only through the socket.
-
-Why a guardian process rather than a pigpio script inside pigpiod: the socket pair reports the autopilot's death
-the instant it happens (a script could only notice a missed heartbeat), the guardian is plain Python that can be
-tested against the fake pigpiod with the real pigpio client, and it also covers a hang. If both processes die
-together (the whole unit is killed), systemd's ExecStopPost (`python -m autopilot.runtime.esc_neutral`) sets neutral.
+If both processes die together, systemd's ExecStopPost (`python -m autopilot.runtime.esc_neutral`) sets neutral.
 If the guardian dies, the autopilot sees its socket close: ESC output reports not connected and holds neutral.
 
-The guardian's own pigpiod connection is checked every `check_s` (0.25 s): when pigpiod restarted, the old
-connection is dead and a neutral sent through it would go nowhere (it did: "Broken pipe", yet "outputs set to
-neutral", with the thrusters left at 1900 us). The guardian reconnects, and tells the autopilot "V0" while it
-cannot vouch for neutral and "V1" once it can again; the ESC output counts as disconnected meanwhile (pre-arm
-refuses, the ESC-disconnected failsafe disarms, the outputs are held at neutral). Neutral is reported set only
-after reading every pulse back from pigpiod.
+The guardian's own backend connection is checked every `check_s` (0.25 s) and re-established when dead; it
+tells the autopilot "V0" while it cannot vouch for neutral and "V1" once it can again; the ESC output counts as
+disconnected meanwhile (pre-arm refuses, the ESC-disconnected failsafe disarms, the outputs are held at
+neutral). Neutral is reported set only after reading every pulse back from the backend.
+Why: docs/design-notes/estimation-and-drivers.md, "ESC output".
 """
 from __future__ import annotations
 

@@ -5,9 +5,8 @@ number to `export` creates `pwmN/` with `period`, `duty_cycle` (both in ns), `en
 kernel refuses a duty cycle longer than the period (EINVAL), a second export of a channel (EBUSY) and a channel
 beyond `npwm`. A pulse of P us at 50 Hz is period 20 000 000 ns and duty_cycle P x 1000 ns.
 
-Written by hand rather than through rpi-hardware-pwm: that package hard-codes the sysfs path (no emulated tree
-in tests), hides the kernel's errno behind a generic message, and cannot read a pulse back (the guardian
-verifies its neutral). What is done here is a handful of writes:
+The sysfs root is a parameter (an emulated tree in tests), the kernel's error is named in the EscError, and a
+pulse can be read back (the guardian verifies its neutral). What is done here is a handful of writes:
 
   open:  export the channel (unless already exported: a previous run, or the guardian), wait for udev to hand
          its files to the `gpio` group, set the period (duty first to 0 if the old duty would exceed it);
@@ -17,6 +16,7 @@ verifies its neutral). What is done here is a handful of writes:
 
 Which channel a GPIO is: the board's PWM pins (`PWM_CHANNELS`) unless `esc.pwm_channels` says otherwise; which
 chip: `esc.pwm_chip`, or found from the board (the only chip, or the one of the SoC's PWM0 block).
+Why: docs/design-notes/estimation-and-drivers.md, "ESC output".
 """
 from __future__ import annotations
 

@@ -9,9 +9,9 @@ Commands (from the CASIC / Quectel L76K protocol; every one ends in the usual NM
   $PCAS04,mode           constellations, a bit set: 1 GPS, 2 BeiDou, 4 GLONASS (7 = all three)
   $PCAS10,rs             restart: 0 hot, 1 warm, 2 cold, 3 factory reset and cold
 
-The module starts at 9600 baud, 1 Hz, all standard sentences (about 880 bytes an epoch with 20-odd satellites
-in view, measured on the gpsd L76K capture): that fills 92 % of 9600 baud. Rates above 1 Hz therefore need 115200
-baud and a reduced sentence set (GGA + RMC carry everything the autopilot uses).
+The module starts at 9600 baud, 1 Hz, all standard sentences, which nearly fills the line. Rates above 1 Hz
+therefore need 115200 baud and a reduced sentence set (GGA + RMC carry everything the autopilot uses).
+Why: docs/design-notes/estimation-and-drivers.md, "GNSS driver".
 """
 from __future__ import annotations
 

@@ -1,41 +1,31 @@
 """Checks on a decoded GNSS fix that a driver can make alone, before anything trusts its position.
 
-NMEA's 8-bit XOR checksum passes about one multi-bit corruption in 256, and a sentence rewritten by a
-faulty bridge or a hostile device carries a correct checksum. The epoch assembler already refuses fields
-that are not in their NMEA form and epochs whose GGA, RMC and GLL disagree; what is left are fixes that are
-well formed and self-consistent but cannot be true. Each check below marks such a fix `valid=False` (its
-position is not used; time and counters stay for diagnostics), names the check in `refused` and counts it:
+Input: fixes the epoch assembler already found well formed and self-consistent. Each check below marks a fix
+that cannot be true `valid=False` (its position is not used; time and counters stay for diagnostics), names the
+check in `refused` and counts it:
 
 - backward: its UTC lies before the last accepted fix's (a corruption of the time or date, a replay).
 - skew: its UTC runs ahead of the driver's clock by more than `MAX_TIME_SKEW_S` beyond the most timely accepted
-  fix (UTC minus reception time; a late or bunched reading only lowers it): a corrupted digit of the time that
-  moves it forward. Refusing it also keeps the next, true fix from looking like one from the past.
-- frozen: the position repeats the previous ones to the last digit while the receiver reports the boat
-  moving (a receiver stuck on an old solution).
-- jump: reaching it from the last accepted fix would need more than `max_speed_mps`, after allowing for
-  both fixes' position noise (`JUMP_SIGMAS` sigmas of their difference). A corrupted digit of the minutes
-  of latitude or longitude moves a fix by 1.85 m to 1.85 km.
+  fix (UTC minus reception time; a late or bunched reading only lowers it).
+- frozen: the position repeats the previous ones to the last digit while the receiver reports the boat moving.
+- jump: reaching it from the last accepted fix would need more than `max_speed_mps`, after allowing for both
+  fixes' position noise (`JUMP_SIGMAS` sigmas of their difference).
 - calendar: its date is more than `MAX_CALENDAR_SKEW_DAYS` from the system clock, when that clock is trusted
-  (later than `CLOCK_TRUSTED_AFTER`: a Pi without a real-time clock boots at its last shutdown time or at
-  1970 until NTP sets it).
+  (later than `CLOCK_TRUSTED_AFTER`).
 
 Two more checks keep the position and repair the fix:
-- hdop: an HDOP below `HDOP_FLOOR`, or below `HDOP_MAX_FALL` of the lowest of the last three, does not come from
-  satellites that move slowly across the sky (a newly tracked one lowers it by less); the fix's `pos_std_m` is computed
-  for the larger of those instead (a forged HDOP of
-  0.1 would make the estimator trust one fix ten times too much).
+- hdop: an HDOP below `HDOP_FLOOR`, or below `HDOP_MAX_FALL` of the lowest of the last three, is replaced by
+  the larger of those when the fix's `pos_std_m` is computed.
 - velocity: a speed over ground that changed from the last kept one faster than `MAX_ACCEL_MPS2` allows (plus
   `SOG_NOISE_MPS`), or a course that turned faster than `MAX_TURN_RATE_DPS` at speed, is dropped (sog and cog
   set to None); the position stays.
 
-A receiver that really moved its solution (a clock reset, a relocation after a cold start) must not be
-refused for good: `RUN_TO_FOLLOW` backward or jump refusals in a row that agree with each other (time ascending, no
-jump between them) are taken as the new truth: the second is accepted. Two, not more: a lasting offset is the
-estimator's to judge (its glitch gate knows the boat's motion), and at 1 Hz a third refused fix would already
-make GNSS stale (2.5 s) and start a gps-loss failsafe. A date far from a trusted clock is
-refused however long it lasts (a receiver with a GPS week-rollover bug shows it in `calendar_fixes`).
+`RUN_TO_FOLLOW` (2) backward or jump refusals in a row that agree with each other (time ascending, no jump
+between them) are taken as the new truth: the second is accepted. A date far from a trusted clock is refused
+however long it lasts (counted in `calendar_fixes`).
 
 Pure logic: no I/O; the calendar is injected (seconds since the Unix epoch) and None disables that check.
+Why: docs/design-notes/estimation-and-drivers.md, "GNSS driver".
 """
 from __future__ import annotations
 

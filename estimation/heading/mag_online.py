@@ -1,46 +1,30 @@
 """Continuous magnetometer calibration while underway, checked against the GNSS course over ground.
 
-The one-off calibration (estimation.heading.mag_calibration) is right until something changes: a tool stowed by the
-compass, a new battery, a bent bracket. This module watches the field the sensor path delivers (the backend's
-calibration already applied: the "delivered" field) while the boat turns in normal operation, and keeps a
-*running correction* D on top of it: m_corr = D.matrix @ (m_delivered - D.offset_t). D starts as the identity.
+Watches the field the sensor path delivers (the backend's calibration already applied: the "delivered" field)
+while the boat turns, and keeps a running correction D on top of it: m_corr = D.matrix @ (m_delivered -
+D.offset_t); D starts as the identity. Every `fit_period_s` the delivered field, corrected by D, is fitted over
+sliding windows ending now (`windows_s`) with the richest method the window's data allow: "3d"
+(mag_calibration.fit_calibration, coverage >= MagFitLimits.min_coverage_3d), "2d" (horizontal coverage >=
+MagFitLimits.min_coverage_2d), else "hard-iron" when the headings span >= `min_arc_deg` (the centre of a circle
+of the known horizontal field strength field_t cos(inclination) through the horizontal readings, soft iron
+kept). Each fit carries the one-off fit's quality figures and must pass the same MagFitLimits.
 
-Every `fit_period_s` it fits the delivered field, corrected by the running D, over several sliding windows
-ending now (`windows_s`), with the existing fit where the window's data allow it:
+A passing fit is applied only when it agrees with the GNSS over the same window: its tilt-compensated heading
+is compared with `reference = COG - crab` (crab: bow to velocity over ground, given by the caller;
+autopilot/calibration/mag_watch.py derives it from the EKF's drift) at `min_refs` or more fixes, on straight
+running (|yaw rate| <= `max_ref_yaw_rate_rps`), on headings spanning >= `min_ref_span_deg`. Accepted when its
+RMS disagreement is <= `max_consistency_deg` and at least `min_improvement_deg` better than D's; of the
+windows accepted the longest wins. After an update, the next small one (less than `max_consistency_deg`
+better) waits `min_update_interval_s`; a large one never waits. A round's fits are spread over successive
+update() calls, one window each. Data from a straight line alone never produce an update (no arc, no fit).
 
-- "3d": estimation.heading.mag_calibration.fit_calibration(method "3d") when the readings cover the sphere
-  (MagFitLimits.min_coverage_3d: never on a boat that stays level, kept for one that rolls hard);
-- "2d": fit_calibration(method "2d") when the horizontal readings cover MagFitLimits.min_coverage_2d of the
-  circle (two thirds of a mission's turns rarely do);
-- "hard-iron": otherwise, when the headings span at least `min_arc_deg`: the centre of a circle of the known
-  horizontal field strength (field_t cos(inclination)) through the horizontal readings, soft iron kept. A
-  survey's turns (90-degree corners, U-turns) give such arcs within minutes; a hard-iron change is the common
-  disturbance.
-
-Each fit carries the one-off fit's quality figures (n_samples, residual_rms_t, residual_rms_pct, coverage,
-field_ratio, anisotropy, expected_field_t) and is judged by the same MagFitLimits (residual, field strength,
-anisotropy). A fit that passes is applied only when it agrees with the GNSS: over the same window, the
-tilt-compensated heading it gives is compared with the heading derived from the course over ground at speed,
-`reference = COG - crab` (crab: the angle from the bow to the velocity over ground, given by the caller;
-autopilot/calibration/mag_watch.py derives it from the EKF's drift), at `min_refs` or more fixes, on straight running
-(|yaw rate| <= `max_ref_yaw_rate_rps`: the course lags in a turn), on headings spanning at least
-`min_ref_span_deg`. It is accepted when its RMS disagreement is at most `max_consistency_deg` and at least
-`min_improvement_deg` better than the running correction's; of the windows accepted the longest wins (a
-window that straddles a change of the disturbance can pass the fit, not the GNSS), and after an update the
-next small one (a refinement: less than `max_consistency_deg` better) waits `min_update_interval_s`; a
-large one never waits (a marginal update just as the disturbance begins must not hold back its correction). The fits of
-one round are spread over successive update() calls, one
-window each (a few milliseconds), so a 50 Hz loop keeps its deadline. Data from a straight line alone never
-produce an update: their headings span no arc, so no fit is proposed (whatever the GNSS says).
-
-`mag_consistency_deg()` is the RMS of (magnetic heading - GNSS-course heading) over the last
-`consistency_window_s` of reference fixes: the calibration's health in flight. Every such RMS (also the
-before/after of a proposal) is taken over means of `block_s` blocks of fixes, weighted by their fixes: one
-course at boat speeds is good to several degrees, what matters is the systematic part.
+`mag_consistency_deg()`: RMS of (magnetic heading - GNSS-course heading) over the last `consistency_window_s`
+of reference fixes. Every such RMS is taken over means of `block_s` blocks of fixes, weighted by their fixes.
 
 Units: tesla, radians inside (degrees in figures named `_deg`), seconds on the caller's clock. Frames: body FRD
 for fields, headings clockwise from true north (declination added to the magnetic heading). Roll and pitch for
-the tilt compensation are passed in with each sample (the EKF's attitude filter). No I/O, no clock.
+the tilt compensation are passed in with each sample. No I/O, no clock.
+Why: docs/design-notes/estimation-and-drivers.md, "Heading and magnetometer".
 """
 from __future__ import annotations
 

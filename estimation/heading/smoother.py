@@ -1,11 +1,6 @@
 """Heading for identification: the gyro integrated, held to a logged heading only at low frequency.
 
-The autopilot's logged heading (its EKF's, from the magnetometer and the gyro) lags in turns: on the simulated
-identification mission its error is +0.7 deg in turns to starboard and -0.4 deg to port (1.3 deg RMS, correlated
-over seconds). Rotating the track smoother's velocity into the body frame with it puts u * error into the sway
-speed, with the sign of the turn, which is exactly the sway the hull fit is after. The gyro is far better
-over seconds to minutes: its integral, once its bias is known, stays within 0.2 deg of the truth over a
-20-minute run. This smoother is kinematic only (no hull model):
+Kinematic only (no hull model):
 
     state x = [psi, b_g]             (rad, rad/s)
     d(psi)/dt = gyro - b_g           (the gyro's rate over each step taken as the mean of its two ends)
@@ -15,9 +10,9 @@ over seconds to minutes: its integral, once its bias is known, stays within 0.2 
 The coloured error e is replaced by white noise with the same low-frequency power (variance
 heading_std^2 * 2 tau / dt per sample), so the logged heading sets the heading's mean and the gyro its shape.
 A Kalman forward pass and a Rauch-Tung-Striebel backward pass over the whole run give the smoothed heading.
-A gyro scale-factor error is not a state: estimated as one, it took up the logged heading's turn-correlated
-error instead (0.5 deg RMS against 0.14 without it on the simulated mission); over a turn it is left to the
-logged heading, whose low frequencies the smoother follows.
+A gyro scale-factor error is not a state: over a turn it is left to the logged heading, whose low
+frequencies the smoother follows.
+Why: docs/design-notes/estimation-and-drivers.md, "Heading and magnetometer".
 """
 from __future__ import annotations
 

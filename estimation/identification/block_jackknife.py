@@ -2,8 +2,7 @@
 
 A least-squares fit's textbook covariance (J^T J)^-1 sigma^2 assumes independent residuals. Velocities smoothed
 from 1 Hz GNSS are not: their error wanders over tens of seconds, so a stretch of run at one speed shares one
-error, and the textbook interval is several times too narrow (measured in benchmarks/bench_identification.py:
-the truth inside 54 of 77 intervals). Cutting the run into blocks longer than that wander and asking how much
+error, and the textbook interval is too narrow. Cutting the run into blocks longer than that wander and asking how much
 the estimate moves when each block is left out measures the spread the data actually give.
 
 With the information A_b and the score s_b = J_b^T r_b of each block b at the optimum (their sums A and 0), the
@@ -13,6 +12,7 @@ estimate without block b is, to first order, theta - (A - A_b)^-1 s_b (one Gauss
 
 over the G blocks (Efron & Stein; the one-step form avoids G refits). A parameter that only one block informs
 makes A - A_b singular: its variance is infinite, which is the truth about such a fit. Pure numpy.
+Why: docs/design-notes/estimation-and-drivers.md, "Identification fits".
 """
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """Output-error refinement of a hull fit: the model simulated from the applied thrust, compared with what was
 measured, so the noise sits only in the outputs and the estimate is consistent.
 
-Equation-error least squares (estimation/identification/hull_least_squares.py) regresses forces on measured velocities
-and
-their derivatives; noise in those regressors biases it (errors in variables) and its intervals ignore that.
-Here the same model
+The model of equation-error least squares (estimation/identification/hull_least_squares.py)
 
     z1 u_dot = X' + z2 v r - (z4 + z5 |u|) u          X' = X - delta N / (2 arm)
     z2 v_dot = Y  - z1 u r - (z6 + z7 |v|) v
@@ -13,30 +10,22 @@ Here the same model
 
 (forces [N], moment [N m], u, v [m/s], r [rad/s], psi [rad]; delta the thrust imbalance of fit_hull, when
 fitted) is integrated (RK4, inputs held over each step) from the logged forces, and a Levenberg-Marquardt on the
-sparse Jacobian (_levenberg_marquardt, written here because scipy's least_squares took dense SVDs or BLAS-heavy
-LSMR steps, 10-25x slower on this problem) minimises the weighted error between simulated and measured u, v, r
-and psi.
+sparse Jacobian (_levenberg_marquardt) minimises the weighted error between simulated and measured u, v, r, psi.
 
-Multiple shooting: each open-loop segment is cut into pieces of `piece_s` seconds, and each piece starts from
-its own initial state (u0, v0, r0, psi0), free in the fit (started at the measured values). Free, because a
-measured initial state carries the same noise that biases least squares; short pieces, because a directionally
-unstable hull run open loop for 20 s diverges from any slightly different model and because slow disturbances
-(a GNSS bias wandering over minutes) become a constant over a piece, which the free initial state absorbs. The
-pieces are independent (no continuity constraints): each adds four nuisance parameters and nothing else.
+Multiple shooting: each open-loop segment is cut into pieces of `piece_s` seconds, each starting from its own
+initial state (u0, v0, r0, psi0), free in the fit (started at the measured values). The pieces are independent
+(no continuity constraints): each adds four nuisance parameters and nothing else.
 
 Weights: each output channel c is weighted by 1 / (sigma_c sqrt(k_c)), sigma_c its residual standard
-deviation and k_c twice its integrated autocorrelation time in samples (one independent sample per k_c), both
-from a first pass.
+deviation and k_c twice its integrated autocorrelation time in samples, both from a first pass.
 
-Intervals: the wider of two 95 % intervals. One from the z-block of (J^T W J)^-1 at the optimum (J the
-Jacobian, initial states included, so their uncertainty is accounted for), with Student's t on the independent
-samples less the parameters: right for white noise. The other a delete-a-block jackknife
-(estimation/identification/block_jackknife.py) over blocks of consecutive pieces of a segment, `block_s` (24 s) long,
-with
-Student's t on the blocks less one: the velocities of 1 Hz GNSS err alike for tens of seconds, which the first
-interval cannot see (on nine simulated identification flights it held the truth 54 times of 77, the wider one
-73). A required parameter whose interval is wider than its value is refused (IdentificationError), as in
-fit_hull. Pure numpy/scipy, no I/O.
+Intervals: the wider of two 95 % intervals: one from the z-block of (J^T W J)^-1 at the optimum (initial
+states included), with Student's t on the independent samples less the parameters (right for white noise);
+the other a delete-a-block jackknife (estimation/identification/block_jackknife.py) over blocks of consecutive
+pieces of a segment, `block_s` (24 s) long, with Student's t on the blocks less one (errors correlated over
+tens of seconds). A required parameter whose interval is wider than its value is refused
+(IdentificationError), as in fit_hull. Pure numpy/scipy, no I/O.
+Why: docs/design-notes/estimation-and-drivers.md, "Identification fits".
 """
 from __future__ import annotations
 
@@ -327,8 +316,7 @@ def _profiled_pieces(rows: np.ndarray, residual: np.ndarray, n_glob: int):
 
 def _levenberg_marquardt(fun, jac, q0: np.ndarray, max_iter: int) -> np.ndarray:
     """Minimise |fun(q)|^2 from q0 by Levenberg-Marquardt on the normal equations of a sparse Jacobian (the
-    multiple-shooting Jacobian is mostly zeros; scipy's least_squares would take dense SVDs or BLAS-heavy LSMR
-    iterations of it, many times slower here). Stops when an accepted step lowers the cost by less than 1e-9
+    multiple-shooting Jacobian is mostly zeros). Stops when an accepted step lowers the cost by less than 1e-9
     of it, or after max_iter Jacobians."""
     q = np.asarray(q0, float).copy()
     r = fun(q)

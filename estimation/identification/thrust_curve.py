@@ -9,28 +9,21 @@ cmd = (pulse_us - neutral_pulse_us) / half_range_us (dimensionless, -1..1 over 1
     then clipped to [-max_reverse_n, max_forward_n]
 
 T in newtons, positive = forward thrust (pulses above neutral), negative = reverse. B > 0 on both sides: thrust
-rises with the pulse everywhere. The paper writes the dead zone as |cmd| <= 0.01; here it is a pulse interval
-estimated from the data (the T200's is about 1464-1536 us at 12 V, not 1496-1504 us).
+rises with the pulse everywhere. The dead zone is a pulse interval estimated from the data (the paper writes
+|cmd| <= 0.01).
 
-What the fit frees, and why. The six parameters of a side are not all identifiable:
-  * M is redundant: C + exp(-B (cmd - M)) = exp(B M) (C exp(-B M) + exp(-B cmd)), so a change of M is undone by
-    changes of C and K. M is held at the paper's value (0 forward, -1 reverse).
-  * The inner asymptote (A_f, the thrust the forward curve tends to far below neutral; K_r on the reverse side)
-    is held at 0 N, as in the paper's Table 2 (A_pos 1e-6, K_neg -1e-5).
 Free per side: the outer parameter (K_f > 0 forward, A_r < 0 reverse), B, v and C, within bounds
 (`OUTER_BOUND_FACTOR` times the side's largest measured thrust, B in [0.1, 30], v in [0.05, 10], C in
-[0.01, 20]). A bench curve is convex almost to full throttle, so the upper asymptote is barely seen: the outer
-parameter often ends at its bound and trades off against C. The fitted numbers then describe the curve over the
-measured pulse range, not physical constants; `ThrustFit.at_bounds` lists the parameters that ended on a bound.
-The curve itself (what the goodness figures measure) is well determined.
-Holding the inner asymptote at 0 N has a cost: the fitted forward curve leaves the dead zone at 1-2 N instead
-of the T200's 0.4 N, so the largest error is at the first pulses out of the dead zone (1.1 N at 1540 us at
-12 V). Freeing it halves the RMSE on the T200 tables but makes every parameter a bound-riding trade-off; the
-table form (thrust_table) is what a thrust map should use near the dead zone.
+[0.01, 20]). Held: M at the paper's value (0 forward, -1 reverse; it is redundant with C and K) and the inner
+asymptote (A_f forward, K_r reverse) at 0 N, as in the paper's Table 2. The outer parameter may end at its
+bound, trading off against C: the fitted numbers describe the curve over the measured pulse range, not
+physical constants; `ThrustFit.at_bounds` lists the parameters that ended on a bound. Near the dead zone a
+thrust map should use the table form (thrust_table).
 
 Also here: the dead zone from the data, the bench samples as a monotonic table (a drivers.thrust_map.ThrustMap),
 goodness figures, and paper 000's Table 2 curve as a ThrustCurve to compare on the same data.
 Pure numpy/scipy, no I/O.
+Why: docs/design-notes/estimation-and-drivers.md, "Identification fits".
 """
 from __future__ import annotations
 
@@ -170,8 +163,7 @@ def average_per_pulse(pulse_us, thrust_n) -> Tuple[np.ndarray, np.ndarray]:
 def zero_threshold_n(thrust_n, fraction: float = DEAD_ZONE_FRACTION) -> float:
     """|thrust| [N] below which a mean thrust counts as none: `fraction` of the largest measured |thrust|.
 
-    The default 0.5 %: at 1 % the T200's first real step out of its dead zone (0.36 N at 1460 us at 12 V, 0.98 %
-    of 36.4 N) would count as dead; a load cell's noise is averaged down by the per-pulse means."""
+    Default 0.5 %. Why: docs/design-notes/estimation-and-drivers.md, "Identification fits"."""
     return fraction * float(np.max(np.abs(thrust_n)))
 
 

@@ -1,8 +1,6 @@
 """Body velocities for identification from what the boat measures, without its hull model.
 
-The autopilot's EKF predicts with the vessel file's hull model, so its u and v lean toward that model exactly
-where an identification must not: fitting them returns the file, not the boat (measured in
-benchmarks/bench_identification.py). This smoother uses kinematics only:
+Kinematics only (no hull model: the EKF's u and v lean toward the vessel file's):
 
     state x = [north, east, v_north, v_east, b_x, b_y, d_north, d_east]   (m, m/s, m/s^2, m)
     d(north, east)/dt     = (v_north, v_east)
@@ -13,18 +11,17 @@ benchmarks/bench_identification.py). This smoother uses kinematics only:
 
 a_meas is the accelerometer's horizontal specific force in body FRD (on a level hull it is the inertial
 acceleration, (u_dot - r v, v_dot + r u)) and psi the heading. Each step integrates R(psi) a_meas by the
-trapezoid rule (the mean of the step's two ends): taking the end of the step alone shifts the velocity by half a
-step, which in a turn at 50 Hz put 0.01 m/s into the sway speed. GNSS fixes correct position and, when the
+trapezoid rule (the mean of the step's two ends). GNSS fixes correct position and, when the
 receiver gives speed and course, velocity. A forward Kalman pass (filterpy) and a Rauch-Tung-Striebel
 backward pass over the whole run give the smoothed track; u and v are its velocity rotated into the body frame.
 
-The heading matters as much as the velocity: v = -sin(psi) v_north + cos(psi) v_east, so a heading error of
-delta puts u * delta into v. The autopilot's logged heading errs with the turn (on the simulated mission +0.7
-deg to starboard, -0.4 deg to port); given the gyro, the heading used is estimation/heading/smoother.py's
-(the gyro integrated, held to the logged heading at low frequency: 0.15 deg RMS there).
+v = -sin(psi) v_north + cos(psi) v_east, so a heading error of delta puts u * delta into v; given the gyro,
+the heading used is estimation/heading/smoother.py's (the gyro integrated, held to the logged heading at low
+frequency).
 
 They are over the ground: in a current they include it (identify in still water, or subtract a known current).
 Roll and pitch are ignored (a level boat in calm water: the identification conditions).
+Why: docs/design-notes/estimation-and-drivers.md, "Identification fits".
 """
 from __future__ import annotations
 

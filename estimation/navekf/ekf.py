@@ -1,48 +1,31 @@
 """The navigation EKF: GNSS + gyro + magnetometer fused through the vessel's 3-DOF model.
 
-`NavigationEKF.step(t_s, batch, thrust)` implements autopilot.interfaces.NavigationFilter. The filter is
-filterpy's ExtendedKalmanFilter (Joseph-form update) with the process model of estimation/navekf/model.py;
-the state is [north, east, heading, u, v, r, gyro bias, current north, current east, surge drag error, yaw
-acceleration bias] (see ekf_model); what a GNSS fix should read is estimation/navekf/gnss_rows.py.
+`NavigationEKF.step(t_s, batch, thrust)` implements autopilot.interfaces.NavigationFilter: filterpy's
+ExtendedKalmanFilter (Joseph-form update) with the process model and state of estimation/navekf/model.py; GNSS
+rows: gnss_rows.py, sample preparation: measurements.py, tuning: tuning.py (all in estimation/navekf/).
 
-How a cycle is processed:
-- Samples are taken in time order. A measurement is compared with the state extrapolated to the
-  measurement's own time stamp (h(x) + dt * h_dot(x), first order), so samples a few tens of milliseconds
-  older or newer than the filter's time need no predict of their own; when the next sample lies more than
-  `predict_gap_s` ahead, the filter is first predicted to it. Then the filter is predicted to t_s. At 50 Hz
-  this is one predict per cycle however many samples arrive.
-- IMU samples update a roll/pitch complementary filter (for tilt compensation) and are averaged per
-  window of `window_s` into one gyro measurement of r + bias. Magnetometer samples are calibrated,
-  tilt-compensated (see EkfTuning.tilt_reference), turned into true heading with the configured
-  declination, and averaged per window. That preparation is estimation/navekf/measurements.py; the tuning
-  (noise densities, gates, timings) is estimation/navekf/tuning.py.
-- GNSS position is gated by its Mahalanobis distance (chi-square, 2 dof). Rejections are counted. When fixes
-  keep being rejected for `gps_reacquire_s` (the filter is wrong, e.g. after an outage it did not
-  account for, or GNSS moved for good), the position covariance is inflated to cover the innovation and
-  the fix is accepted: the filter re-converges.
-- GNSS speed/course becomes a NED velocity measurement; below `gps_course_min_speed_mps` its covariance
-  grows by sog^2 (course means little when slow).
-- A heading and the gyro mean of the same cycle are fused in one 2-D update, GNSS position and velocity
-  in one 4-D update (each part gated on its own): two filterpy updates per cycle at most, usually one.
-- The vessel model is never taken as right (estimation.navekf.model_consistency): two model-error states (surge and
-  yaw acceleration the model does not explain) are estimated; the process noise of the velocity and
-  model-error states grows while GNSS velocity innovations say the model mispredicts; and a fix failing the
-  position gate after the innovation grew gradually (model drift, not a receiver jump) is accepted with the
-  covariance widened at once, counted in `model_drift_accepts`, instead of being rejected until a
-  re-acquisition that the glitch failsafe would see.
-- Unless the boat runs straight (|yaw rate| <= `turn_yaw_rate_rps`, 0.05 rad/s), gyro and heading updates
-  move heading, yaw rate, gyro bias, velocity and the yaw model error but leave position, current and drag
-  error to GNSS. They tell about those states only through the covariance the vessel model builds, which is
-  what a wrong model gets wrong: in a turn its yaw rate is off one way for seconds, and 50 Hz gyro updates
-  dragged the position metres across the next leg; a hull whose yaw damping is off weaves on its legs, and
-  the same coupling taught the drag error a wrong value. On straight running the update is the full one:
-  heading and crab (current) stay consistent, which the compass fallback (GNSS course minus crab) needs.
-- Samples with non-finite values are dropped and counted; a thrust of None (or non-finite) means "thrust
-  unknown": surge and yaw rate then follow GNSS and the gyro (see ekf_model). Should the filter ever hold
-  non-finite numbers it starts again from scratch (counted), so the loop never sees NaN.
-- The published NavState is the filter state plus a smoothing offset (estimation/navekf/output.py): every
-  correction of position and heading is taken up by the offset, which then decays. The boat never sees a
-  step from a GNSS update or a re-acquisition; the filter's own state stays optimal.
+- Samples are taken in time order and compared with the state extrapolated to their own stamp (first order);
+  the filter is predicted to a sample only when it lies more than `predict_gap_s` ahead, then to t_s.
+- IMU samples feed a roll/pitch complementary filter and are averaged per `window_s` into one gyro
+  measurement of r + bias; magnetometer samples are calibrated, tilt-compensated, turned into true heading
+  with the declination and averaged likewise. A heading and the gyro mean of one cycle are one 2-D update,
+  GNSS position and velocity one 4-D update (each part gated on its own).
+- GNSS position is gated by its Mahalanobis distance (chi-square, 2 dof); rejections are counted. Fixes
+  rejected for `gps_reacquire_s` are accepted with the position covariance inflated to cover them
+  (`gps_reacquisitions`). GNSS speed/course is a NED velocity; below `gps_course_min_speed_mps` its variance
+  grows by sog^2.
+- The model is never taken as right (estimation.navekf.model_consistency): two model-error states are
+  estimated, velocity and model-error process noise grows while velocity innovations say the model
+  mispredicts, and a fix failing the gate after a gradual growth (model drift, not a receiver jump) is
+  accepted at once with the covariance widened (`model_drift_accepts`).
+- While |yaw rate| > `turn_yaw_rate_rps` (0.05 rad/s) gyro and heading updates leave position, current and
+  drag error to GNSS; on straight running the update is the full one.
+- Non-finite samples are dropped and counted; a thrust of None (or non-finite) means "thrust unknown". A filter
+  holding non-finite numbers restarts from scratch (`filter_resets`): the loop never sees NaN.
+- The published NavState is the state plus a decaying smoothing offset (estimation/navekf/output.py): no
+  step from an update or a re-acquisition reaches the boat; the filter's own state stays optimal.
+
+Why: docs/design-notes/estimation-and-drivers.md, "The EKF".
 """
 from __future__ import annotations
 
@@ -565,13 +548,9 @@ class NavigationEKF:
         """Fill rows row, row+1 with speed/course as a NED ground velocity at the fix time, dt_s after the
         filter time (negative: the fix describes the boat earlier), and gate it. True if it is to be used.
 
-        Speed and direction through the water are taken as the filter's now, at the antenna (on the stern
-        deck 1.2 m aft, a 0.38 rad/s turn moves it 0.46 m/s sideways more than the reference point,
-        tests/estimation/test_ekf_antenna_velocity.py); the heading is taken back to the fix time (psi + r dt_s): see
-        estimation/navekf/gnss_rows.py. An L76K at 9600 baud hands a fix over 0.74-0.76 s after the first
-        sentence that stamps it (dt_s = -0.76), and in a turn at 0.1 rad/s the boat's velocity has turned
-        4 degrees since: compared with the heading of now, that reads as sway the model did not predict
-        (tests/estimation/test_ekf_late_fix.py)."""
+        Speed and direction through the water are taken as the filter's now, at the antenna (lever arm
+        included); the heading is taken back to the fix time (psi + r dt_s): see estimation/navekf/gnss_rows.py.
+        Why: docs/design-notes/estimation-and-drivers.md, "The EKF"."""
         if fix.sog_mps is None or fix.cog_rad is None:
             return False
         sog = fix.sog_mps
@@ -643,8 +622,7 @@ class NavigationEKF:
         if yaw and abs(kf.x[IX_R, 0]) > self.tuning.turn_yaw_rate_rps:
             # A turn is where a wrong model mispredicts most: the gyro disagrees with the model's yaw rate, one
             # sign for seconds, and each update would move the position through its covariance with the yaw
-            # rate (metres across the next leg on a hull with thrust x2.5). Position, current and drag error
-            # are left to GNSS until the turn is over.
+            # rate. Position, current and drag error are left to GNSS until the turn is over.
             self._update_consider(z, H, hx, R, 0, residual, _TURN_YAW_FROZEN)
         elif position_rows and self.tuning.surge_bias_from_velocity_only:
             self._update_consider(z, H, hx, R, position_rows)

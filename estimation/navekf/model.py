@@ -1,16 +1,14 @@
 """The navigation EKF's process model: the vessel's 3-DOF Fossen model with a constant water current.
 
-State vector x (column, shape (9, 1)), NED/FRD, SI units:
+State vector x (column, shape (N_STATES, 1) = (11, 1)), NED/FRD, SI units:
 
-    0 north_m      position of the centre of gravity
-    1 east_m
+    0, 1 north_m, east_m   position of the centre of gravity
     2 heading_rad  clockwise from true north (kept wrapped to [-pi, pi))
     3 u_mps        surge speed relative to the water
     4 v_mps        sway speed relative to the water (+ to starboard)
     5 r_rps        yaw rate (+ turning to starboard)
     6 gyro_bias_rps  gyro z bias: gyro reads r + bias
-    7 current_n_mps  water current, NED
-    8 current_e_mps
+    7, 8 current_n_mps, current_e_mps   water current, NED
     9 surge_drag_error       model error: the surge damping is (1 + this) times the vessel file's
    10 yaw_accel_bias_rps2    model error: the yaw acceleration the vessel file does not explain
 
@@ -20,17 +18,14 @@ Kinetics (Fossen, irrotational constant current, so the whole model is written i
     m22 v_dot = -m11 u r + Y_v v + Y_vv |v| v
     m33 r_dot = N - (m22 - m11) u v + N_r r + N_rr |r| r  + m33 b_r
 with m11 = m - X_udot, m22 = m - Y_vdot, m33 = Iz - N_rdot, X = sum T_i, N = -sum y_i T_i.
-k_d and b_r are slow random walks the filter estimates. k_d scales the surge damping: it absorbs a wrong drag
-and, at the steady speeds a boat spends its time at, a wrong thrust table alike (thrust x 0.8 balances the
-drag as drag x 1.25 does), and it carries over to other speeds, as an additive force would not. An additive
-surge force was tried first and lost to the water current: wind along the track flips sign with every leg
-of a survey, and a free body-axis force chased it (a matched model lost 20 % of its accuracy, 10 seeds).
-b_r is the yaw moment per unit inertia the file does not explain (one weaker motor, a yaw-damping error at
-steady turn rates). Their process noise grows only while the innovations show the model is wrong
+k_d and b_r are slow random walks the filter estimates: k_d scales the surge damping (it absorbs a wrong drag
+and, at steady speed, a wrong thrust table alike), b_r is the yaw moment per unit inertia the file does not
+explain. Their process noise grows only while the innovations show the model is wrong
 (estimation.navekf.model_consistency).
-When the thrust is unknown, surge speed and yaw rate are held constant (no damping, no forcing) and the
-process noise on them is raised, so GNSS velocity and the gyro carry them; sway keeps its hull dynamics
-(thrusters never push sideways).
+When the thrust is unknown, surge speed and yaw rate are held constant (no damping, no forcing) with raised
+process noise, so GNSS velocity and the gyro carry them; sway keeps its hull dynamics.
+
+Why: docs/design-notes/estimation-and-drivers.md, "The EKF".
 """
 from __future__ import annotations
 

@@ -9,9 +9,7 @@ estimation.navekf.model):
   current (on a straight leg the two look alike); it gets process noise only while the data say the model
   is wrong. While the GNSS position and velocity innovations along the bow keep one sign, the filter widens
   that state's covariance and process noise; once they centre on zero again it keeps what it learned and
-  stops moving it. A model-error state with process noise all the time, on a model that is right, chases the
-  wind and the noise: a matched FOKA lost 10-20 % of its estimate accuracy with one (measured, 10 seeds),
-  and a WAM-V dead-reckoning through a 30 s GNSS outage ended 3.6 m off instead of 0.4 m.
+  stops moving it.
 - `InnovationMonitor`: per-axis statistics of the normalised innovations the model produces (surge and sway
   from GNSS velocity, yaw from the gyro), as moving averages over about `window` updates. A consistent filter
   shows 1 on each axis. `consistency` (GNSS velocity NIS per degree of freedom) scales the process noise of
@@ -26,6 +24,7 @@ estimation.navekf.model):
   a run that began with a jump stays a glitch (rejected until the filter's own re-acquisition timeout).
 
 Pure: arrays and floats in, decisions out; no clock, no I/O.
+Why: docs/design-notes/estimation-and-drivers.md, "The EKF".
 """
 from __future__ import annotations
 
@@ -139,8 +138,7 @@ class DriftGate:
     gate. Returns "ok" (passed the gate), "outlier" (the first failure of a gradual run: reject it, as a 1-in-
     1000 noise outlier is), "drift" (the second and later failures of a run that grew gradually from fixes that
     agree with each other: accept with the covariance widened) or "glitch" (failed after a sudden jump, or
-    within a run that began with one: reject). Taking a lone outlier as drift widened the covariance for noise
-    and cost a 10 Hz WAM-V a sixth of its accuracy (measured).
+    within a run that began with one: reject).
 
     Sudden: the change of innovation since the previous fix, normalised by twice the fix variance plus what
     the innovation covariance grew by (the two fixes' noise and the prediction's), exceeds `jump_gate`
