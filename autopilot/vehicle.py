@@ -10,29 +10,23 @@ Commands (any thread that owns the autopilot, between cycles; times on the runne
   arm(t_s) -> ArmResult            refused, with one reason per failed check, unless the pre-arm checks pass
                                    (autopilot/safety/prearm.py: all of them in a navigating mode, the ESC output in
                                    HOLD/MANUAL); `prearm_failures(t_s)` lists them without arming
-  disarm(t_s, reason)
+  disarm(t_s, reason); load_mission(mission)
   set_mode(name, reason)           MANUAL, HOLD, LOITER, AUTO, RTL, CALIBRATE_ON_WATER; ValueError when unknown
-                                   or forbidden by an active failsafe. Takes effect on the next cycle. A navigating
-                                   mode chosen while armed starts only once the navigation checks pass (until then:
-                                   neutral).
+                                   or forbidden by an active failsafe; takes effect on the next cycle; a navigating
+                                   mode chosen while armed stays neutral until the navigation checks pass
   operator_command(t_s, throttle, steering)   MANUAL's input in [-1, 1]; also an operator heartbeat
   operator_heartbeat(t_s)          the operator's station is alive (link-loss failsafe)
   report_overrun(t_s, late_s)      the runner missed a cycle's deadline (overrun failsafe)
   set_actuator(sink)               what `connected` is read from (ESC-disconnect failsafe, pre-arm check)
-  load_mission(mission)
 
-Every mode change is an Event (kind "mode") with its reason; every failsafe an Event (kind "failsafe") with
-`failsafe` (what) and `action` (what was done). What AUTO does at the end of the mission is the mission's
-`on_complete` (loiter at the last waypoint, hold, or rtl: back to the launch point, then loiter).
+Events: each mode change (kind "mode", with its reason), each failsafe (kind "failsafe", `failsafe` and `action`).
+AUTO ends as the mission's `on_complete` says: loiter at the last waypoint, hold, or rtl (home, then loiter).
 
-First day on the water (no magnetometer calibration): arming in a navigating mode is refused, except in
-CALIBRATE_ON_WATER (autopilot/modes/calibrate_on_water.py), which needs every other navigation check. It flies
-circles on the gyro and GNSS and fits; an accepted fit is installed in the sensor path (the magnetometer samples
-are corrected before the estimator, whose heading is then taken afresh), written over the calibration file
-(old one kept, autopilot/calibration/store.py) when there is one, logged as a "calibration" Event with the
-fit's figures, and the vehicle goes on to AUTO. A refused fit, leaving the box, a time-out or a failsafe: HOLD.
-The calibrations in use (the backend's, the installed fit, the continuous watch's) are `self.compass`
-(autopilot/calibration/compass.py).
+Without a magnetometer calibration, arming in a navigating mode is refused except in CALIBRATE_ON_WATER
+(autopilot/modes/calibrate_on_water.py, which needs every other navigation check). Its accepted fit is installed
+in the sensor path (the estimator takes its heading afresh), written over the calibration file if any (old one
+kept, autopilot/calibration/store.py), logged as a "calibration" Event, and AUTO follows; a refused fit, leaving
+the box, a time-out or a failsafe: HOLD. The calibrations in use: `self.compass` (autopilot/calibration/compass.py).
 """
 from __future__ import annotations
 
@@ -720,9 +714,8 @@ class Autopilot:
 
     def _watch_turns(self, t_s: float, yaw_rate_rps: float, yaw_nm: float) -> None:
         """Measure the boat's turning against its file's (autopilot/guidance/turn_rate_watch.py); guidance slows its
-        corners
-        by the ratio and, with the drift the estimator has learnt, plans where to begin them. Warn once when the
-        boat turns markedly slower than filed."""
+        corners by the ratio and, with the drift the estimator has learnt, plans where to begin them. Warn once
+        when the boat turns markedly slower than filed."""
         w = self.turn_watch
         w.update(t_s, yaw_rate_rps, yaw_nm)
         self.guidance.turn_scale = w.scale

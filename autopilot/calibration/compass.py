@@ -5,9 +5,8 @@ Three calibrations meet here:
   else the vessel's sensors.mag.calibration_file, which the boat's driver reads);
 - the installed one: fitted on the water by CALIBRATE_ON_WATER and applied here, to the samples, before the
   estimator (`corrected`);
-- the continuous watch's (autopilot/calibration/mag_watch.py): it checks the heading against the GNSS course and
-rewrites the
-  calibration file with an update it accepts.
+- the continuous watch's (autopilot/calibration/mag_watch.py): it checks the heading against the GNSS course
+  and rewrites the calibration file with an update it accepts.
 
 `problem` is why arming in a navigating mode must wait for a calibration (None: it need not); the pre-arm checks
 read it. Events (the accepted fit, a file that could not be written, the watch left off) go through `emit`, the

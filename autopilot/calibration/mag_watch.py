@@ -1,53 +1,32 @@
 """The continuous magnetometer calibration in the autopilot's cycle (estimation/heading/mag_online.py does the math).
 
-Each cycle, before the estimator: the delivered magnetometer samples (the backend's calibration already
-applied, "base") are stored for the fits, and, once an update has been accepted, replaced by the running
-correction of them, so the EKF sees the corrected field. After the estimator: each GNSS fix with a course
-gives a reference heading, and the round of fits advances by one window.
+Each cycle, before the estimator, the delivered magnetometer samples (the backend's calibration, "base", applied)
+are stored for the fits and, once an update is accepted, replaced by their running correction; after it, each
+GNSS fix with a course gives a reference heading and the round of fits advances by one window.
 
-The reference heading. Over ground the boat moves at v_g = u (cos psi, sin psi) + d (NED): its own speed
-through the water along the bow plus the drift d the EKF knows (water current, wind push, leeway: the
-velocity over ground minus the surge through the water, in NED). So psi_ref = atan2(v_g - d), and the crab is
-COG - psi_ref. The EKF's crab cannot be taken as it stands at every fix: after a magnetic disturbance the
-filter explains the wrong heading by sway and current within seconds, and COG minus its crab is then its own
-wrong heading again. So the drift is the EKF's, low-passed (DRIFT_TAU_S) with each sample weighted by the
-inverse of the filter's variance of it (a filter just converged on position and heading still splits the
-velocity over ground badly into surge and current: its first turn must not stay in the drift), learnt for
-all courses and per DRIFT_SECTORS sector of course over ground (leeway changes with the heading relative to
-the wind; a survey comes back to the same headings; each sector its own weighted mean, see _learn_drift), and
-only while the magnetic heading agrees with the references. It is held while the mean of the last
-DRIFT_TRUST_FIXES reference errors exceeds warn_consistency_deg, until the EKF's drift on the present course has
-come back within DRIFT_RESUME_MPS of the held one (after a correction the filter unlearns the disturbance
-slowly) or DRIFT_MAX_HOLD_S has passed: the disturbance cannot teach it.
-A drift that changes while held (wind shifts, a new current) is the error this leaves.
-A course becomes a reference only while the hull's slide the vessel file predicts is within MAX_SLIDE_RAD of
-the bow: the file's linear sway, v relaxing toward (m - X_udot) u r / Y_v with the time constant
-(m - Y_vdot) / -Y_v, driven by the estimate's surge and yaw rate. A hull slides out of every turn, and one whose
-sway is slow goes on sliding after its yaw rate has fallen under max_ref_yaw_rate_rps (the IAcquaBot's 3.2 s:
-the first 5 s after its turns read 15 degrees RMS off a right compass, and its demo survey was warned of a
-magnetic disturbance), while the drift, low-passed over DRIFT_TAU_S, holds none of it. The yaw a hull makes
-in waves is mostly too quick to move its sway, and the prediction lets it through as it should.
+Reference heading psi_ref = atan2(v_g - d), v_g the velocity over ground, d the drift (NED: current, wind push,
+leeway); the crab is COG - psi_ref. d is the EKF's, low-passed over DRIFT_TAU_S with inverse-variance weights,
+for all courses and per DRIFT_SECTORS sector of course over ground (_learn_drift); it is held while the mean
+of the last DRIFT_TRUST_FIXES reference errors exceeds warn_consistency_deg, until the EKF's drift on the present
+course is back within DRIFT_RESUME_MPS of it or DRIFT_MAX_HOLD_S has passed. A course is a reference only while
+the hull's slide the vessel file predicts (v relaxing toward (m - X_udot) u r / Y_v with the time constant
+(m - Y_vdot) / -Y_v, from the estimate's surge and yaw rate) is within MAX_SLIDE_RAD of the bow.
 
-An accepted update is an Event (kind "calibration") with before/after figures, and, when there is a
-calibration file (sensors.mag.calibration_file, or the path given), is written over it with the old file kept:
-`<file>.prev` (the one just replaced) and `<file>.orig` (the one the boat started the first update from, never
-overwritten). The file holds base and running correction composed: what the driver should apply next start.
+An accepted update is an Event (kind "calibration") with before/after figures and, with a calibration file
+(sensors.mag.calibration_file, or the path given), is written over it: base and running correction composed,
+the old file kept as `<file>.prev` and the one before the first update as `<file>.orig` (never overwritten).
 
-`mag_consistency_deg` (RMS of magnetic heading - GNSS-course heading at speed over the last minute [deg], None
-without enough fixes) is refreshed once a second; past sensors.mag.online.warn_consistency_deg it raises a
-warning Event once per episode (cleared below half the threshold).
+`mag_consistency_deg` (RMS of magnetic minus GNSS-course heading at speed, last minute [deg]; None without enough
+fixes), refreshed once a second, warns once per episode above sensors.mag.online.warn_consistency_deg (ends below half).
 
-Fallback (sensors.mag.online.fallback_speed_mps > 0): while mag_consistency exceeds the warning threshold and
-the GNSS speed is at least fallback_speed_mps, the EKF gets no magnetometer samples; instead, at each GNSS fix
-with a usable course, a synthetic field whose tilt-compensated heading is the mean of the last
-FALLBACK_MEAN_FIXES reference headings (COG - crab, the held drift), each carried to now by the integral of the
-estimate's yaw rate (one course is noisy), so the filter's heading follows the GNSS course, and its gyro
-between fixes. In turns the course lags the bow by the receiver's latency (about 0.5 s times the turn rate).
-A "failsafe" event (failsafe "compass", action "gnss-heading") starts it; it ends ("recovered") when
-mag_consistency falls below half the threshold (the magnetometer, refitted or undisturbed, agrees again) or
-the speed has stayed 0.1 m/s below fallback_speed_mps for FALLBACK_SLOW_EXIT_S (the course no longer says where
-the bow points). A slow corner is shorter than that: through it the EKF keeps its gyro, with no heading
-aiding, rather than taking back the compass that was found disturbed.
+Fallback (sensors.mag.online.fallback_speed_mps > 0): while mag_consistency exceeds the warning threshold at a
+GNSS speed of at least fallback_speed_mps, the EKF gets no magnetometer samples but, at each GNSS fix with a
+usable course, a synthetic field whose tilt-compensated heading is the mean of the last FALLBACK_MEAN_FIXES
+reference headings, each carried to now by the integrated yaw rate (in turns the course lags the bow by the
+receiver's latency, about 0.5 s times the turn rate). It starts with a "failsafe" event (failsafe "compass",
+action "gnss-heading") and ends ("recovered") when mag_consistency falls below half the threshold or the speed
+has stayed 0.1 m/s below fallback_speed_mps for FALLBACK_SLOW_EXIT_S (until then: gyro only, no heading aiding).
+Why: docs/design-notes/core.md, "Calibration".
 """
 from __future__ import annotations
 
@@ -402,8 +381,7 @@ class MagCalibrationWatch:
 def _drift_weights(estimator, heading_rad: float) -> tuple:
     """Weights (north, east) of one EKF drift sample in the watch's mean: 1 / its variance [1/(m/s)^2], the
     filter's current plus its sway turned to NED (covariances between them ignored), each floored at
-    DRIFT_MIN_STD_MPS. A filter still converging (a current of 0.1 m/s std in the first turns) weighs a
-    fraction of a settled one, so the start-up transient does not stay in the drift. (1, 1) without a
+    DRIFT_MIN_STD_MPS: a filter still converging weighs a fraction of a settled one. (1, 1) without a
     covariance to read."""
     try:
         p = estimator.covariance

@@ -54,17 +54,14 @@ class HeadingController:
     yaw rate. The integral term is limited to integral_limit_frac * max_yaw_nm; the output to +-max_yaw_nm.
 
     Besides the anti-windup on saturation, the integral is held while the heading is already closing on the
-    reference fast enough to get there within INTEGRAL_HOLD_PERIODS / w seconds at the present rate. A
-    setpoint step is then not integrated (the PI zero would otherwise cause most of the overshoot and a slow
-    tail: on a 20 deg step of the WAM-V preset at 1.5 m/s, 2.3 deg and 19 s to settle within 1 deg instead
-    of 1.0 deg and 4.7 s), while a steady offset from a disturbance, which does not close by itself, is
-    integrated as usual.
+    reference fast enough to get there within INTEGRAL_HOLD_PERIODS / w seconds at the present rate: a
+    setpoint step is not integrated, a steady offset from a disturbance (which does not close by itself) is.
 
-    Adaptive (control.heading.adaptive; the WAM-V preset has it on): m and d are those the boat shows.
+    Adaptive (control.heading.adaptive): m and d are those the boat shows.
     autopilot.control.yaw_adaptation.YawModelEstimator fits the yaw response to the moments commanded; once its fit
     is trusted, Kp, Kd and the fed-forward damping are designed on its m_hat and d_hat (each within x/÷3 of
-    the file's), so a weaker motor pair or a hull with more yaw damping than filed keeps the designed
-    bandwidth and turn rate instead of weaving in slow arcs. The integral and the output limits are as above.
+    the file's). The integral and the output limits are as above.
+    Why: docs/design-notes/core.md, "Control".
     """
 
     INTEGRAL_HOLD_PERIODS = 4.0
@@ -158,13 +155,12 @@ class SpeedController:
         tau_u = (m - X_udot)(u_d_dot - Kp e - Ki int(e)) - X_u u_d - X_u|u| u_d|u_d|,   e = u - u_d
     (Fossen signs: X_u, X_u|u| <= 0, so the last two terms are the drag to overcome). The drag is fed forward
     at the measured speed u_ff, but never beyond the reference's (u_ff = min(u, u_d) going ahead, max going
-    astern): drag compensation from a measured speed above the reference is positive feedback, and on a hull
-    with less drag than its file (WAM-V with X_u|u| x 0.4) it outgrew the PI and the speed swung between -2
-    and 3 m/s. Below the reference it compensates the drag the boat really meets (a boat slowing down in
-    LOITER glides instead of braking on reverse thrust). The reference u_d is
-    the requested surge speed ramped at control.speed.accel_limit_mps2, starting from the measured speed on
-    the first call, and u_d_dot is that ramp's rate. Requests beyond +-hull.max_speed_mps are clamped to it.
-    The output is clamped to [min_surge_n, max_surge_n]; the integral term to the width of that range.
+    astern): no drag compensation from a measured speed above the reference (that is positive feedback).
+    The reference u_d is the requested surge speed ramped at control.speed.accel_limit_mps2, starting from the
+    measured speed on the first call, and u_d_dot is that ramp's rate. Requests beyond +-hull.max_speed_mps are
+    clamped to it. The output is clamped to [min_surge_n, max_surge_n]; the integral term to the width of that
+    range.
+    Why: docs/design-notes/core.md, "Control".
     """
 
     def __init__(self, vessel: VesselConfig, max_surge_n: float, min_surge_n: float):

@@ -11,55 +11,14 @@ QGC WPL 110, one item per line, tab- or space-separated:
 
     SEQ CURRENT FRAME COMMAND PARAM1 PARAM2 PARAM3 PARAM4 LAT_DEG LON_DEG ALT_M AUTOCONTINUE
 
-What a boat takes from the items (MAV_CMD numbers from the MAVLink common message set):
-
-- item 0 is the home position (whatever its command). When it has a position it becomes the mission's anchor
-  (origin of the local frame) and the expected launch point (`start`); a home of 0, 0 means "unknown", ignored.
-- NAV_WAYPOINT (16): a waypoint at LAT/LON (frames 0, 3, 5, 6, 10, 11: all the global frames; ALT ignored).
-  PARAM1 (hold time) is not supported and is ignored with a note. PARAM2 (acceptance radius): one radius
-  applies to the whole mission, so when every NAV_WAYPOINT gives the same PARAM2 > 0 that is the mission's
-  `acceptance_radius_m`; otherwise a PARAM2 that differs from the mission's radius is ignored with a note.
-- DO_CHANGE_SPEED (178): PARAM2 is the speed [m/s] for the legs that follow (PARAM1 speed type 0 or 1, both
-  taken as speed through the water); -1 means no change. The first one before the first waypoint sets
-  `cruise_speed_mps` (also the speed home for RTL); any later one sets the speed of the legs after it.
-- NAV_RETURN_TO_LAUNCH (20) as the last item: `on_complete: rtl`.
-- NAV_LOITER_UNLIM (17) as the last item: a last waypoint there (if it has a position) and `on_complete: loiter`
-  with PARAM3 as the loiter radius when given.
-- DO_SET_MODE (176) to HOLD (PARAM1 with MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, PARAM2 = 4, ArduPilot Rover's HOLD)
-  as the last item: `on_complete: hold`. Without any of these three last items, `on_complete` comes from
-  `defaults`, else it is `loiter` (the boat keeps station at the last waypoint rather than drift).
-- Refused (the whole mission is rejected, naming the item): any other navigation command (MAV_CMD 16-99, e.g.
-  spline waypoints, loiter turns/time, land, takeoff), DO_JUMP (177), RTL, LOITER_UNLIM or DO_SET_MODE HOLD
-  before the last item, and waypoints in a local frame or at 0, 0 -- skipping any of them would change where
-  the boat goes.
-- Skipped with a note: everything else (DO_* actions such as camera or servo commands, CONDITION_* items); the
-  boat follows the same path without performing them.
-
-The fields items cannot carry (guidance law, geofence, ...) come from `defaults`, a mapping of MissionConfig
-keys, and otherwise from QGC_DEFAULTS; what the items do say (a speed, a uniform acceptance radius, the last
-item) wins over `defaults`.
-
-The same rules apply to items that do not come from a file (`mission_from_items`: a MAVLink upload), and
-`mission_to_items` writes any mission (YAML included) as the items a ground station downloads, which read back
-to a mission that flies the same (waypoints, speeds, acceptance radius, on_complete and loiter radius; not the
-guidance law, the fence or the initial heading of `start`). A one-waypoint mission that ends in a loiter has no
-NAV_WAYPOINT to carry its acceptance radius.
-
-MAVLink fences (MISSION_TYPE_FENCE, `fence_from_items`): one inclusion polygon only -- every item a
-NAV_FENCE_POLYGON_VERTEX_INCLUSION (5001) in a global frame with PARAM1 the polygon's vertex count (at least
-3, the same on every vertex, matching the vertices sent). Exclusion polygons (5002), circles (5003, 5004), a
-second inclusion polygon and anything else are refused naming the item. MAVLink rally points
-(MISSION_TYPE_RALLY, `rally_from_items`: NAV_RALLY_POINT, 5100, global frame) are kept so a ground station can
-download them again, but not flown: RTL goes to the launch point.
-
-QGroundControl .plan (`parse_qgc_plan`): `mission.items` are the items above (a SimpleItem's command, frame,
-params[7] = PARAM1..4, LAT, LON, ALT; null is 0), with `mission.plannedHomePosition` as item 0 and
-`mission.cruiseSpeed` as the cruise speed when the plan was made for a boat or rover (vehicleType 10 or 11;
-otherwise it is a fixed-wing speed and ignored with a note). ComplexItems (survey, corridor scan, structure
-scan) are refused: convert them to waypoints in QGC. `geoFence` may hold one inclusion polygon, which becomes
-the mission's geofence (replacing any in `defaults`); exclusion polygons, circles and a second polygon are
-refused. `rallyPoints.points` are read (LoadedMission.rally) but not flown. Errors name the key path
-("mission.items[3].params[2]") and never quote the file.
+The items, from a file or a MAVLink upload, are flown by the rules of `mission_from_items`: item 0 is home,
+NAV_WAYPOINT, DO_CHANGE_SPEED and a last RTL, LOITER_UNLIM or DO_SET_MODE HOLD are taken, other navigation
+commands and DO_JUMP refuse the whole mission naming the item, anything else is skipped with a note. The fields
+items cannot carry (guidance law, geofence, ...) come from `defaults`, a mapping of MissionConfig keys, and
+otherwise from QGC_DEFAULTS; what the items do say wins over `defaults`. `mission_to_items` writes any mission
+(YAML included) as the items a ground station downloads. MAVLink fences: `fence_from_items` (one inclusion
+polygon); rally points: `rally_from_items` (kept, not flown); .plan files: `parse_qgc_plan`.
+Why these rules: docs/design-notes/core.md, "Files".
 """
 from __future__ import annotations
 
@@ -178,7 +137,7 @@ def read_mission_file(path, defaults: Optional[Mapping] = None) -> LoadedMission
 # ------------------------------------------------------------------------------------------- waypoint files
 def parse_qgc_wpl(text: str, file: str = "<text>", defaults: Optional[Mapping] = None) -> LoadedMission:
     """Parse the text of a QGC WPL 110 file: its lines become MissionItems, which mission_from_items turns into a
-    mission (see the module docstring for what is taken)."""
+    mission (see there for what is taken)."""
     lines = [(n, ln.strip()) for n, ln in enumerate(text.splitlines(), start=1) if ln.strip()]
     if not lines or lines[0][1] != QGC_HEADER:
         # never quote the line: the file may be anything a stranger named (its content is not ours to echo)
@@ -194,10 +153,34 @@ def parse_qgc_wpl(text: str, file: str = "<text>", defaults: Optional[Mapping] =
 # ------------------------------------------------------------------------------------------- items -> mission
 def mission_from_items(items: Sequence[MissionItem], source: str,
                        defaults: Optional[Mapping] = None) -> LoadedMission:
-    """A mission from items (a waypoint file's lines, a MAVLink upload) by the rules in the module docstring.
+    """A mission from items (a waypoint file's lines, a MAVLink upload); MAV_CMD numbers from the MAVLink common
+    message set:
 
-    `source` names where they came from in messages (a file, "upload from ..."). Raises
-    ConfigError(source, "item N", reason) naming the first item that cannot be flown."""
+    - item 0 is the home position (whatever its command). When it has a position it becomes the mission's anchor
+      (origin of the local frame) and the expected launch point (`start`); a home of 0, 0 means "unknown", ignored.
+    - NAV_WAYPOINT (16): a waypoint at LAT/LON (frames 0, 3, 5, 6, 10, 11: all the global frames; ALT ignored).
+      PARAM1 (hold time) is not supported and is ignored with a note. PARAM2 (acceptance radius): one radius
+      applies to the whole mission, so when every NAV_WAYPOINT gives the same PARAM2 > 0 that is the mission's
+      `acceptance_radius_m`; otherwise a PARAM2 that differs from the mission's radius is ignored with a note.
+    - DO_CHANGE_SPEED (178): PARAM2 is the speed [m/s] for the legs that follow (PARAM1 speed type 0 or 1, both
+      taken as speed through the water); -1 means no change. The first one before the first waypoint sets
+      `cruise_speed_mps` (also the speed home for RTL); any later one sets the speed of the legs after it.
+    - NAV_RETURN_TO_LAUNCH (20) as the last item: `on_complete: rtl`.
+    - NAV_LOITER_UNLIM (17) as the last item: a last waypoint there (if it has a position) and
+      `on_complete: loiter` with PARAM3 as the loiter radius when given.
+    - DO_SET_MODE (176) to HOLD (PARAM1 with MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, PARAM2 = 4, ArduPilot Rover's
+      HOLD) as the last item: `on_complete: hold`. Without any of these three last items, `on_complete` comes
+      from `defaults`, else it is `loiter` (station keeping at the last waypoint).
+    - Refused (the whole mission is rejected, naming the item): any other navigation command (MAV_CMD 16-99,
+      e.g. spline waypoints, loiter turns/time, land, takeoff), DO_JUMP (177), RTL, LOITER_UNLIM or DO_SET_MODE
+      HOLD before the last item, and waypoints in a local frame or at 0, 0.
+    - Skipped with a note: everything else (DO_* actions such as camera or servo commands, CONDITION_* items);
+      the boat follows the same path without performing them.
+
+    The fields items cannot carry come from `defaults`, else QGC_DEFAULTS; what the items say (a speed, a uniform
+    acceptance radius, the last item) wins over `defaults`. `source` names where they came from in messages (a
+    file, "upload from ..."). Raises ConfigError(source, "item N", reason) naming the first item that cannot be
+    flown."""
     return _mission_from_items(list(items), source, defaults, lambda it: f"item {it.seq}", "waypoints")
 
 
@@ -316,7 +299,9 @@ def _is_hold(it: MissionItem) -> bool:
 # ------------------------------------------------------------------------------------------- mission -> items
 def mission_to_items(mission: MissionConfig) -> List[MissionItem]:
     """The items a ground station downloads for `mission` (one loaded from YAML or anything else); read back
-    by mission_from_items they fly the same path at the same speeds and end the same way.
+    by mission_from_items they fly the same path at the same speeds and end the same way (waypoints, speeds,
+    acceptance radius, on_complete and loiter radius; not the guidance law, the fence or the initial heading of
+    `start`). A one-waypoint mission that ends in a loiter has no NAV_WAYPOINT to carry its acceptance radius.
 
     Item 0 is home: the launch point (`start`), else the anchor, else the first waypoint (frame 0, command 16).
     Item 1 is DO_CHANGE_SPEED with the cruise speed (params 1, cruise, -1, 0). Then a NAV_WAYPOINT per waypoint
@@ -463,12 +448,15 @@ MAX_JSON_INT_DIGITS = 30             # an integer longer than this in a plan is 
 
 
 def parse_qgc_plan(text: str, file: str = "<text>", defaults: Optional[Mapping] = None) -> LoadedMission:
-    """A QGroundControl .plan (JSON, fileType "Plan"): the mission's SimpleItems become MissionItems (with
-    plannedHomePosition as item 0) flown by the rules of mission_from_items; the one inclusion polygon of its
-    geoFence becomes the mission's geofence (replacing any in `defaults`); its rally points are read into
-    LoadedMission.rally and not flown. Complex items (survey, corridor scan, structure scan), exclusion polygons,
-    circles and a second polygon are refused. Every error is ConfigError(file, key path such as
-    "mission.items[3].params", reason), never quoting the file."""
+    """A QGroundControl .plan (JSON, fileType "Plan"): the mission's SimpleItems become MissionItems (a
+    SimpleItem's command, frame, params[7] = PARAM1..4, LAT, LON, ALT; null is 0), with plannedHomePosition as
+    item 0, flown by the rules of mission_from_items; `mission.cruiseSpeed` is the cruise speed when the plan was
+    made for a boat or rover (vehicleType 10 or 11; otherwise it is a fixed-wing speed, ignored with a note).
+    The one inclusion polygon of its geoFence becomes the mission's geofence (replacing any in `defaults`); its
+    rally points are read into LoadedMission.rally and not flown. Complex items (survey, corridor scan,
+    structure scan: convert them to waypoints in QGC), exclusion polygons, circles and a second polygon are
+    refused. Every error is ConfigError(file, key path such as "mission.items[3].params", reason), never
+    quoting the file."""
     return _plan_from_doc(_json_loads(text, file), file, defaults)
 
 

@@ -75,14 +75,13 @@ YAW_LAG_MIN_S, YAW_LAG_MAX_S = 0.5, 6.0     # a turn's spin-up [s]: the file's y
 def heading_speed_factor(heading_error_rad: float, turn_scale: float = 1.0) -> float:
     """Share of the leg's speed [k HEADING_SLOWDOWN_FLOOR, 1] to ask for while pointing `heading_error_rad` off
     the desired heading: 1 within HEADING_SLOWDOWN_START_RAD, then cos(error) / cos(start), never below the
-    floor. A boat still turning onto a new leg then turns on a tighter circle instead of driving across the leg
-    at cruise (demo survey, seeds 1-3: cross-track RMS 5-7 % lower on the WAM-V, 0-2 % on FOKA). The dead band
-    keeps small corrections on a leg from costing speed: without it, FOKA flying on the GNSS course (compass
-    fallback) slowed below the fallback's speed after the switch's heading step and left it again.
+    floor: a boat still turning onto a new leg turns on a tighter circle, and small corrections on a leg
+    (within the dead band) cost no speed.
 
     A boat that turns slower than its file (`turn_scale` k < 1, autopilot/guidance/turn_rate_watch.py) is slowed further
     by 1 - (1 - k) w, w rising from 0 at HEADING_SLOWDOWN_START_RAD to 1 at TURN_SCALE_FULL_RAD: on a leg it
-    keeps its speed, from 45 deg off it turns on the file's circle."""
+    keeps its speed, from 45 deg off it turns on the file's circle.
+    Why: docs/design-notes/core.md, "Guidance"."""
     err = min(abs(heading_error_rad), math.pi / 2)
     c = math.cos(err) / math.cos(HEADING_SLOWDOWN_START_RAD)
     w = (err - HEADING_SLOWDOWN_START_RAD) / (TURN_SCALE_FULL_RAD - HEADING_SLOWDOWN_START_RAD)

@@ -2,10 +2,9 @@
 
 Guidance plans its corners on the file's turning ability (autopilot/guidance/turning.py: the lookahead, the corner
 slowdown). A hull with more yaw damping than filed (N_r x 2.5), weaker motors (thrust x 0.4) or a fouled
-propeller turns slower at full moment, and at the file's corner speed it swings wide of the next leg: on the
-IAcquaBot with N_r x 2.5 in calm water, 1.76 m cross-track RMS against 0.47 m matched. The turning radius is
-speed over yaw rate, so a boat that turns k times as fast as its file flies the file's circle at k times the
-speed.
+propeller turns slower at full moment, and at the file's corner speed it swings wide of the next leg. The
+turning radius is speed over yaw rate, so a boat that turns k times as fast as its file flies the file's circle
+at k times the speed.
 
 `TurnRateWatch` measures k in steady hard turns: once the moment delivered (after the allocator's limits) has
 stayed at least HARD_TURN_SHARE of the largest, one way, for SETTLE_TIME_CONSTANTS yaw time constants of the
@@ -13,6 +12,7 @@ file (m / d), each cycle compares the measured yaw rate with the file's steady y
 (turning.steady_yaw_rate_rps). `scale` is an exponential average of that ratio over TAU_S of hard turning,
 each sample clipped to [0, 1], and never below MIN_SCALE: a boat that turns faster than its file flies as
 before, one that turns slower slows its corners. Until the first hard turn it is 1.
+Why: docs/design-notes/core.md, "Guidance".
 """
 from __future__ import annotations
 

@@ -4,29 +4,24 @@ The law asks for a velocity over ground toward the centre, proportional to the d
 (`quiet_frac` of the radius, where estimate noise is not chased; gain_per_s, at most max_speed_mps), and
 steers the bow along the velocity through the WATER that needs: that velocity minus the drift the estimator
 has learnt (its water-current estimate, which also takes up the steady push of the wind).
-At the centre the boat therefore points into the drift and pushes just hard enough to stand still over
-ground; off to one side it crabs back; downstream it drives forward, upstream it eases off or backs. The
-speed setpoint is the wanted ground velocity along the boat's actual heading, so a boat facing the wrong way
-backs or waits instead of circling out. Nothing switches at the edge of the circle, so nothing dithers there.
+At the centre the boat points into the drift and pushes just hard enough to stand still over ground. The
+speed setpoint is the wanted ground velocity along the boat's actual heading (a boat facing the wrong way backs
+or waits). Nothing switches at the edge of the circle.
 
 Forward or astern (`astern`, the mission's `loiter_astern`, as ArduPilot Rover's loiter backs toward a point
 behind it): within ASTERN_WITHIN_RADII loiter radii of the centre, a bow more than ASTERN_ENTER_RAD off that
 heading points the stern along it instead and the boat backs, until the bow comes within ASTERN_LEAVE_RAD of it
-again; from further away it turns round and drives. A boat launched or arriving facing downstream
-then holds its station stern-first instead of being carried off while it turns round (a slow turner at 3 deg/s
-takes a minute for that: the IAcquaBot with thrust x 0.4 in 0.2 m/s, 95th percentile 9.6 m from the point).
+again; from further away it turns round and drives.
 
 The drift is used once the estimator knows it: its standard deviation (`drift_std_fn`) at most
 DRIFT_KNOWN_STD_REL of its size, or DRIFT_KNOWN_STD_MPS for a weak one (and forgotten again only past twice
-that). Until then the law flies as in calm water. Right after launch the filter's current is a few noisy
-GNSS velocities: on the IAcquaBot launched facing downstream in 0.2 m/s, the first said the drift ran west,
-the bow was turned east, and by the time the estimate swung north the boat was turning round bow-first
-(4.4 m from the point; 95th percentile 3.1 m over the 300 s against 1.4-1.7 m on other seeds).
+that). Until then the law flies as in calm water.
 
 Without drift (calm water) and near the centre, the velocity through the water becomes too small to define a
 heading: the heading is then held (with hysteresis between `hold_below_mps` and twice that) and only the
 along-heading error is corrected, ahead or astern. In calm water a correction inside the circle that lies
 behind the boat is made astern rather than by turning round.
+Why: docs/design-notes/core.md, "Modes".
 """
 from __future__ import annotations
 

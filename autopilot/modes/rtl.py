@@ -3,12 +3,10 @@
 The leg runs from where the boat is on entry to `home` (the position at arming); the desired heading is
 psi_d = chi + atan(-y / lookahead) with y the cross-track error (guidance's LOS law), the speed the mission's
 cruise speed, slowing linearly within two lookaheads of home to a third of it. With `crab_compensation` the LOS
-angle is the desired course over ground and the crab angle (autopilot.guidance.path_following.crab_angle_rad: the
-estimator's
-drift `drift_ne`, set by the vehicle each cycle, and with `crab_hull_sway` the hull's own sway) is taken off it,
-at the speed the boat has been running at since RTL began (autopilot.guidance.path_following.RunningSurge), not on the
-dip the
-turn toward home makes.
+angle is the desired course over ground and the crab angle (autopilot.guidance.path_following.crab_angle_rad:
+the estimator's drift `drift_ne`, set by the vehicle each cycle, and with `crab_hull_sway` the hull's own sway)
+is taken off it, at the speed the boat has been running at since RTL began
+(autopilot.guidance.path_following.RunningSurge), not on the dip the turn toward home makes.
 `finished` once the boat is within `arrive_m` of home or has passed it along the leg.
 """
 from __future__ import annotations

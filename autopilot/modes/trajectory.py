@@ -5,11 +5,10 @@ first tangent, unless the boat is already at least half that far behind the star
 the line through the start point along that tangent, at the reference's starting speed for the last lead_in_m,
 so the boat arrives moving along the reference: a boat that stops and turns on the spot is pushed off by wind
 and current while it turns), then `track`: the reference clock starts when the boat draws level with the start
-point, the control-point law gives (u, r) and the velocity controller flies them. When the boat falls behind by more
-than max_lag_m the
-reference clock slows (it follows the path and reports the time lost instead of chasing). The mode is finished
-when the reference time reaches the end; the mission's on_complete follows. Failsafes, the geofence and operator
-mode changes act as in any AUTO mission.
+point, the control-point law gives (u, r) and the velocity controller flies them. When the boat falls behind by
+more than max_lag_m the reference clock slows (it follows the path and reports the time lost instead of
+chasing). The mode is finished when the reference time reaches the end; the mission's on_complete follows.
+Failsafes, the geofence and operator mode changes act as in any AUTO mission.
 
 Figures for reports: `reference_ne` (where the CG should be now, None before tracking), `position_error_m`,
 `lag_m` (along the tangent, + behind), `time_behind_s`.

@@ -1,37 +1,31 @@
 """Failsafe monitors: watch the estimator, the sensors, the fence, the operator link, the battery, the loop and
 the ESC output while armed, and say what to do about each problem. Thresholds and actions come from
-autopilot/safety_config.FailsafeConfig (the vessel's `failsafe:` section).
+autopilot/vocab/failsafe_config.py's FailsafeConfig (the vessel's `failsafe:` section).
 
 `FailsafeManager.update(...)` returns the `Trigger`s of this cycle; the vehicle logs each as an Event (kind
-"failsafe") and carries out its action. The manager is the policy, the vehicle the executor. Actions:
+"failsafe") and carries out its action:
 
   dead-reckon   GNSS lost or rejected: the mode carries on, on the estimate (reported only)
   slow          hold the present heading at the configured slow speed (mode HEADING_HOLD)
   loiter        station keeping around the present estimate (LOITER)
   rtl           return to the launch point, then LOITER (RTL)
   brake-rtl, brake-hold   stop on the present heading (BRAKE), then RTL or HOLD
-  hold          thrusters neutral (HOLD)
-  disarm        thrusters neutral and disarmed
+  hold          thrusters neutral (HOLD)           disarm   thrusters neutral and disarmed
   report        nothing to change, but worth knowing
   none          the condition holds but the present mode is left alone (e.g. HOLD already, or MANUAL for GNSS)
   recovered     the condition cleared; the mode is NOT changed back (the operator decides)
 
 Kinds: gps-loss, gps-glitch, ekf-unhealthy (the filter restarted), imu-loss, mag-loss, geofence, link-loss,
-low-battery, overrun,
-esc-disconnect, clock-jump (simulated time jumped over a gap the autopilot did not see: `clock_jump`).
-
-A clock jump is not a sensor fault: the sensors' ages (IMU, magnetometer, GNSS) count from the end of the jump,
-so the gap is reported once, as clock-jump, and a sensor that stays silent after it is lost as usual.
-
-A sensor that has never delivered (GNSS before the first fix, after the filter restarted) is not "lost": the
-pre-arm checks, and the navigation checks a navigating mode waits for, cover that case.
+low-battery, overrun, esc-disconnect, clock-jump (simulated time jumped over a gap the autopilot did not see:
+`clock_jump`; the sensors' ages count from its end, so the gap is reported once, as clock-jump). A sensor that
+has never delivered (GNSS before the first fix, after the filter restarted) is not "lost": the pre-arm checks
+and the navigation checks a navigating mode waits for cover that case.
 
 Precedence: an action never undoes a more restrictive active failsafe. While the IMU or magnetometer is lost no
 navigating mode is allowed (any action becomes HOLD); once dead reckoning has run out, AUTO and RTL are not
 allowed (an RTL becomes the GNSS fallback, LOITER or HOLD); past `gnss.max_pos_std_m` LOITER is not allowed
-either. `blocked(mode)` answers the same question for the operator's mode requests.
-
-Cost: the monitors that read the estimator's health run every `check_period_s` (0.1 s), not every cycle.
+either. `blocked(mode)` answers the same question for the operator's mode requests. The monitors that read the
+estimator's health run every `check_period_s` (0.1 s), not every cycle.
 """
 from __future__ import annotations
 

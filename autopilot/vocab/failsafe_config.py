@@ -1,9 +1,8 @@
 """Failsafe, arming and manual-control settings: the `failsafe:` section of a vessel config.
 
-Every threshold the failsafes (autopilot/safety/failsafe.py) and the pre-arm checks (autopilot/safety/prearm.py) use
-lives
-here, with its unit and a default a careful user would pick for a 1-5 m boat on a river or lake. A vessel
-YAML may override any of them, e.g.
+Every threshold the failsafes (autopilot/safety/failsafe.py) and the pre-arm checks (autopilot/safety/prearm.py)
+use lives here, with its unit and a default for a 1-5 m boat on a river or lake. A vessel YAML may override any
+of them, e.g.
 
     failsafe:
       gnss: {dead_reckon_s: 20, then: hold}
@@ -12,26 +11,19 @@ YAML may override any of them, e.g.
         polygon: [{lat_deg: 51.1098, lon_deg: 17.0597}, {lat_deg: 51.1105, lon_deg: 17.0597},
                   {lat_deg: 51.1105, lon_deg: 17.0613}, {lat_deg: 51.1098, lon_deg: 17.0613}]
 
-The defaults, and why:
-- GNSS: no accepted fix for 3 s (three missed epochs at 1 Hz) starts dead reckoning. The model-based EKF
-  with its current estimate drifts well under a metre a minute on the presets, so the mode carries on for 30 s,
-  then holds its heading at 0.3 m/s for 15 s (a straight, slow, predictable track), then LOITERs on the
-  dead-reckoned estimate, which, unlike HOLD, does not leave the boat drifting down a river. An estimate whose
-  uncertainty exceeds 10 m is not worth station keeping on: HOLD. The EKF ignores a GNSS position that
-  disagrees with it for up to 15 s (a 50 m multipath jump is rejected); if it then trusts GNSS again and its
-  position jumps by more than 10 m, something is wrong with one of the two: HOLD and let the operator judge.
-- IMU silent for 0.5 s: HOLD (no heading, no navigation). Magnetometer: 8 s without an accepted heading, since
-  the gyro carries the heading well for that long and the EKF itself rejects a disturbed magnetometer (a fast
-  turn, iron nearby) for up to 5 s before trusting it again; then HOLD.
-- Geofence: stop short of the fence by the stopping distance plus 3 m (more than the GNSS CEP of the cheap
-  receivers), then RTL, which brings the boat back inside rather than leaving it against the fence.
-- Operator link: RTL after 10 s without a heartbeat (Wi-Fi on a river bank drops for seconds at a time), and
-  only once a heartbeat has been seen (`expect: auto`), so a boat run without a ground station is not sent home.
-- Low battery (battery.low_voltage_v of the vessel, 0 disables): below it for 5 s (load sag is brief): RTL.
+The defaults:
+- GNSS: no accepted fix for 3 s starts dead reckoning; the mode carries on for 30 s, then holds its heading at
+  0.3 m/s for 15 s, then LOITERs on the estimate; an estimate uncertain by more than 10 m: HOLD. A position jump
+  of more than 10 m when the EKF trusts GNSS again (after rejecting it for up to 15 s): HOLD.
+- IMU silent for 0.5 s: HOLD. Magnetometer: 8 s without an accepted heading: HOLD.
+- Geofence: stop short of the fence by the stopping distance plus 3 m, then RTL.
+- Operator link: RTL after 10 s without a heartbeat, only once one has been seen (`expect: auto`).
+- Low battery (battery.low_voltage_v of the vessel, 0 disables): below it for 5 s: RTL.
 - Control loop: 10 missed deadlines (later than 20 ms) within 5 s: HOLD; the first one is reported.
-- ESC output disconnected: disarm (not configurable: nothing can be driven).
+- ESC output disconnected: disarm (not configurable).
 - Arming in a navigating mode: a 3-D fix (quality >= 1) with HDOP <= 2.5 and >= 6 satellites.
 - MANUAL: thrusters neutral when no operator command arrived for 1 s.
+Why these defaults: docs/design-notes/core.md, "Safety".
 """
 from __future__ import annotations
 
