@@ -29,8 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hil.devices.fake_pigpiod import FakePigpiod  # noqa: E402
-from tests import test_esc_kernel_pwm as kpwm  # noqa: E402
-from tests import test_esc_pca9685 as pca  # noqa: E402
+from tests.support import guarded_child as rig  # noqa: E402
 from tests.support.guarded_child import neutral_after, start_child  # noqa: E402
 
 
@@ -82,9 +81,10 @@ def one_kernel_pwm(tmp: Path, sig: int) -> float:
     from hil.devices.fake_sysfs_pwm import FakePwmSysfs
     fake = FakePwmSysfs(tmp, chips={0: 2})
     try:
-        child, guardian = kpwm.start_child(fake, "deadman")
-        return _time_to_neutral(child, guardian, sig, lambda: kpwm.line(fake, 13) == kpwm.line(fake, 12) == 1500.0,
-                                kpwm.stop_all)
+        child, guardian = rig.start_kernel_pwm_child(fake, "deadman")
+        def neutral():
+            return rig.kernel_pwm_line(fake, 13) == rig.kernel_pwm_line(fake, 12) == 1500.0
+        return _time_to_neutral(child, guardian, sig, neutral, rig.stop_all)
     finally:
         fake.remove()
 
@@ -96,9 +96,9 @@ def one_pca9685(tmp: Path, sig: int) -> float:
     chip = Pca9685Emulator()
     server = I2cSocketServer(chip, tmp.with_suffix(".sock")).start()
     try:
-        child, guardian = pca.start_child(server.path, "deadman")
-        return _time_to_neutral(child, guardian, sig, lambda: pca.neutral_on_the_board(chip, wait_s=0.0),
-                                pca.stop_all)
+        child, guardian = rig.start_pca9685_child(server.path, "deadman")
+        return _time_to_neutral(child, guardian, sig, lambda: rig.pca9685_neutral(chip, wait_s=0.0),
+                                rig.stop_all)
     finally:
         server.stop()
 

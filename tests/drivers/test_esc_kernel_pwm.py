@@ -4,7 +4,6 @@ of its own, the field's usual mistakes, and a closed-loop mission flown through 
 import errno
 import os
 import signal
-import textwrap
 import time
 
 import pytest
@@ -15,7 +14,9 @@ from drivers.esc.kernel_pwm import PERIOD_NS, SysfsFiles
 from drivers.esc.output import EscChannel, EscOutput
 from drivers.esc.ports import open_port
 from hil.devices.fake_sysfs_pwm import FakePwmSysfs
-from tests.support.guarded_child import start_guarded_child
+from tests.support.guarded_child import kernel_pwm_line as line
+from tests.support.guarded_child import start_kernel_pwm_child as start_child
+from tests.support.guarded_child import stop_all
 
 PI4 = "Raspberry Pi 4 Model B Rev 1.5"
 PI5 = "Raspberry Pi 5 Model B Rev 1.0"
@@ -35,11 +36,6 @@ def two_channels(**kw):
     base = dict(arming_time_s=0.0, slew_us_per_s=1e5)
     base.update(kw)
     return [EscChannel("left", 13, **base), EscChannel("right", 12, **base)]
-
-
-def line(fake, gpio):
-    """What a scope on the GPIO reads [us] (GPIO12 is channel 0, GPIO13 channel 1 on a Pi 4)."""
-    return fake.pulse_us(0, {12: 0, 13: 1}[gpio])
 
 
 # ------------------------------------------------------------------------------------------- the fake kernel
@@ -221,39 +217,6 @@ def test_a_sysfs_fault_is_counted_not_raised_and_the_outputs_come_back(sysfs):
     esc.close()
 
 
-CHILD = textwrap.dedent("""
-    import sys, time
-    from autopilot.vocab.types import PulseCommand
-    from drivers.esc.output import EscChannel, EscOutput
-    from drivers.esc.contract import EscBackend
-    from drivers.esc.ports import open_port
-    from drivers.esc.deadman import DeadmanLink
-    backend = EscBackend(kind="kernel_pwm", sysfs_root=sys.argv[1], boot_config="none")
-    model = "Raspberry Pi 4 Model B Rev 1.5"
-    chans = [EscChannel("left", 13, arming_time_s=0.2), EscChannel("right", 12, arming_time_s=0.2)]
-    port = open_port(backend, [13, 12], model=model)
-    link = DeadmanLink.spawn(chans, backend=backend, timeout_s=0.3) if sys.argv[2] == "deadman" else None
-    esc = EscOutput(chans, port, deadman=link, emergency_pi_factory=lambda: open_port(backend, [13, 12], model=model))
-    esc.install_signal_handlers()
-    print("guardian", link.process.pid if link else 0, flush=True)
-    t0 = time.monotonic()
-    said = False
-    while True:
-        esc.write(time.monotonic() - t0, PulseCommand((1900, 1900)))
-        if not said and esc.output_us() == [1900, 1900]:
-            print("full", flush=True)
-            said = True
-        time.sleep(0.02)
-""")
-
-
-def start_child(fake, mode):
-    # The child and its guardian write the tree as plain files (another process has no kernel rules), so the
-    # channels are exported here first, as the kernel would have created them on the child's export.
-    open_port(backend_on(fake), [13, 12], model=PI4).stop()
-    return start_guarded_child(CHILD, str(fake.root), mode)
-
-
 def wait_neutral(fake, wait_s=3.0):
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
@@ -261,17 +224,6 @@ def wait_neutral(fake, wait_s=3.0):
             return True
         time.sleep(0.01)
     return False
-
-
-def stop_all(child, guardian_pid):
-    if child.poll() is None:
-        child.kill()
-    child.wait(timeout=5)
-    if guardian_pid:
-        try:
-            os.kill(guardian_pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def test_neutral_on_sigterm_of_the_process_that_owns_the_outputs(sysfs):

@@ -3,7 +3,6 @@ chip's registers by hand-worked numbers, pulses as a scope reads them (with an o
 pulse_scale that corrects it), the driver's contract, the field's mistakes, and a mission flown through it."""
 import os
 import signal
-import textwrap
 import time
 
 import pytest
@@ -14,9 +13,9 @@ from drivers.esc.output import EscChannel, EscOutput
 from drivers.esc.ports import open_port
 from hil.devices.i2c_socket import I2cSocketServer
 from hil.devices.pca9685_emulator import Pca9685Emulator
-from tests.support.guarded_child import start_guarded_child
-
-TICK_25MHZ_US = 122 / 25.0          # (PRE_SCALE 121 + 1) / 25 MHz = 4.88 us per tick at 50 Hz
+from tests.support.guarded_child import TICK_25MHZ_US, stop_all
+from tests.support.guarded_child import pca9685_neutral as neutral_on_the_board
+from tests.support.guarded_child import start_pca9685_child as start_child
 
 
 def board(osc_hz=25e6, **kw):
@@ -466,62 +465,12 @@ def test_a_mission_flies_through_the_pca9685_driver():
 
 
 # ------------------------------------------------------------------------------------------- other processes
-CHILD = textwrap.dedent("""
-    import sys, time
-    from autopilot.vocab.types import PulseCommand
-    from drivers.esc.output import EscChannel, EscOutput
-    from drivers.esc.contract import EscBackend
-    from drivers.esc.ports import open_port
-    from drivers.esc.deadman import DeadmanLink
-    backend = EscBackend(kind="pca9685", pca9685_channels=(0, 1), i2c_socket=sys.argv[1])
-    chans = [EscChannel("left", 0, arming_time_s=0.2), EscChannel("right", 1, arming_time_s=0.2)]
-    port = open_port(backend, [0, 1])
-    link = DeadmanLink.spawn(chans, backend=backend, timeout_s=0.3) if sys.argv[2] == "deadman" else None
-    esc = EscOutput(chans, port, deadman=link, emergency_pi_factory=lambda: open_port(backend, [0, 1]))
-    esc.install_signal_handlers()
-    print("guardian", link.process.pid if link else 0, flush=True)
-    t0 = time.monotonic()
-    said = False
-    while True:
-        esc.write(time.monotonic() - t0, PulseCommand((1900, 1900)))
-        if not said and esc.output_us() == [1900, 1900]:
-            print("full", flush=True)
-            said = True
-        time.sleep(0.02)
-""")
-
-
 @pytest.fixture
 def served(tmp_path):
     chip = Pca9685Emulator()
     server = I2cSocketServer(chip, tmp_path / "i2c-1.sock").start()
     yield chip, server.path
     server.stop()
-
-
-def start_child(path, mode):
-    return start_guarded_child(CHILD, path, mode)
-
-
-def neutral_on_the_board(chip, wait_s=3.0):
-    deadline = time.monotonic() + wait_s
-    while True:
-        if all(abs(chip.pulse_us(ch) - 1500) <= TICK_25MHZ_US for ch in (0, 1)):
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.01)
-
-
-def stop_all(child, guardian):
-    if child.poll() is None:
-        child.kill()
-    child.wait(timeout=5)
-    if guardian:
-        try:
-            os.kill(guardian, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def test_neutral_on_sigterm_of_the_process_driving_the_board(served):

@@ -2,6 +2,8 @@
 tests kill or freeze it and time how soon the guardian sets neutral."""
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -61,3 +63,103 @@ def neutral_after(daemon, t_from, gpios=(13, 12), wait_s=2.0):
         if all(times) or time.monotonic() > deadline:
             return times
         time.sleep(0.01)
+
+
+# kernel PWM through a fake /sys/class/pwm tree at argv[1]; argv[2] "deadman" spawns the guardian
+KERNEL_PWM_CHILD = textwrap.dedent("""
+    import sys, time
+    from autopilot.vocab.types import PulseCommand
+    from drivers.esc.output import EscChannel, EscOutput
+    from drivers.esc.contract import EscBackend
+    from drivers.esc.ports import open_port
+    from drivers.esc.deadman import DeadmanLink
+    backend = EscBackend(kind="kernel_pwm", sysfs_root=sys.argv[1], boot_config="none")
+    model = "Raspberry Pi 4 Model B Rev 1.5"
+    chans = [EscChannel("left", 13, arming_time_s=0.2), EscChannel("right", 12, arming_time_s=0.2)]
+    port = open_port(backend, [13, 12], model=model)
+    link = DeadmanLink.spawn(chans, backend=backend, timeout_s=0.3) if sys.argv[2] == "deadman" else None
+    esc = EscOutput(chans, port, deadman=link, emergency_pi_factory=lambda: open_port(backend, [13, 12], model=model))
+    esc.install_signal_handlers()
+    print("guardian", link.process.pid if link else 0, flush=True)
+    t0 = time.monotonic()
+    said = False
+    while True:
+        esc.write(time.monotonic() - t0, PulseCommand((1900, 1900)))
+        if not said and esc.output_us() == [1900, 1900]:
+            print("full", flush=True)
+            said = True
+        time.sleep(0.02)
+""")
+
+
+def kernel_pwm_line(fake, gpio: int) -> float:
+    """What a scope on the GPIO reads [us] on a hil.devices.fake_sysfs_pwm tree (GPIO12 is channel 0, GPIO13
+    channel 1 on a Pi 4)."""
+    return fake.pulse_us(0, {12: 0, 13: 1}[gpio])
+
+
+def start_kernel_pwm_child(fake, mode: str):
+    """The kernel-PWM child on `fake` (mode "deadman" or "plain"). The child and its guardian write the tree as
+    plain files (another process has no kernel rules), so the channels are exported here first, as the kernel
+    would have created them on the child's export."""
+    from drivers.esc.contract import EscBackend
+    from drivers.esc.ports import open_port
+    backend = EscBackend(kind="kernel_pwm", sysfs_root=str(fake.root), sysfs_files=fake.files, boot_config="none")
+    open_port(backend, [13, 12], model="Raspberry Pi 4 Model B Rev 1.5").stop()
+    return start_guarded_child(KERNEL_PWM_CHILD, str(fake.root), mode)
+
+
+# a PCA9685 board served on the Unix socket argv[1]; argv[2] "deadman" spawns the guardian
+PCA9685_CHILD = textwrap.dedent("""
+    import sys, time
+    from autopilot.vocab.types import PulseCommand
+    from drivers.esc.output import EscChannel, EscOutput
+    from drivers.esc.contract import EscBackend
+    from drivers.esc.ports import open_port
+    from drivers.esc.deadman import DeadmanLink
+    backend = EscBackend(kind="pca9685", pca9685_channels=(0, 1), i2c_socket=sys.argv[1])
+    chans = [EscChannel("left", 0, arming_time_s=0.2), EscChannel("right", 1, arming_time_s=0.2)]
+    port = open_port(backend, [0, 1])
+    link = DeadmanLink.spawn(chans, backend=backend, timeout_s=0.3) if sys.argv[2] == "deadman" else None
+    esc = EscOutput(chans, port, deadman=link, emergency_pi_factory=lambda: open_port(backend, [0, 1]))
+    esc.install_signal_handlers()
+    print("guardian", link.process.pid if link else 0, flush=True)
+    t0 = time.monotonic()
+    said = False
+    while True:
+        esc.write(time.monotonic() - t0, PulseCommand((1900, 1900)))
+        if not said and esc.output_us() == [1900, 1900]:
+            print("full", flush=True)
+            said = True
+        time.sleep(0.02)
+""")
+
+TICK_25MHZ_US = 122 / 25.0          # (PRE_SCALE 121 + 1) / 25 MHz = 4.88 us per tick at 50 Hz
+
+
+def start_pca9685_child(path: str, mode: str):
+    """The PCA9685 child on the board served at `path` (mode "deadman" or "plain")."""
+    return start_guarded_child(PCA9685_CHILD, path, mode)
+
+
+def pca9685_neutral(chip, wait_s=3.0) -> bool:
+    """Both of the emulated board's outputs 0 and 1 at neutral within a tick, waiting up to wait_s."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        if all(abs(chip.pulse_us(ch) - 1500) <= TICK_25MHZ_US for ch in (0, 1)):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+
+
+def stop_all(child, guardian_pid: int) -> None:
+    """Kill the child and its guardian (pid 0: none)."""
+    if child.poll() is None:
+        child.kill()
+    child.wait(timeout=5)
+    if guardian_pid:
+        try:
+            os.kill(guardian_pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
