@@ -65,20 +65,22 @@ def neutral_after(daemon, t_from, gpios=(13, 12), wait_s=2.0):
         time.sleep(0.01)
 
 
-# kernel PWM through a fake /sys/class/pwm tree at argv[1]; argv[2] "deadman" spawns the guardian
-KERNEL_PWM_CHILD = textwrap.dedent("""
+# any ESC backend: argv[1] the backend as JSON (EscBackend.to_args), argv[2] the two outputs "A,B", argv[3] the
+# board model ("" for the real one), argv[4] "deadman" spawns the guardian
+BACKEND_CHILD = textwrap.dedent("""
     import sys, time
     from autopilot.vocab.types import PulseCommand
     from drivers.esc.output import EscChannel, EscOutput
     from drivers.esc.contract import EscBackend
     from drivers.esc.ports import open_port
     from drivers.esc.deadman import DeadmanLink
-    backend = EscBackend(kind="kernel_pwm", sysfs_root=sys.argv[1], boot_config="none")
-    model = "Raspberry Pi 4 Model B Rev 1.5"
-    chans = [EscChannel("left", 13, arming_time_s=0.2), EscChannel("right", 12, arming_time_s=0.2)]
-    port = open_port(backend, [13, 12], model=model)
-    link = DeadmanLink.spawn(chans, backend=backend, timeout_s=0.3) if sys.argv[2] == "deadman" else None
-    esc = EscOutput(chans, port, deadman=link, emergency_pi_factory=lambda: open_port(backend, [13, 12], model=model))
+    backend = EscBackend.from_json(sys.argv[1])
+    outputs = [int(o) for o in sys.argv[2].split(",")]
+    model = sys.argv[3] or None
+    chans = [EscChannel("left", outputs[0], arming_time_s=0.2), EscChannel("right", outputs[1], arming_time_s=0.2)]
+    port = open_port(backend, outputs, model=model)
+    link = DeadmanLink.spawn(chans, backend=backend, timeout_s=0.3) if sys.argv[4] == "deadman" else None
+    esc = EscOutput(chans, port, deadman=link, emergency_pi_factory=lambda: open_port(backend, outputs, model=model))
     esc.install_signal_handlers()
     print("guardian", link.process.pid if link else 0, flush=True)
     t0 = time.monotonic()
@@ -90,6 +92,13 @@ KERNEL_PWM_CHILD = textwrap.dedent("""
             said = True
         time.sleep(0.02)
 """)
+PI4 = "Raspberry Pi 4 Model B Rev 1.5"
+
+
+def start_backend_child(backend, outputs, model: str, mode: str):
+    """The child driving `outputs` on `backend` (an EscBackend without in-process emulated parts: the child opens
+    its own port from the JSON), with the guardian when mode is "deadman"."""
+    return start_guarded_child(BACKEND_CHILD, backend.to_args()[1], ",".join(map(str, outputs)), model, mode)
 
 
 def kernel_pwm_line(fake, gpio: int) -> float:
@@ -104,42 +113,20 @@ def start_kernel_pwm_child(fake, mode: str):
     would have created them on the child's export."""
     from drivers.esc.contract import EscBackend
     from drivers.esc.ports import open_port
-    backend = EscBackend(kind="kernel_pwm", sysfs_root=str(fake.root), sysfs_files=fake.files, boot_config="none")
-    open_port(backend, [13, 12], model="Raspberry Pi 4 Model B Rev 1.5").stop()
-    return start_guarded_child(KERNEL_PWM_CHILD, str(fake.root), mode)
+    here = EscBackend(kind="kernel_pwm", sysfs_root=str(fake.root), sysfs_files=fake.files, boot_config="none")
+    open_port(here, [13, 12], model=PI4).stop()
+    return start_backend_child(EscBackend(kind="kernel_pwm", sysfs_root=str(fake.root), boot_config="none"),
+                               [13, 12], PI4, mode)
 
-
-# a PCA9685 board served on the Unix socket argv[1]; argv[2] "deadman" spawns the guardian
-PCA9685_CHILD = textwrap.dedent("""
-    import sys, time
-    from autopilot.vocab.types import PulseCommand
-    from drivers.esc.output import EscChannel, EscOutput
-    from drivers.esc.contract import EscBackend
-    from drivers.esc.ports import open_port
-    from drivers.esc.deadman import DeadmanLink
-    backend = EscBackend(kind="pca9685", pca9685_channels=(0, 1), i2c_socket=sys.argv[1])
-    chans = [EscChannel("left", 0, arming_time_s=0.2), EscChannel("right", 1, arming_time_s=0.2)]
-    port = open_port(backend, [0, 1])
-    link = DeadmanLink.spawn(chans, backend=backend, timeout_s=0.3) if sys.argv[2] == "deadman" else None
-    esc = EscOutput(chans, port, deadman=link, emergency_pi_factory=lambda: open_port(backend, [0, 1]))
-    esc.install_signal_handlers()
-    print("guardian", link.process.pid if link else 0, flush=True)
-    t0 = time.monotonic()
-    said = False
-    while True:
-        esc.write(time.monotonic() - t0, PulseCommand((1900, 1900)))
-        if not said and esc.output_us() == [1900, 1900]:
-            print("full", flush=True)
-            said = True
-        time.sleep(0.02)
-""")
 
 TICK_25MHZ_US = 122 / 25.0          # (PRE_SCALE 121 + 1) / 25 MHz = 4.88 us per tick at 50 Hz
 
 
 def start_pca9685_child(path: str, mode: str):
     """The PCA9685 child on the board served at `path` (mode "deadman" or "plain")."""
-    return start_guarded_child(PCA9685_CHILD, path, mode)
+    from drivers.esc.contract import EscBackend
+    return start_backend_child(EscBackend(kind="pca9685", pca9685_channels=(0, 1), i2c_socket=str(path)), [0, 1], "",
+                               mode)
 
 
 def pca9685_neutral(chip, wait_s=3.0) -> bool:
