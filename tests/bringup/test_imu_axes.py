@@ -44,7 +44,7 @@ from drivers.i2c_adapter import SMBusI2C, import_without_blinka
 from drivers.lsm9ds1 import Lsm9ds1Driver
 from estimation.heading.tilt_compensated import heading_from_vectors_rad
 from hil.devices.lsm9ds1_emulator import Lsm9ds1Emulator
-from tests.drivers.test_imu_lsm9ds1 import Motion
+from tests.support.imu_motion import Motion
 
 adafruit_lsm9ds1 = import_without_blinka("adafruit_lsm9ds1")
 

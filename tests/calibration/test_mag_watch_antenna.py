@@ -14,19 +14,11 @@ import pytest
 from autopilot.calibration.mag_watch import MagCalibrationWatch
 from autopilot.vocab.config import load_vessel
 from autopilot.vocab.types import GpsFix, MagSample, NavState, SensorBatch
-from tests.hil.test_sim_sensors import with_sensors
+from tests.support.mag_field import _field_t
+from tests.support.sim_sensors import with_sensors
 
 SPEED_MPS = 1.0
 YAW_RATE_RPS = 0.045
-
-
-def _field_t(vessel, heading_rad):
-    """The Earth's field in FRD on a level boat at a true heading (no iron)."""
-    mag = vessel.sensors.mag
-    incl = math.radians(mag.inclination_deg)
-    h, z = mag.field_t * math.cos(incl), mag.field_t * math.sin(incl)
-    psi_m = heading_rad - math.radians(mag.declination_deg)
-    return (h * math.cos(psi_m), -h * math.sin(psi_m), z)
 
 
 def _circle_slowly(antenna_x_m: float, seconds: float = 150.0) -> float:

@@ -16,7 +16,7 @@ from autopilot.calibration.mag_watch import MagCalibrationWatch
 from autopilot.vocab.config import load_vessel
 from autopilot.vocab.types import GpsFix, MagSample, NavState, SensorBatch
 from estimation.navekf.model import IX_CE, IX_CN, IX_U, IX_V, N_STATES
-from tests.calibration.test_mag_watch_antenna import _field_t
+from tests.support.mag_field import _field_t
 
 HEADING_RAD = math.pi / 2          # due east
 SURGE_WATER_MPS = 0.9

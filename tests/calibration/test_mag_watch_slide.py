@@ -12,7 +12,7 @@ import math
 from autopilot.calibration.mag_watch import MagCalibrationWatch
 from autopilot.vocab.config import load_vessel
 from autopilot.vocab.types import GpsFix, MagSample, NavState, SensorBatch
-from tests.calibration.test_mag_watch_antenna import _field_t
+from tests.support.mag_field import _field_t
 
 SPEED_MPS = 0.8
 TURN_RPS = 0.15

@@ -19,17 +19,11 @@ import pytest
 
 from drivers.gnss.l76k import L76K
 from hil.devices.serial_ports import PtyPair
-from tests.support.paths import DATA as TEST_DATA
+from tests.support.gnss_captures import DATA, raw_bytes
 
-DATA = TEST_DATA / "gpsd"     # gpsd's regression captures, BSD-2-Clause
 LOGS = sorted(p.name for p in DATA.glob("*.log"))
 WEEK_ROLLOVER_DAYS = {"neo-m8n.log": 1024 * 7}
 NO_POSITION_PER_NMEA = {("mtk-3301.log", "2008-08-23T08:14:34.590Z")}
-
-
-def raw_bytes(name):
-    lines = (DATA / name).read_bytes().splitlines(keepends=True)
-    return b"".join(line for line in lines if not line.startswith(b"#"))
 
 
 def expected_tpvs(name):

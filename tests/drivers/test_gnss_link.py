@@ -21,7 +21,7 @@ from drivers.gnss.nmea_stream import NmeaFramer, casic_frame
 from hil.devices.gnss_device import DeviceThread, EmulatedL76K, GnssSimSource
 from hil.devices.gnss_emitter import GnssTruth, L76KEmitter
 from hil.devices.serial_ports import PtyPair
-from tests.drivers.test_gnss_captures import raw_bytes
+from tests.support.gnss_captures import raw_bytes
 
 
 def truth(t):

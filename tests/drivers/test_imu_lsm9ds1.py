@@ -3,7 +3,6 @@
 Expected values are computed here from first principles (rotation matrices written out in this file), not by
 calling the emulator's own physics, so a frame or sign error in either the emulator or the driver shows up.
 """
-import dataclasses
 import math
 import subprocess
 import sys
@@ -17,28 +16,11 @@ from drivers.lsm9ds1 import ImuError, Lsm9ds1Driver, Lsm9ds1Source
 from estimation.heading.mag_calibration import MagCalibration
 from estimation.heading.tilt_compensated import heading_from_vectors_rad
 from hil.devices.lsm9ds1_emulator import Lsm9ds1Emulator
+from tests.support.imu_motion import Motion
 from tests.support.paths import REPO
 
 adafruit_lsm9ds1 = import_without_blinka("adafruit_lsm9ds1")
 G = 9.80665
-
-
-@dataclasses.dataclass
-class Motion:
-    """Plant-truth fields (hil.sim.plant.Truth) plus optional roll/pitch, as the emulator accepts."""
-    heading_rad: float = 0.0
-    surge_mps: float = 0.0
-    sway_mps: float = 0.0
-    yaw_rate_rps: float = 0.0
-    surge_accel_mps2: float = 0.0
-    sway_accel_mps2: float = 0.0
-    roll_rad: float = 0.0
-    pitch_rad: float = 0.0
-    roll_rate_rps: float = 0.0
-    pitch_rate_rps: float = 0.0
-    time_s: float = 0.0
-    north_m: float = 0.0
-    east_m: float = 0.0
 
 
 def rx(a):

@@ -14,7 +14,7 @@ from hil.devices.lsm9ds1_emulator import Lsm9ds1Emulator
 from hil.sim.environment import EnvironmentConfig
 from hil.sim.faults import parse_fault
 from hil.sim.runner import SimOptions, run_sim
-from tests.drivers.test_imu_lsm9ds1 import Motion
+from tests.support.imu_motion import Motion
 
 G = 9.80665
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from autopilot.vocab.config import load_vessel
-from tests.estimation.test_ekf_late_fix import fly_a_steady_turn
-from tests.hil.test_sim_sensors import with_sensors
+from tests.support.late_fix_flight import fly_a_steady_turn
+from tests.support.sim_sensors import with_sensors
 
 
 def _turn_with_antenna(x_m: float, y_m: float, seed: int):

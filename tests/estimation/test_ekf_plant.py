@@ -10,35 +10,13 @@ import math
 import numpy as np
 import pytest
 
-from autopilot.vocab.angles import wrap_pi
 from autopilot.vocab.config import load_vessel
-from autopilot.vocab.geodesy import LocalFrame
-from autopilot.vocab.types import GpsFix, ThrustCommand
+from autopilot.vocab.types import ThrustCommand
 from estimation.navekf.ekf import NavigationEKF
 from hil.sim.environment import EnvironmentConfig
 from hil.sim.plant import Plant
 from hil.sim.sensor_models import TypedSensorSuite
-
-FRAME = LocalFrame(51.11, 17.06)
-
-
-def _thrust(vessel, truth, psi_d, u_d):
-    h = vessel.hull
-    m33, m11 = h.iz_kgm2 - h.n_rdot, h.mass_kg - h.x_udot
-    wn = 0.8 if h.length_m < 2 else 0.5
-    r = truth.yaw_rate_rps
-    yaw = m33 * (wn * wn * wrap_pi(psi_d - truth.heading_rad) - 2 * wn * r) - h.n_r * r
-    surge = -h.x_u * u_d - h.x_uu * u_d * abs(u_d) + m11 * 0.5 * (u_d - truth.surge_mps)
-    ys = [t.y_m for t in vessel.thrusters]
-    arm = sum(abs(y) for y in ys)
-    return tuple(surge / len(ys) - yaw * math.copysign(1.0, y) / arm for y in ys)
-
-
-def jumped_fix(fix: GpsFix, north_m: float) -> GpsFix:
-    """The same fix moved north_m metres north: a receiver glitch."""
-    n, e = FRAME.to_ned(fix.lat_deg, fix.lon_deg)
-    lat, lon = FRAME.to_wgs84(n + north_m, e)
-    return GpsFix(**{**fix.__dict__, "lat_deg": lat, "lon_deg": lon})
+from tests.support.plant_flight import FRAME, SQUARE, _thrust, jumped_fix
 
 
 def fly(vessel_name, speed, legs, gps_rate_hz, env=None, seed=1, outage=None, jump_at=None, noise="white"):
@@ -70,7 +48,6 @@ def fly(vessel_name, speed, legs, gps_rate_hz, env=None, seed=1, outage=None, ju
     return np.array(rows), np.array(gps_err), ekf
 
 
-SQUARE = [(0, 30), (90, 30), (180, 30), (270, 30)]
 CURRENT = EnvironmentConfig(current_speed_mps=0.2, current_toward_deg=0.0)
 
 

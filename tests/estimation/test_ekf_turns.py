@@ -19,7 +19,7 @@ from autopilot.vocab.config import load_vessel
 from autopilot.vocab.types import ImuSample, SensorBatch, ThrustCommand
 from estimation.navekf.ekf import EkfTuning, NavigationEKF
 from estimation.navekf.model import IX_CE, IX_CN, IX_E, IX_KD, IX_N, IX_R
-from tests.estimation.test_ekf import FRAME, G, KinematicBoat, run
+from tests.support.kinematic_boat import FRAME, G, KinematicBoat, run
 
 CRUISE = ThrustCommand((7.5, 7.5))       # FOKA's file: 15 N holds 1 m/s; no yaw moment, ever
 TURN_FROM_S, TURN_RATE_RPS = 30.0, 0.6

@@ -17,7 +17,7 @@ from hil.sim.environment import EnvironmentConfig
 from hil.sim.plant import Plant
 from hil.sim.plant_spec import PlantSpec
 from hil.sim.sensor_models import TypedSensorSuite
-from tests.estimation.test_ekf_plant import FRAME, SQUARE, _thrust, jumped_fix
+from tests.support.plant_flight import FRAME, SQUARE, _thrust, jumped_fix
 
 CURRENT_MPS, CURRENT_TOWARD_DEG = 0.1, 30.0   # the water current every run here flies in
 VAR = 1.7 ** 2          # a 2 m CEP receiver's variance per axis [m^2]

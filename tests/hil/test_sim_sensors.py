@@ -1,5 +1,4 @@
 """Typed sensor models of the built-in simulator (hil/sim/sensor_models.py)."""
-import dataclasses
 import math
 
 import numpy as np
@@ -11,17 +10,10 @@ from autopilot.vocab.geodesy import LocalFrame
 from hil.sim.environment import EnvironmentConfig
 from hil.sim.plant import Plant, Truth
 from hil.sim.sensor_models import TypedSensorSuite
+from tests.support.sim_sensors import with_sensors
 
 FRAME = LocalFrame(51.1, 17.05)
 G = 9.80665
-
-
-def with_sensors(vessel, **groups):
-    """The vessel with some sensor settings replaced, e.g. gnss={'cep_m': 3.0}."""
-    sensors = vessel.sensors
-    for group, changes in groups.items():
-        sensors = dataclasses.replace(sensors, **{group: dataclasses.replace(getattr(sensors, group), **changes)})
-    return dataclasses.replace(vessel, sensors=sensors)
 
 
 def still(t, north=0.0, east=0.0, heading=0.0, u=0.0, v=0.0, r=0.0, du=0.0, dv=0.0):

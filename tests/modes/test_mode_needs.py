@@ -11,8 +11,8 @@ from autopilot.vehicle import Autopilot
 from autopilot.vocab.config import load_vessel
 from autopilot.vocab.modes import ModeName, Needs, modes_that
 from estimation.heading.mag_calibration import MagCalibration
-from tests.safety.test_failsafe import CFG, health, run
-from tests.safety.test_prearm import MISSION, Esc, FakeEstimator
+from tests.support.failsafe_rig import CFG, health, run
+from tests.support.prearm_rig import MISSION, Esc, FakeEstimator
 
 
 def test_velocity_needs_the_estimate_and_an_operator_but_no_position():

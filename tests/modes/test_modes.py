@@ -15,7 +15,7 @@ from autopilot.vocab.config import load_mission, load_vessel
 from autopilot.vocab.types import NavState, SensorBatch
 from estimation.heading.mag_calibration import MagCalibration
 from hil.sim.runner import SimOptions, run_sim
-from tests.safety.test_prearm import MISSION, Esc, FakeEstimator, fix
+from tests.support.prearm_rig import MISSION, Esc, FakeEstimator, fix
 
 
 def nav(n=0.0, e=0.0, psi=0.0, u=0.0, t=0.0):

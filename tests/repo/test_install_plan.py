@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.runtime.test_systemd import parse_unit, written_file
 from tests.support.paths import REPO
+from tests.support.unit_files import parse_unit, written_file
 
 INSTALL = REPO / "systemd" / "install.sh"
 UNINSTALL = REPO / "systemd" / "uninstall.sh"

@@ -15,29 +15,13 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import REPO
+from tests.support.unit_files import parse_unit, written_file
 
 UNIT = REPO / "systemd" / "autopilot.service"
 ENV = REPO / "systemd" / "autopilot.env"
 INSTALL = REPO / "systemd" / "install.sh"
 UNINSTALL = REPO / "systemd" / "uninstall.sh"
 VENV = Path(sys.executable).parent.parent
-
-
-def parse_unit(text: str) -> dict:
-    """{section: {key: [values...]}} -- systemd keys may repeat, so every value is kept in order."""
-    sections, cur = {}, None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith(("#", ";")):
-            continue
-        m = re.fullmatch(r"\[(\w+)\]", line)
-        if m:
-            cur = sections.setdefault(m.group(1), {})
-            continue
-        key, _, value = line.partition("=")
-        assert cur is not None and _, f"not a key=value line outside a section: {raw!r}"
-        cur.setdefault(key.strip(), []).append(value.strip())
-    return sections
 
 
 def one(section: dict, key: str) -> str:
@@ -55,18 +39,6 @@ def seconds(value: str) -> float:
 def dry_run(script: Path, *args: str) -> subprocess.CompletedProcess:
     r = subprocess.run(["bash", str(script), "--dry-run", *args], capture_output=True, text=True, timeout=60)
     return r
-
-
-def written_file(output: str, path: str) -> str:
-    """The content install.sh --dry-run shows for a file it would write."""
-    lines = output.splitlines()
-    start = lines.index(next(ln for ln in lines if ln.startswith(f"+ write {path} ")))
-    body = []
-    for ln in lines[start + 1:]:
-        if not ln.startswith("|"):
-            break
-        body.append(ln[4:])
-    return "\n".join(body) + "\n"
 
 
 def test_unit_has_the_keys_the_boat_depends_on():
