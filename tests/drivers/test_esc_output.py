@@ -12,11 +12,12 @@ import pytest
 from autopilot.runtime.esc_neutral import main as esc_neutral_main
 from autopilot.vocab.config import load_vessel
 from autopilot.vocab.types import PulseCommand
-from drivers.esc.contract import EscError
+from drivers.esc.contract import EscBackend, EscError
 from drivers.esc.output import EscChannel, EscOutput
 from drivers.esc.pi_board import is_raspberry_pi_5, raspberry_pi_model
 from drivers.esc.pigpio_port import connect_pigpio
 from hil.devices.fake_pigpiod import FakePi, FakePigpiod, GpioState
+from tests.support.guarded_child import start_backend_child
 from tests.support.paths import REPO
 
 
@@ -134,31 +135,10 @@ def test_neutral_when_commands_stop_then_restart_from_neutral(daemon, client):
     esc.close()
 
 
-SIGTERM_CHILD = textwrap.dedent("""
-    import sys, time
-    import pigpio
-    from autopilot.vocab.types import PulseCommand
-    from drivers.esc.output import EscChannel, EscOutput
-    pi = pigpio.pi("127.0.0.1", int(sys.argv[1]))
-    chans = [EscChannel("left", 13, arming_time_s=0.2), EscChannel("right", 12, arming_time_s=0.2)]
-    esc = EscOutput(chans, pi, emergency_pi_factory=lambda: pigpio.pi("127.0.0.1", int(sys.argv[1])))
-    esc.install_signal_handlers()
-    t0 = time.monotonic()
-    said = False
-    while True:
-        esc.write(time.monotonic() - t0, PulseCommand((1900, 1900)))
-        if not said and esc.output_us() == [1900, 1900]:
-            print("full", flush=True)
-            said = True
-        time.sleep(0.02)
-""")
-
-
 def test_neutral_on_sigterm_of_the_process_that_owns_the_outputs(daemon):
-    child = subprocess.Popen([sys.executable, "-c", SIGTERM_CHILD, str(daemon.port)], cwd=REPO,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child, _ = start_backend_child(EscBackend(kind="pigpio", host="127.0.0.1", port=daemon.port), [13, 12], "",
+                                   "plain")     # at full thrust once it returns
     try:
-        assert child.stdout.readline().strip() == "full"
         assert daemon.state.pulse_us(13) == 1900
         t_kill = time.monotonic()
         child.send_signal(signal.SIGTERM)
