@@ -61,8 +61,8 @@ def main() -> None:
 
 def _fly_and_flood(args, cfg, ctx, gcs_port: int, open_port: int) -> None:
     from autopilot.cli.stand_ins import register_all
-    from autopilot.ros.autopilot_node import CycleStats
     from autopilot.ros.runner import BoatProcess
+    from autopilot.runtime.cycle_stats import CycleStats
     from autopilot.vocab.config import load_mission, load_vessel
     from tests.support.mavlink_gcs import Gcs, M
 

@@ -1,20 +1,25 @@
-"""`autopilot run --config FILE [--mission FILE]`: the boat process (ROS 2 nodes, one executor) from a boat config."""
+"""`autopilot run --config FILE [--mission FILE]`: the boat process from a boat config, with its ROS 2 rim when
+`ros.start` asks for it (autopilot/runtime/boat_process.py)."""
 from __future__ import annotations
 
 import sys
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("run", help="run the autopilot on ROS 2 from a boat config (boat, sim or Gazebo)",
-                              description="Start the nodes the boat config lists (GNSS, IMU, autopilot, "
-                                          "diagnostics) in one process with one executor, on the backend it "
-                                          "names (hw, sim or gazebo). Needs rclpy: the system's ROS 2 on a boat, "
-                                          "or `pip install .[ros]` on a laptop.")
+    p = subparsers.add_parser("run", help="run the autopilot from a boat config (boat, sim or Gazebo)",
+                              description="Run the boat the config describes on the backend it names (hw, sim "
+                                          "or gazebo): the control loop, the operator desk, MAVLink, the run log "
+                                          "and systemd notifications, on Python alone. With ROS 2 (rclpy) the "
+                                          "nodes the config lists are started around it (`ros.start: auto | "
+                                          "on | off`; gazebo needs ROS 2).")
     p.add_argument("--config", required=True, metavar="FILE", help="boat config YAML (e.g. config/boat.yaml)")
     p.add_argument("--mission", metavar="FILE",
                    help="mission YAML or QGroundControl/Mission Planner `QGC WPL 110` file (overrides the boat "
                         "config's mission); checked against the vessel and geofence before anything starts")
     p.add_argument("--seed", type=int, default=1, help="random seed of the sim backend")
+    p.add_argument("--allow-sim-calibration", action="store_true",
+                   help="accept a magnetometer calibration written by `autopilot calibrate mag --sim` on the hw "
+                        "backend (refused otherwise: a simulator's fit is not this boat's iron)")
     p.set_defaults(func=run)
 
 
@@ -50,10 +55,14 @@ def run(args) -> int:
         print(f"error: mission {mission_path} refused ({len(problems)} problem(s)); nothing started",
               file=sys.stderr)
         return 2
-    try:
-        from autopilot.ros.runner import run_boat
-    except ImportError as e:
-        print(f"error: ROS 2 is not available ({e}). On a boat: `source /opt/ros/$ROS_DISTRO/setup.bash` "
-              "before starting; on a laptop: `pip install .[ros]`.", file=sys.stderr)
+    from autopilot.runtime.boat_process import ros_decision, run_boat_plain
+    use_ros, line = ros_decision(cfg)
+    print(line, file=sys.stderr, flush=True)
+    if use_ros is None:
         return 2
-    return run_boat(cfg, vessel, mission, config_file=str(args.config), seed=args.seed, params=params)
+    kw = dict(config_file=str(args.config), seed=args.seed, params=params,
+              allow_sim_calibration=args.allow_sim_calibration)
+    if use_ros:
+        from autopilot.ros.runner import run_boat_on_ros
+        return run_boat_on_ros(cfg, vessel, mission, **kw)
+    return run_boat_plain(cfg, vessel, mission, **kw)

@@ -22,7 +22,7 @@ def _truth(*args, **kwargs):
 def register_all() -> None:
     """Register every simulated stand-in with the rim that uses it (idempotent)."""
     from autopilot.bringup import stand_ins
-    from autopilot.ros.backends import register_simulated
+    from autopilot.runtime.backends import register_simulated
     register_simulated("sim", _sim_backend)
     stand_ins.register("lsm9ds1", _lsm9ds1)
     stand_ins.register("truth", _truth)

@@ -95,6 +95,9 @@ class QosConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class RosConfig:
+    start: str = param("auto", choices=("auto", "on", "off"),
+                       doc="the ROS 2 rim of `autopilot run`: auto starts it when rclpy imports; on requires it; "
+                           "off never (`ros: off` alone means the same)")
     namespace: str = param("", doc="ROS namespace of every node and relative topic, e.g. /foka")
     node_prefix: str = param("autopilot", doc="node names are PREFIX_gnss, PREFIX_imu, PREFIX (autopilot), ...")
     nodes: Tuple[str, ...] = param(NODE_NAMES, choices=NODE_NAMES,
@@ -328,6 +331,9 @@ class BoatConfig:
     def validate(self):
         if self.backend == "gazebo" and self.gazebo is None:
             raise ValueError("gazebo: required when backend is gazebo")
+        if self.backend == "gazebo" and self.ros.start == "off":
+            raise ValueError("ros: backend gazebo needs ROS 2 (its sensors and clock are ROS topics); "
+                             "ros.start cannot be off")
 
     def vessel_path(self) -> Path:
         return _relative_to_file(self.vessel, self.source_file, is_vessel=True)
@@ -378,8 +384,13 @@ def _relative_to_file(value: str, source_file: str, is_vessel: bool = False) -> 
 
 def normalise_boat_yaml(data: dict) -> dict:
     """The boat config's YAML as the schema takes it: no `source_file`, and `commands.auth: off` (which YAML 1.1
-    reads as false) as the string it was meant to be."""
+    reads as false) as the string it was meant to be; `ros: off | on | auto` as `ros: {start: ...}`."""
     data = {k: v for k, v in data.items() if k != "source_file"}
+    ros = data.get("ros")
+    if isinstance(ros, bool) or ros == "auto":      # `ros: off | on | auto` (YAML 1.1 reads off/on as booleans)
+        data["ros"] = {"start": "auto" if ros == "auto" else ("on" if ros else "off")}
+    elif isinstance(ros, dict) and isinstance(ros.get("start"), bool):
+        data["ros"] = dict(ros, start="on" if ros["start"] else "off")
     commands = data.get("commands")
     if isinstance(commands, dict) and commands.get("auth") is False:
         data["commands"] = dict(commands, auth="off")

@@ -1,11 +1,11 @@
-"""The autopilot node: a thin ROS 2 wrapper around `Autopilot.step(t, batch)`.
+"""The autopilot node: the ROS 2 rim around the boat runtime (autopilot/runtime/boat_runtime.py).
 
-Each control cycle: poll the backend, step the core, send the thrust to the backend FIRST, then publish what the
-cycle produced. Time is the node's ROS clock (wall time on the boat, /clock under use_sim_time), mapped to small
-core seconds by a TimeBase taken at start. Cycle timing:
-- wall clock: a control-loop thread of its own (not an rclpy timer) wakes on a fixed grid at the vessel's loop
-  rate; the executor wakes only for commands and the 1 Hz diagnostics. Commands, services and diagnostics take
-  `self.lock` before touching the core, so they never see half a cycle.
+The runtime owns the core, the backend, the operator desk and the control loop; this node observes its cycles
+and events and publishes them, and hands ROS commands to its desk under the runtime's lock. Time is the node's
+ROS clock (wall time on the boat, /clock under use_sim_time), mapped to small core seconds by a TimeBase taken
+at start. Cycle timing:
+- wall clock: the runtime's control-loop thread (not an rclpy timer) on a fixed grid at the vessel's loop rate;
+  the executor wakes only for commands and the 1 Hz diagnostics.
 - sim time: cycles sit on a grid of the loop period in simulated time and run as soon as /clock reaches the next
   grid point (a simulator publishes a step's sensors, then its clock), so a cycle consumes the step's samples.
 - /clock silent for `gazebo.clock_timeout_s` of wall time (a HIL link outage, a stopped simulator): thrusters to
@@ -36,10 +36,8 @@ import json
 import math
 import threading
 import time
-from collections import deque
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import Callable, Optional
 
-import numpy as np
 from nav_msgs.msg import Odometry, Path
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -53,11 +51,8 @@ from autopilot.ros.interface import BY_KEY
 from autopilot.ros.messages import TimeBase
 from autopilot.ros.qos import command_qos, qos_for, quiet_publisher, quiet_subscription, sensor_qos
 from autopilot.ros.tf_publisher import TfPublisher, odometry_transforms, static_transforms
+from autopilot.runtime.boat_runtime import BoatRuntime
 from autopilot.vocab.modes import ModeName
-
-if TYPE_CHECKING:
-    from autopilot.mavlink.server import LoopCalls
-    from autopilot.vehicle import CycleResult
 
 LATCHED_REPUBLISH_S = 5.0     # the mission path again, for subscribers that joined late without transient local
 
@@ -74,68 +69,6 @@ def _locked(method):
 # what the graph names a publisher whose endpoint DDS has discovered before its node's name (rmw's placeholder)
 UNKNOWN_NODE_NAME = "_NODE_NAME_UNKNOWN_"
 
-class CycleStats:
-    """Cost and latency of recent cycles (wall clock), for diagnostics and benchmarks."""
-
-    def __init__(self, period_s: float, window: int = 500):
-        self.period_s = period_s
-        self.cost_s: deque = deque(maxlen=window)
-        self.latency_s: deque = deque(maxlen=window)
-        self.cycles = 0
-        self.overruns = 0
-        self.last_cycle_wall_s: Optional[float] = None
-        self.interval_s: deque = deque(maxlen=window)
-
-    def add(self, start_wall_s: float, end_wall_s: float, input_wall_s: Optional[float]) -> None:
-        cost = end_wall_s - start_wall_s
-        self.cycles += 1
-        self.cost_s.append(cost)
-        if cost > self.period_s:
-            self.overruns += 1
-        if input_wall_s is not None:
-            self.latency_s.append(end_wall_s - input_wall_s)
-        if self.last_cycle_wall_s is not None:
-            self.interval_s.append(start_wall_s - self.last_cycle_wall_s)
-        self.last_cycle_wall_s = start_wall_s
-
-    @staticmethod
-    def _pct(values, q) -> float:
-        return float(np.percentile(np.fromiter(values, float), q)) if values else math.nan
-
-    def summary(self) -> dict:
-        return {"cycles": self.cycles, "overruns": self.overruns,
-                "cost_p50_ms": 1e3 * self._pct(self.cost_s, 50), "cost_p99_ms": 1e3 * self._pct(self.cost_s, 99),
-                "cost_max_ms": 1e3 * max(self.cost_s) if self.cost_s else math.nan,
-                "latency_p50_ms": 1e3 * self._pct(self.latency_s, 50),
-                "latency_p99_ms": 1e3 * self._pct(self.latency_s, 99),
-                "rate_hz": 1.0 / float(np.mean(self.interval_s)) if self.interval_s else math.nan}
-
-
-class SensorWatch:
-    """When each sensor last delivered (core time), how many samples, and the latest GNSS epoch."""
-
-    def __init__(self):
-        self.last_s = {"gnss": None, "gnss_valid": None, "imu": None, "mag": None}
-        self.counts = {"gnss": 0, "imu": 0, "mag": 0}
-        self.stale = {"imu": 0, "mag": 0}
-        self.last_fix = None
-
-    def add(self, batch) -> None:
-        for key, samples in (("gnss", batch.gps), ("imu", batch.imu), ("mag", batch.mag)):
-            if samples:
-                self.counts[key] += len(samples)
-                self.last_s[key] = samples[-1].time_s
-        for s in batch.imu:
-            self.stale["imu"] += int(getattr(s, "stale", False))
-        for s in batch.mag:
-            self.stale["mag"] += int(getattr(s, "stale", False))
-        if batch.gps:
-            self.last_fix = batch.gps[-1]
-            valid = [f for f in batch.gps if f.valid]
-            if valid:
-                self.last_s["gnss_valid"] = valid[-1].time_s
-
-
 def _with_info(callback):
     """A subscription callback that gets (msg, message info) where rclpy gives the publisher's gid (Iron and
     later), else (msg, None): who sent a message is then unknown."""
@@ -151,21 +84,16 @@ class AutopilotNode(Node):
 
     def __init__(self, cfg: BoatConfig, vessel, mission, backend_factory: Callable,
                  use_sim_time: bool = False, config_file: str = "", on_batch: Optional[Callable] = None,
-                 autopilot_factory: Optional[Callable] = None, context=None,
-                 on_cycle: Optional[Callable] = None, on_event: Optional[Callable] = None, params=None):
+                 autopilot_factory: Optional[Callable] = None, context=None, services=None, params=None,
+                 allow_sim_calibration: bool = False):
         ros = cfg.ros
         super().__init__(ros.node_prefix, namespace=ros.namespace or None, context=context,
                          parameter_overrides=[Parameter("use_sim_time", Parameter.Type.BOOL, use_sim_time)])
         self.cfg = cfg
         self.vessel = vessel
         self.use_sim_time = use_sim_time
-        self.period_s = 1.0 / vessel.control.loop_rate_hz
-        # what stop() needs exists before anything can fail (a device that does not open, say)
-        self.backend = None
-        self._stopped = False
-        self._loop_thread: Optional[threading.Thread] = None
         self._clock_watch: Optional[threading.Thread] = None
-        self._loop_stop = threading.Event()
+        self._loop_stop = threading.Event()       # the clock watch's (the runtime has its own for the loop)
         # Parameters come from the YAML files; they are declared read-only so `ros2 param` shows where they came
         # from, never as a second copy to edit.
         for name, value in (("config_file", config_file), ("vessel_file", vessel.source_file),
@@ -173,30 +101,23 @@ class AutopilotNode(Node):
                             ("loop_rate_hz", float(vessel.control.loop_rate_hz))):
             self.declare_parameter(name, value)
         self.tb = TimeBase(0 if use_sim_time else self.get_clock().now().nanoseconds)
-
-        if autopilot_factory is None:
-            from autopilot.vehicle import Autopilot
-            autopilot_factory = Autopilot
         self._events_pub = None
-        self.lock = threading.RLock()        # the core is stepped by the loop thread and commanded by the executor
-        self._on_cycle = on_cycle            # (t_s, batch, result) after every real cycle: watchdog, run log
-        self._on_event_hook = on_event       # (core Event): the run log
-        self.autopilot = autopilot_factory(vessel, mission, on_event=self._on_core_event)
-        self.frame = self.autopilot.frame
-        self.backend = backend_factory(self, self.tb)
-        if hasattr(self.autopilot, "set_actuator"):     # the pre-arm check and the ESC failsafe read `connected`
-            self.autopilot.set_actuator(self.backend)
-            if cfg.backend in ("sim", "gazebo"):         # simulated magnetometers without hard/soft iron
-                if getattr(self.autopilot, "mag_watch", None) is not None:
-                    self.autopilot.mag_watch.save_path = None   # a simulation never rewrites the boat's file
-                from autopilot.vocab.config import mag_is_undistorted
-                if cfg.backend == "gazebo" or mag_is_undistorted(vessel):
-                    from estimation.heading.mag_calibration import MagCalibration
-                    self.autopilot.set_mag_calibration(MagCalibration())
+        self.thrust_pubs: list = []
+        self.pulse_pubs: list = []
         self._on_batch = on_batch
-        self.stats = CycleStats(self.period_s)
-        self.sensors = SensorWatch()
-        self.last_result: Optional[CycleResult] = None
+        self._cycles_seen = 0
+        clock = self.get_clock()
+        # the runtime (core, backend, desk, loop) with this node as an observer of its cycles and events
+        self.runtime = BoatRuntime(cfg, vessel, mission, now_ns=lambda: clock.now().nanoseconds,
+                                   origin_ns=self.tb.origin_ns,
+                                   epoch_of_origin_ns=None if use_sim_time else self.tb.origin_ns,
+                                   backend_factory=lambda rt: backend_factory(self, self.tb, rt.frame),
+                                   services=services, params=params, log=self.get_logger(), observers=[self],
+                                   autopilot_factory=autopilot_factory,
+                                   allow_sim_calibration=allow_sim_calibration)
+        self.runtime.keep_running = lambda: self.context.ok()
+        self.params = params
+        self.period_s = self.runtime.period_s
         self._next_due: Optional[float] = None
         self._state_every = max(1, int(round(vessel.control.loop_rate_hz / ros.state_rate_hz)))
         self._last_state_json = ""
@@ -221,9 +142,6 @@ class AutopilotNode(Node):
         self.create_service(SetBool, t.arm, self._srv_arm)
         self.create_service(Trigger, t.hold, self._srv_hold)
         self.gate = self._command_gate(cfg)
-        self.params = params
-        self.desk = self._make_desk(cfg)
-        self.loop_calls: Optional[LoopCalls] = None     # when MAVLink is served
         self._sender_names: dict = {}         # publisher gid -> node name, refreshed on a miss
         self._joy_refused: set = set()       # (what, node) already told off
         quiet_subscription(self, String, t.command, _with_info(self._on_command), command_qos(depth))
@@ -265,8 +183,7 @@ class AutopilotNode(Node):
         self.publish_path()
         self._publish_state(force=True)
         if not use_sim_time:
-            self._loop_thread = threading.Thread(target=self._control_loop, name="control-loop", daemon=True)
-            self._loop_thread.start()
+            self.runtime.start_loop()
         else:
             self._clock_watch = threading.Thread(target=self._watch_clock, name="clock-watch", daemon=True)
             self._clock_watch.start()
@@ -274,28 +191,6 @@ class AutopilotNode(Node):
     # ------------------------------------------------------------------ time and the cycle
     def now_s(self) -> float:
         return self.tb.from_ns(self.get_clock().now().nanoseconds)
-
-    def _control_loop(self) -> None:
-        """Wall-clock cycles on a fixed grid; a loop that fell more than a period behind restarts the grid
-        (run_cycle reports the missed deadline to the overrun failsafe)."""
-        next_wall = time.monotonic()
-        while not self._loop_stop.is_set():
-            next_wall += self.period_s
-            delay = next_wall - time.monotonic()
-            if delay > 0.0:
-                if self._loop_stop.wait(delay):
-                    break
-            elif delay < -self.period_s:
-                next_wall = time.monotonic()
-            if not self.context.ok():
-                break
-            with self.lock:
-                try:
-                    self.run_cycle(self.now_s())
-                except Exception as e:      # publishing after the context went down, a bug in an observer
-                    if not self.context.ok():
-                        break
-                    self.get_logger().error(f"control loop: {e!r}")
 
     def _watch_clock(self) -> None:
         """Sim time: /clock silent for clock_timeout_s of wall time is a lost time source (see the module doc)."""
@@ -306,11 +201,12 @@ class AutopilotNode(Node):
             if silent <= self.clock_timeout_s:
                 continue
             with self.lock:
-                if self._stopped or self._clock_lost or time.monotonic() - self._clock_wall <= self.clock_timeout_s:
+                if (self.runtime.stopped or self._clock_lost
+                        or time.monotonic() - self._clock_wall <= self.clock_timeout_s):
                     continue
                 self._clock_lost = True
                 try:
-                    self._neutral_outputs()
+                    self.runtime.neutral_outputs()
                     lost = getattr(self.autopilot, "clock_lost", None)
                     if lost is not None:
                         lost(self._clock_t, silent)
@@ -334,7 +230,7 @@ class AutopilotNode(Node):
                 if prev_t - t > self.clock_jump_s and not self._clock_went_back:
                     self._clock_went_back = self._clock_lost = True
                     try:
-                        self._neutral_outputs()
+                        self.runtime.neutral_outputs()
                         went_back = getattr(self.autopilot, "clock_went_back", None)
                         if went_back is not None:
                             went_back(prev_t, t)
@@ -357,51 +253,18 @@ class AutopilotNode(Node):
             self.run_cycle(t)
         self._next_due = (math.floor(t / self.period_s + 1e-6) + 1) * self.period_s
 
-    def applied_thrust_n(self) -> Optional[tuple]:
-        """The thrust of the pulses the ESCs output now (slew included) [N], for the run log; None when the
-        backend cannot say (it then logs the thrust of the commanded pulses)."""
-        sent = getattr(self.backend, "sent_pulses_us", None)
-        if sent is None:
-            return None
-        return tuple(m.pulse_to_thrust(p) for m, p in zip(self.autopilot.maps, sent()))
-
     def run_cycle(self, t_s: float) -> None:
-        """One control cycle at core time t_s. Never raises: a fault is logged and the thrusters go neutral."""
-        if self._stopped:
-            return
-        assert self.backend is not None     # made in __init__ before any cycle can run
-        start = time.perf_counter()
-        if self.loop_calls is not None:      # a MAVLink server's commands and snapshots, between cycles
-            self.loop_calls.run_pending()
-        try:
-            batch = self.backend.poll(t_s)
-            result = self.autopilot.step(t_s, batch)
-            if result.thrust.angle_rad is None:
-                self.backend.write(t_s, result.thrust.thrust_n, result.pulses.pulse_us)
-            else:                       # azimuth pods: only the sim and gazebo backends take angles
-                self.backend.write(t_s, result.thrust.thrust_n, result.pulses.pulse_us,
-                                   angle_rad=result.thrust.angle_rad)
-        except Exception as e:          # a fault in one cycle must not leave a thruster driven
-            self.get_logger().error(f"control cycle failed at t={t_s:.3f} s: {e!r}; thrusters to neutral")
-            self._neutral_outputs()
-            return
-        end = time.perf_counter()
-        if not self.use_sim_time:
-            # a missed deadline: the cycle took longer than its period, or the timer woke it late
-            prev = self.stats.last_cycle_wall_s
-            late = max(end - start, 0.0 if prev is None else start - prev) - self.period_s
-            if late > 0.0:
-                self.autopilot.report_overrun(t_s, late)
-        self.stats.add(start, end, getattr(self.backend, "last_input_wall_s", None))
-        self.sensors.add(batch)
-        self.last_result = result
+        """One control cycle at core time t_s (simulated time: from /clock). Never raises."""
+        self.runtime.run_cycle(t_s)
+
+    def cycle_done(self, t_s: float, batch, result) -> None:
+        """The runtime's observer: the sensor nodes' samples, and what observers plot at the state rate."""
+        self._cycles_seen += 1
         if self._on_batch is not None:
             self._on_batch(batch)
-        if self._on_cycle is not None:
-            self._on_cycle(t_s, batch, result)
-        if self.stats.cycles % self._state_every == 0:
+        if self._cycles_seen % self._state_every == 0:
             self._publish_outputs(result)
-        if self.stats.cycles % self._path_every == 0:      # latched, and again for volatile late joiners
+        if self._cycles_seen % self._path_every == 0:      # latched, and again for volatile late joiners
             self.publish_path()
 
     def _publish_outputs(self, result) -> None:
@@ -441,21 +304,10 @@ class AutopilotNode(Node):
         return self.autopilot.guidance
 
     def _estimator_health(self, t_s: float):
-        est = getattr(self.autopilot, "estimator", None)
-        fn = getattr(est, "health", None)
-        if fn is None:
-            return None
-        try:
-            return fn(t_s)
-        except Exception:
-            return None
+        return self.runtime.estimator_health(t_s)
 
     def state_dict(self) -> dict:
-        ap, g = self.autopilot, self._guidance()
-        return {"mode": ap.mode.name, "armed": bool(ap.armed), "mission": ap.mission.name,
-                "waypoint_index": int(g.index), "waypoints_reached": int(g.waypoints_reached),
-                "waypoints_total": int(g.waypoints_total), "mission_complete": bool(g.complete),
-                "time_s": round(self.last_result.time_s, 3) if self.last_result else None}
+        return self.runtime.state_dict()
 
     def _publish_state(self, force: bool = False) -> None:
         d = self.state_dict()
@@ -471,30 +323,28 @@ class AutopilotNode(Node):
                                                        self.now_s(), start_ned=start))
 
     # ------------------------------------------------------------------ commands
-    def _on_core_event(self, ev) -> None:
-        if self._on_event_hook is not None:
-            self._on_event_hook(ev)
-        text = f"[{ev.kind}] {ev.message}"
-        self.get_logger().info(text)
+    def core_event(self, ev) -> None:
+        """The runtime's observer: each core event on the events topic (the runtime has logged it)."""
+        if self._events_pub is not None:
+            self._events_pub.publish(String(data=f"[{ev.kind}] {ev.message}"))
+
+    def desk_event(self, text: str, error: bool = False) -> None:
+        """The runtime's observer: each operator-desk answer on the events topic (the runtime has logged it)."""
         if self._events_pub is not None:
             self._events_pub.publish(String(data=text))
 
     def _event(self, text: str, error: bool = False) -> None:
+        """An answer of this rim's own (a refused joystick node): logged and on the events topic."""
         if error:       # rclpy ties a severity to each logging call site: one call per severity
             self.get_logger().warning(text)
         else:
             self.get_logger().info(text)
-        assert self._events_pub is not None     # made in __init__ before the desk and the subscriptions that call this
-        self._events_pub.publish(String(data=text))
+        self.desk_event(text, error)
 
-    def _make_desk(self, cfg: BoatConfig):
-        from autopilot.commands.desk import OperatorDesk
-
-        def loaded(_mission) -> None:
-            self.publish_path()
-            self._publish_state(force=True)
-        return OperatorDesk(self.autopilot, self.vessel, self.now_s, mission_dirs=cfg.mission_dirs(),
-                            on_event=self._event, on_mission=loaded, params=self.params)
+    def mission_loaded(self) -> None:
+        """The runtime's observer: a new mission's path and the state, at once."""
+        self.publish_path()
+        self._publish_state(force=True)
 
     @_locked
     def arm(self) -> tuple[bool, str]:
@@ -618,46 +468,66 @@ class AutopilotNode(Node):
             self.desk.manual(float(axes[j.throttle_axis]), float(steering), f"joystick node {sender or '(unknown)'}")
 
     # ------------------------------------------------------------------ stop
-    def _neutral_outputs(self) -> None:
-        assert self.backend is not None     # made in __init__; _stop_locked calls this only when it was
-        try:
-            self.backend.neutral()
-        finally:
-            neutral = getattr(self.autopilot, "neutral_pulses", None)
-            for pub in self.thrust_pubs:
-                pub.publish(Float64(data=0.0))
-            if neutral is not None:
-                for pub, p in zip(self.pulse_pubs, neutral.pulse_us):
-                    pub.publish(UInt16(data=int(p)))
+    def outputs_neutral(self, neutral_pulses_us) -> None:
+        """The runtime's observer: the outputs went to neutral, so the topics say 0 N and the neutral pulses."""
+        for pub in self.thrust_pubs:
+            pub.publish(Float64(data=0.0))
+        if neutral_pulses_us is not None:
+            for pub, p in zip(self.pulse_pubs, neutral_pulses_us):
+                pub.publish(UInt16(data=int(p)))
 
     def stop(self, reason: str = "autopilot node stopping") -> None:
         """No more cycles, thrusters to neutral (backend and topics). Safe to call twice."""
         self._loop_stop.set()
-        for loop in (self._loop_thread, self._clock_watch):
-            if loop is not None and loop is not threading.current_thread():
-                loop.join(timeout=2.0)
-        with self.lock:
-            self._stop_locked(reason)
-
-    def _stop_locked(self, reason: str) -> None:
-        if self._stopped or self.backend is None:     # never started: no outputs were ever driven
-            self._stopped = True
-            return
-        self._stopped = True
-        try:
-            if getattr(self.autopilot, "armed", False):
-                self.autopilot.disarm(self.now_s(), reason)
-        finally:
-            self._neutral_outputs()
-            s = self.stats.summary()
-            self.get_logger().info(
-                f"{reason}: thrusters at neutral; {s['cycles']} cycles, cost p50 {s['cost_p50_ms']:.2f} ms "
-                f"p99 {s['cost_p99_ms']:.2f} ms, sample-in to thrust-out p50 {s['latency_p50_ms']:.2f} ms "
-                f"p99 {s['latency_p99_ms']:.2f} ms, {s['overruns']} overruns")
+        watch = self._clock_watch
+        if watch is not None and watch is not threading.current_thread():
+            watch.join(timeout=2.0)
+        self.runtime.stop(reason)
 
     def destroy_node(self):
-        self.stop()
-        close = getattr(self.backend, "close", None) if self.backend is not None else None
-        if close is not None:
-            close()
+        self.runtime.close()
         return super().destroy_node()
+
+    # ------------------------------------------------------------------ the runtime's parts, as they were here
+    @property
+    def autopilot(self):
+        return self.runtime.autopilot
+
+    @property
+    def backend(self):
+        return self.runtime.backend
+
+    @property
+    def desk(self):
+        return self.runtime.desk
+
+    @property
+    def lock(self):
+        return self.runtime.lock
+
+    @property
+    def stats(self):
+        return self.runtime.stats
+
+    @property
+    def sensors(self):
+        return self.runtime.sensors
+
+    @property
+    def last_result(self):
+        return self.runtime.last_result
+
+    @property
+    def frame(self):
+        return self.runtime.frame
+
+    @property
+    def loop_calls(self):
+        return self.runtime.loop_calls
+
+    @loop_calls.setter
+    def loop_calls(self, calls) -> None:
+        self.runtime.loop_calls = calls
+
+    def applied_thrust_n(self) -> Optional[tuple]:
+        return self.runtime.applied_thrust_n()

@@ -4,19 +4,17 @@
 diagnostics nodes the config lists, all on ONE SingleThreadedExecutor (a Pi 4 has little CPU and memory to
 spare; one thread also means no locking between the control loop and its publishers). In the composed process
 the GNSS and IMU nodes publish the samples the autopilot node polled from the backend, so the control loop never
-waits on DDS. `run_boat()` is what `autopilot run` calls: it spins until SIGINT/SIGTERM and always leaves the
-thrusters at neutral.
+waits on DDS. `run_boat_on_ros()` is what `autopilot run` calls when the ROS 2 rim starts
+(autopilot/runtime/boat_process.py decides): it spins until SIGINT/SIGTERM and always leaves the thrusters at neutral.
 """
 from __future__ import annotations
 
 import gc
 import os
-import signal
-import socket
 import sys
 import threading
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, TypedDict, Union
+from typing import TYPE_CHECKING, Iterator, List, Optional, TypedDict, Union
 
 import rclpy
 from rclpy.context import Context
@@ -36,74 +34,30 @@ if TYPE_CHECKING:
 IDLE_SPIN_S = 1.0
 
 
-class StopOnSignal:
-    """SIGINT and SIGTERM set `stop` and call the waker at once.
-
-    Python runs a signal handler only when the main thread is back in Python, not while it sits in the executor's
-    wait; the C-level handler writes the signal number to the wakeup fd immediately, so a small thread reading it
-    does the waking (the Python handler, when it runs later, only sets `stop` again)."""
-
-    def __init__(self, stop: threading.Event):
-        self.stop = stop
-        self.waker: Optional[Callable[[], None]] = None
-        self._r, self._w = socket.socketpair()
-        self._w.setblocking(False)
-        signal.set_wakeup_fd(self._w.fileno(), warn_on_full_buffer=False)
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, self._on_signal)
-        threading.Thread(target=self._watch, name="signal-wake", daemon=True).start()
-
-    def _on_signal(self, signum, frame) -> None:
-        self.stop.set()
-
-    def _watch(self) -> None:
-        while True:
-            try:
-                if not self._r.recv(64):
-                    return
-            except OSError:
-                return
-            self.stop.set()
-            waker = self.waker
-            if waker is not None:
-                waker()
-
-    def close(self) -> None:
-        signal.set_wakeup_fd(-1)
-        self._w.close()
-        self._r.close()
-
-
 class _NodeKw(TypedDict, total=False):
     context: Context        # the ROS context of every node and the executor (absent: rclpy's default one)
 
 
 class BoatProcess:
+    """The boat runtime's ROS 2 nodes on one executor; `autopilot` is the node, `autopilot.runtime` the runtime.
+    `backend_factory(node, time_base, frame)` overrides the boat config's backend."""
+
     def __init__(self, cfg, vessel, mission, context: Optional[Context] = None, config_file: str = "",
-                 seed: int = 1, backend_factory=None, services=None, params=None):
+                 seed: int = 1, backend_factory=None, services=None, params=None,
+                 allow_sim_calibration: bool = False):
         self.cfg = cfg
         self._wake_guard: Optional[GuardCondition] = None    # created by spin(); wake() triggers it
         self.context = context
         use_sim_time = cfg.backend == "gazebo"
         self.sensor_nodes: List[Union[GnssNode, ImuNode]] = []
         if backend_factory is None:
-            def backend_factory(node, tb):
-                return make_backend(cfg, vessel, mission, node.autopilot.frame, node, tb, seed=seed)
+            def backend_factory(node, tb, frame):
+                return make_backend(cfg, vessel, mission, frame, node, tb, seed=seed,
+                                    allow_sim_calibration=allow_sim_calibration)
         kw: _NodeKw = {"context": context} if context is not None else {}
         self.autopilot = AutopilotNode(cfg, vessel, mission, backend_factory,
                                        use_sim_time=use_sim_time, config_file=config_file,
-                                       on_batch=self._publish_sensors,
-                                       on_cycle=services.on_cycle if services is not None else None,
-                                       on_event=services.on_event if services is not None else None,
-                                       params=params, **kw)
-        if services is not None:
-            services.applied_thrust_fn = self.autopilot.applied_thrust_n     # read only when a log row is due
-            services.estimator = self.autopilot.autopilot.estimator          # its inputs are logged for replay
-            if not use_sim_time:         # stamps in run.mcap = the published ones (wall-clock ROS time)
-                services.time_offset_ns = self.autopilot.tb.origin_ns
-            core = self.autopilot.autopilot
-            services.path_fn = lambda: (core.guidance.waypoints_ned,
-                                        core.start_point_ned() if hasattr(core, "start_point_ned") else None)
+                                       on_batch=self._publish_sensors, services=services, params=params, **kw)
         tb = self.autopilot.tb
         nodes = set(cfg.ros.nodes)
         if "gnss" in nodes:
@@ -146,7 +100,8 @@ class BoatProcess:
 
     def serve_mavlink(self, upload_dir=None) -> None:
         """Serve the boat config's `mavlink:` links (nothing when it has none); uploads are kept in upload_dir."""
-        if self.cfg.mavlink is not None and self.mavlink is None:
+        if self.mavlink is None:
+            from autopilot.runtime.boat_process import start_mavlink
             self.mavlink = start_mavlink(self.cfg, self.autopilot, upload_dir)
 
     def stop(self) -> None:
@@ -179,34 +134,14 @@ def own_context() -> Iterator[Context]:
             rclpy.shutdown(context=ctx)
 
 
-def start_mavlink(cfg, node: AutopilotNode, upload_dir=None):
-    """Serve the boat config's `mavlink:` links for `node`: commands go to its OperatorDesk, run by its control
-    loop between cycles. MavlinkError when no link opens or the signing key is unusable."""
-    from pathlib import Path
+def run_boat_on_ros(cfg, vessel, mission, config_file: str = "", seed: int = 1, params=None,
+                    allow_sim_calibration: bool = False) -> int:
+    """`autopilot run` with the ROS 2 rim: spin the composed process until SIGINT/SIGTERM; thrusters neutral on
+    the way out. Exit codes as autopilot.runtime.boat_process.run_boat_plain."""
+    from autopilot.mavlink.server import MavlinkError
+    from autopilot.runtime.boat_process import make_services, start_mavlink, startup_errors
+    from autopilot.runtime.signals import StopOnSignal
 
-    from autopilot.mavlink.server import LoopCalls, MavlinkServer, read_signing_key
-    key_path = cfg.signing_key_path()
-    key = read_signing_key(key_path) if key_path is not None else None
-    node.loop_calls = LoopCalls()
-    return MavlinkServer(cfg.mavlink, node.desk, node.loop_calls, signing_key=key,
-                         upload_dir=Path(upload_dir) if upload_dir else None).start()
-
-
-def _startup_errors() -> tuple:
-    """What a device that does not open raises; each carries a message saying what to do."""
-    from drivers.esc.contract import EscError
-    from drivers.esc.deadman import DeadmanError
-    from drivers.gnss.l76k import GnssLinkError
-    from drivers.gnss.l76k_commands import GnssSetupError
-    from drivers.lsm9ds1 import ImuError
-    return (EscError, DeadmanError, GnssLinkError, GnssSetupError, ImuError, OSError)
-
-
-STARTUP_ERRORS = _startup_errors()
-
-
-def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1, params=None) -> int:
-    """`autopilot run`: spin the composed process until SIGINT/SIGTERM; thrusters neutral on the way out."""
     opts = _no_signal_handlers()
     rclpy.init(**({"signal_handler_options": opts} if opts is not None else {}))
     stop = threading.Event()
@@ -214,25 +149,20 @@ def run_boat(cfg, vessel, mission, config_file: str = "", seed: int = 1, params=
     proc = None
     services = None
     try:
-        from autopilot.guidance.path_following import mission_frame
-        from autopilot.runtime.field_services import FieldServices
-        lc = cfg.logging
-        services = FieldServices(vessel, mission, mission_frame(mission), log_dir=cfg.log_directory(),
-                                 log_rate_hz=lc.rate_hz, keep_runs=lc.keep_runs, max_total_mb=lc.max_total_mb,
-                                 extra_files=[config_file] if config_file else (), ros=cfg.ros)
+        services = make_services(cfg, vessel, mission, config_file)
         try:
             proc = BoatProcess(cfg, vessel, mission, config_file=config_file, seed=seed, services=services,
-                               params=params)
-        except STARTUP_ERRORS as e:
+                               params=params, allow_sim_calibration=allow_sim_calibration)
+        except startup_errors() as e:
             print(f"error: the boat could not start: {e}", file=sys.stderr)
             return 1
         with proc.autopilot.lock:                # the loop is running: open the log between two cycles
             services.start_log()
         log = proc.autopilot.get_logger()
         services._warn = log.warning
-        from autopilot.mavlink.server import MavlinkError
         try:
-            proc.serve_mavlink(services.log.run_dir if services.log is not None else None)
+            proc.mavlink = start_mavlink(cfg, proc.autopilot,
+                                         services.log.run_dir if services.log is not None else None)
         except MavlinkError as e:
             print(f"error: the boat could not start: {e}", file=sys.stderr)
             return 1

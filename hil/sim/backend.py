@@ -1,6 +1,6 @@
 """The built-in simulator as a backend of the boat runner (`autopilot run` with `backend: sim`): the plant and the
 typed sensor models advanced by the runner's clock, taking ESC pulse widths back through the vessel's thrust maps
-like an ESC and thruster would. The CLI registers it with autopilot.ros.backends.register_simulated."""
+like an ESC and thruster would. The CLI registers it with autopilot.runtime.backends.register_simulated."""
 from __future__ import annotations
 
 import time

@@ -157,7 +157,7 @@ def test_vessel_file_rejects_mixed_and_unequal_pods(pods, tmp_path):
 
 
 def test_hardware_backend_refuses_a_vessel_with_pods(pods):
-    from autopilot.ros.backends import refuse_unsteerable_pods
+    from autopilot.runtime.backends import refuse_unsteerable_pods
     with pytest.raises(ValueError, match="azimuth pods .* no output for their angle servos"):
         refuse_unsteerable_pods("hw", pods)
     refuse_unsteerable_pods("sim", pods)

@@ -1,0 +1,130 @@
+"""Backends without ROS: where sensor samples come from and where the cycle's output goes.
+
+A backend has `poll(t_s) -> SensorBatch`, `write(t_s, thrust_n, pulses_us)` (it uses the one its actuators
+take: pulse widths for ESCs, newtons for Gazebo), `neutral()`, `connected`, `close()`, `hardware_ids` (component
+-> hardware_id for diagnostics) and `last_input_wall_s` (perf_counter() when the newest sample handed over by
+the last poll arrived; None when unknown). The boat config's `backend:` chooses:
+
+- hw: the drivers' backend (L76K, LSM9DS1, the ESC output with its deadman), `HardwareBackend`.
+- sim: the built-in plant (hil/sim/backend.py), registered by the CLI with `register_simulated`: the runtime
+  never imports the simulator itself.
+- gazebo: needs ROS 2 (ros_gz_bridge topics, /clock); the ROS rim builds it (autopilot/ros/backends.py).
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Callable, Optional
+
+from autopilot.vocab.types import SensorBatch
+
+SIMULATED: dict = {}        # backend name -> factory(vessel, mission, frame, seed=) -> backend
+
+
+def register_simulated(kind: str, factory) -> None:
+    """Let `make_backend` build the simulated backend `kind` ("sim") with `factory(vessel, mission, frame,
+    seed=...)`. The composition root (the CLI) calls it; the core and the runtime never import the simulator."""
+    SIMULATED[kind] = factory
+
+
+def make_backend(cfg, vessel, mission, frame, clock_s: Callable[[], float], seed: int = 1,
+                 allow_sim_calibration: bool = False):
+    """The hw or sim backend the boat config asks for; the drivers stamp samples with `clock_s()` [core s].
+
+    ValueError for backend gazebo (it needs the ROS rim), for a sim backend nobody registered, and for a
+    vessel with azimuth pods on the hardware backend (the pod servos have no output stage yet) rather than a
+    boat that ignores its angles."""
+    refuse_unsteerable_pods(cfg.backend, vessel)
+    if cfg.backend == "sim":
+        factory = SIMULATED.get("sim")
+        if factory is None:
+            raise ValueError("backend: sim needs the built-in simulator, which `autopilot run` provides; this "
+                             "process did not register it (autopilot.runtime.backends.register_simulated)")
+        return factory(vessel, mission, frame, seed=seed)
+    if cfg.backend == "hw":
+        return HardwareBackend(vessel, clock_s, esc_backend=cfg.esc.backend_spec(),
+                               allow_sim_calibration=allow_sim_calibration)
+    raise ValueError(f"backend: {cfg.backend} needs ROS 2 (its sensors and clock arrive as ROS topics)")
+
+
+class HardwareBackend:
+    """The boat's devices: L76K GNSS (reader thread), LSM9DS1 IMU (read once per poll), ESCs through pigpio with
+    the deadman guardian. Fixes and samples are stamped with the runner's clock (`clock_s`)."""
+
+    consumes = "pulses"
+
+    def __init__(self, vessel, clock_s, perf_clock=time.perf_counter, deadman: bool = True, esc_backend=None,
+                 allow_sim_calibration: bool = False):
+        from drivers.esc.output import EscOutput
+        refuse_unsteerable_pods("hw", vessel)
+        from drivers.gnss.l76k import L76K
+        from drivers.lsm9ds1 import Lsm9ds1Source
+
+        s = vessel.sensors
+        cal = None
+        if s.mag.calibration_file and os.path.exists(s.mag.calibration_file):
+            from estimation.heading.mag_calibration import read_calibration
+            cal = read_calibration(s.mag.calibration_file)
+        # a file named but not written yet (first day): raw readings; the pre-arm checks refuse navigating
+        # modes until CALIBRATE_ON_WATER has fitted and written it
+        self._perf = perf_clock
+        # first: outputs to neutral before anything
+        self.esc = EscOutput.from_vessel(vessel, backend=esc_backend, deadman=deadman)
+        self.gnss = L76K.from_config(s.gnss, clock=clock_s)
+        self.gnss.start()
+        self.imu = Lsm9ds1Source.open_hw(s.imu, s.mag, mag_calibration=cal, clock=clock_s)
+        self.last_input_wall_s: Optional[float] = None
+        outputs = ",".join(f"{'ch' if esc_backend is not None and esc_backend.kind == 'pca9685' else 'GPIO'}"
+                           f"{c.gpio}" for c in self.esc.channels)
+        self.hardware_ids = {
+            "gnss": f"L76K {s.gnss.port}",
+            "imu": f"LSM9DS1 i2c-{s.imu.bus} 0x{s.imu.address_xg:02x}/0x{s.imu.address_mag:02x}",
+            "esc": f"{esc_backend.kind if esc_backend is not None else 'pigpio'} {outputs}",
+        }
+        self._armed_esc = False
+
+    def poll(self, t_s: float) -> SensorBatch:
+        batch = self.imu.poll(t_s)
+        batch.gps.extend(self.gnss.poll())
+        self.last_input_wall_s = self._perf()
+        return batch
+
+    def write(self, t_s: float, thrust_n, pulses_us) -> None:
+        from autopilot.vocab.types import PulseCommand
+        if not self._armed_esc:
+            self.esc.arm(t_s)
+            self._armed_esc = True
+        self.esc.write(t_s, PulseCommand(tuple(pulses_us)))
+
+    def sent_pulses_us(self) -> list:
+        """The pulses the ESCs output now (slew and arming included), as the autopilot's commands read [us]."""
+        return self.esc.sent_pulses_us()
+
+    def neutral(self) -> None:
+        self.esc.neutral()
+
+    @property
+    def connected(self) -> bool:
+        return bool(self.esc.connected)
+
+    def ready(self, t_s: float) -> bool:
+        """True once the ESCs have had their arming time of neutral (at start and after pigpiod came back)."""
+        return self._armed_esc and self.esc.armed(t_s)
+
+    def close(self) -> None:
+        try:
+            self.esc.close()
+        finally:
+            self.gnss.close()
+            close = getattr(self.imu.driver, "close", None)
+            if close is not None:
+                close()
+
+
+def refuse_unsteerable_pods(backend: str, vessel) -> None:
+    """ValueError when `vessel` has azimuth pods and `backend` cannot command their angles."""
+    pods = [t.name for t in vessel.thrusters if t.azimuth is not None]
+    if pods and backend not in ("sim", "gazebo"):
+        raise ValueError(f"backend {backend!r}: vessel {vessel.name!r} has azimuth pods ({', '.join(pods)}) but "
+                         f"the {backend} backend has no output for their angle servos yet; refusing to start a "
+                         f"boat that would ignore its pod angles (use backend sim or gazebo, or fixed thrusters)")

@@ -1,0 +1,147 @@
+"""`autopilot run`: the boat process without ROS, and what it shares with the ROS 2 rim's.
+
+`run_boat_plain(cfg, vessel, mission, ...)` starts the runtime (autopilot/runtime/boat_runtime.py) with its backend,
+the run log and systemd notifications (FieldServices) and the boat config's MAVLink links, runs until SIGINT or
+SIGTERM and always leaves the thrusters at neutral. `ros_decision(cfg)` reads the boat config's `ros.start`; the
+CLI then starts either this or the ROS 2 rim's process (autopilot/ros/runner.py):
+
+- `auto` (the default): the rim starts when rclpy imports; either way one line says which and why.
+- `on`: the rim must start; without rclpy the boat does not start (exit 2, with what to install).
+- `off`: no ROS, even where it is installed.
+
+Without the rim the runtime drives itself on the monotonic clock (core time 0 = start; the run log's stamps are
+UTC through the wall-clock time taken at that moment) and logs through Python's logging to stderr (the journal,
+under systemd). Exit codes: 0 stopped by a signal; 1 a device or link did not open (a clear message, no run
+directory left behind); 2 the boat config asks for something this machine cannot give.
+"""
+from __future__ import annotations
+
+import gc
+import logging
+import sys
+import threading
+import time
+from typing import Optional, Tuple
+
+LOG = logging.getLogger("autopilot")
+
+
+def startup_errors() -> tuple:
+    """What a device or link that does not open raises; each carries a message saying what to do."""
+    from autopilot.vocab.schema import ConfigError
+    from drivers.esc.contract import EscError
+    from drivers.esc.deadman import DeadmanError
+    from drivers.gnss.l76k import GnssLinkError
+    from drivers.gnss.l76k_commands import GnssSetupError
+    from drivers.lsm9ds1 import ImuError
+    return (EscError, DeadmanError, GnssLinkError, GnssSetupError, ImuError, ConfigError, OSError)
+
+
+def ros_decision(cfg) -> Tuple[Optional[bool], str]:
+    """(start the ROS 2 rim?, the line that says so). None: the config needs ROS and this machine has none
+    (the text says what to do)."""
+    wanted = cfg.ros.start
+    needs = cfg.backend == "gazebo"
+    if wanted == "off" and not needs:
+        return False, ("ROS 2: off (ros.start: off): no topics, services, TF or diagnostics; MAVLink and the run "
+                       "log as usual")
+    try:
+        import rclpy  # noqa: F401
+    except ImportError as e:
+        why = f"rclpy does not import: {e}"
+        if wanted == "on" or needs:
+            what = "ros.start is on" if wanted == "on" else "backend gazebo needs ROS 2"
+            return None, (f"error: {what}, but {why}. On a boat with ROS 2: `source /opt/ros/$ROS_DISTRO/setup.bash` "
+                          "before starting; on a laptop: `pip install .[ros]`; or set `ros: {start: off}`.")
+        return False, (f"ROS 2: off ({why}): no topics, services, TF or diagnostics; MAVLink and the run log "
+                       "as usual (with ROS 2 installed, `ros.start: auto` starts them)")
+    return True, f"ROS 2: on (ros.start: {wanted}, rclpy imports)"
+
+
+def make_services(cfg, vessel, mission, config_file: str):
+    """The run log (not opened yet) and systemd notifications for this boat config."""
+    from autopilot.guidance.path_following import mission_frame
+    from autopilot.runtime.field_services import FieldServices
+    lc = cfg.logging
+    return FieldServices(vessel, mission, mission_frame(mission), log_dir=cfg.log_directory(),
+                         log_rate_hz=lc.rate_hz, keep_runs=lc.keep_runs, max_total_mb=lc.max_total_mb,
+                         extra_files=[config_file] if config_file else (), ros=cfg.ros)
+
+
+def start_mavlink(cfg, runtime, upload_dir=None):
+    """Serve the boat config's `mavlink:` links for `runtime` (a BoatRuntime, or the ROS node around one):
+    commands go to its OperatorDesk and are run by its control loop between cycles. None when the config has
+    no links; MavlinkError when no link opens or the signing key is unusable."""
+    if cfg.mavlink is None:
+        return None
+    from pathlib import Path
+
+    from autopilot.mavlink.server import LoopCalls, MavlinkServer, read_signing_key
+    key_path = cfg.signing_key_path()
+    key = read_signing_key(key_path) if key_path is not None else None
+    runtime.loop_calls = LoopCalls()
+    return MavlinkServer(cfg.mavlink, runtime.desk, runtime.loop_calls, signing_key=key,
+                         upload_dir=Path(upload_dir) if upload_dir else None).start()
+
+
+def _log_to_stderr() -> None:
+    if not LOG.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("[%(levelname)s] [%(created).3f] [autopilot]: %(message)s"))
+        LOG.addHandler(handler)
+        LOG.setLevel(logging.INFO)
+        LOG.propagate = False
+
+
+def run_boat_plain(cfg, vessel, mission, config_file: str = "", seed: int = 1, params=None,
+                   allow_sim_calibration: bool = False) -> int:
+    """The boat without ROS: the runtime's own wall-clock loop, MAVLink, the run log and systemd."""
+    from autopilot.mavlink.server import MavlinkError
+    from autopilot.runtime.boat_runtime import BoatRuntime
+    from autopilot.runtime.signals import StopOnSignal
+
+    _log_to_stderr()
+    stop = threading.Event()
+    signals = StopOnSignal(stop)
+    services = runtime = mav = None
+    try:
+        services = make_services(cfg, vessel, mission, config_file)
+        origin_ns, epoch_ns = time.monotonic_ns(), time.time_ns()
+        try:
+            runtime = BoatRuntime(cfg, vessel, mission, now_ns=time.monotonic_ns, origin_ns=origin_ns,
+                                  epoch_of_origin_ns=epoch_ns, services=services, params=params, seed=seed,
+                                  allow_sim_calibration=allow_sim_calibration)
+        except startup_errors() as e:
+            print(f"error: the boat could not start: {e}", file=sys.stderr)
+            return 1
+        runtime.start_loop()
+        with runtime.lock:                # the loop is running: open the log between two cycles
+            services.start_log()
+        services._warn = LOG.warning
+        try:
+            mav = start_mavlink(cfg, runtime, services.log.run_dir if services.log is not None else None)
+        except MavlinkError as e:
+            print(f"error: the boat could not start: {e}", file=sys.stderr)
+            return 1
+        status = (f"autopilot up: vessel {vessel.name}, mission {mission.name!r}, backend {cfg.backend}, "
+                  f"without ROS 2")
+        LOG.info(status)
+        if services.log is not None:
+            LOG.info(f"run log: {services.log.run_dir}")
+        services.ready(status)     # the backend's devices opened: READY=1 for systemd
+        gc.collect()
+        gc.freeze()                # start-up objects live for the whole run: keep the collector off them
+        stop.wait()
+        return 0
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if runtime is not None:
+            runtime.stop("stopping on request")     # neutral first, then the links and the log
+        if mav is not None:
+            mav.stop()
+        if runtime is not None:
+            runtime.close()
+        if services is not None:
+            services.close()
+        signals.close()

@@ -1,0 +1,142 @@
+"""`autopilot run` on a machine without ROS 2 (Raspberry Pi OS has none): rclpy and every ROS package hidden
+(tests/support/no_ros.py), the sim backend, a real pymavlink ground station over UDP on 127.0.0.1 with MAVLink 2
+signing, systemd's notify socket as a real Unix datagram socket, and rosbags reading the run log."""
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from rosbags.rosbag2 import Reader
+
+from autopilot.runlog import read_run
+from tests.support.mavlink_gcs import Gcs, M, free_udp_port
+from tests.support.paths import DATA, REPO
+
+NO_ROS = REPO / "tests" / "support" / "no_ros.py"
+AUTO = 10
+PASSPHRASE = "pond boat without ros"
+
+
+class Lines:
+    """A child's stderr+stdout, line by line, each with the monotonic time it arrived."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.lines: list = []
+        self._thread = threading.Thread(target=self._read, args=(proc,), daemon=True)
+        self._thread.start()
+
+    def _read(self, proc) -> None:
+        for line in proc.stdout:
+            self.lines.append((time.monotonic(), line.rstrip("\n")))
+
+    def text(self) -> str:
+        return "\n".join(line for _, line in self.lines)
+
+    def first(self, fragment: str):
+        return next((t for t, line in self.lines if fragment in line), None)
+
+    def join(self) -> None:
+        self._thread.join(timeout=10)
+
+
+class NotifySocket:
+    """systemd's side of sd_notify: every datagram the service sends, kept."""
+
+    def __init__(self, path: Path):
+        self.path = str(path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.sock.settimeout(0.2)
+        self.messages: list = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.messages.append(self.sock.recv(4096).decode())
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+
+    def close(self) -> None:
+        time.sleep(0.3)
+        self._stop.set()
+        self._thread.join(timeout=2)
+        self.sock.close()
+
+
+def _boat_config(tmp_path: Path, port: int) -> Path:
+    key = tmp_path / "mavlink.key"
+    key.write_text(PASSPHRASE + "\n")
+    os.chmod(key, 0o600)
+    cfg = tmp_path / "boat.yaml"
+    cfg.write_text(f"""vessel: foka
+mission: {DATA / 'mavlink_pond.yaml'}
+backend: sim
+ros: auto
+logging: {{dir: {tmp_path / 'runs'}, rate_hz: 10}}
+mavlink:
+  links: ['udpout:127.0.0.1:{port}']
+  system_id: 9
+  signing_key_file: mavlink.key
+""")
+    return cfg
+
+
+def test_without_ros_the_boat_arms_from_a_ground_station_flies_its_mission_logs_and_stops_at_neutral(tmp_path):
+    port = free_udp_port()
+    cfg = _boat_config(tmp_path, port)
+    notify = NotifySocket(tmp_path / "notify.sock")
+    env = dict(os.environ, NOTIFY_SOCKET=notify.path, WATCHDOG_USEC="2000000", PYTHONUNBUFFERED="1")
+    env.pop("WATCHDOG_PID", None)
+    gcs = Gcs(port, key=hashlib.sha256(PASSPHRASE.encode()).digest())
+    proc = subprocess.Popen([sys.executable, str(NO_ROS), "run", "--config", str(cfg)], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = Lines(proc)
+    try:
+        hb = gcs.connect(timeout=60.0)
+        assert hb.get_srcSystem() == 9 and hb.type == M.MAV_TYPE_SURFACE_BOAT, out.text()
+        assert gcs.set_mode(AUTO).result == M.MAV_RESULT_ACCEPTED, gcs.texts[-5:]
+        assert gcs.until(lambda: gcs.arm().result == M.MAV_RESULT_ACCEPTED, 60.0), gcs.texts[-5:]
+        assert gcs.wait_text("mission complete", timeout=90.0), (gcs.texts[-5:], out.text()[-2000:])
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0, out.text()
+    finally:
+        gcs.close()
+        if proc.poll() is None:
+            proc.kill()
+        notify.close()
+    out.join()
+    text = out.text()
+    assert "ROS 2: off (rclpy does not import: No module named 'rclpy')" in text
+    assert "no_ros: ROS modules imported: []" in text
+    assert "Traceback" not in text
+    # SIGTERM -> the runtime stops its loop, disarms and puts the outputs to neutral, well within 0.5 s
+    neutral = out.first("thrusters at neutral")
+    assert neutral is not None and neutral - sent < 0.5, text[-1500:]
+    # systemd: READY=1 once up, then watchdog pings from the loop, STOPPING=1 on the way out
+    msgs = notify.messages
+    ready = [i for i, m in enumerate(msgs) if m.startswith("READY=1")]
+    pings = [i for i, m in enumerate(msgs) if m == "WATCHDOG=1"]
+    assert ready and len(pings) >= 5 and ready[0] < pings[0], msgs[:5]
+    assert any(m.startswith("STOPPING=1") for m in msgs)
+    # the run log: state.csv says it flew AUTO armed, and rosbags opens run.mcap as a rosbag2
+    runs = list((tmp_path / "runs").iterdir())
+    assert len(runs) == 1
+    run = read_run(runs[0])
+    assert "AUTO" in set(run["mode"])
+    with Reader(runs[0]) as bag:
+        topics = {c.topic for c in bag.connections}
+        assert bag.message_count > 50
+    assert any(t.endswith("odometry/filtered") for t in topics), topics
