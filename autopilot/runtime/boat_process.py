@@ -17,6 +17,7 @@ directory left behind); 2 the boat config asks for something this machine cannot
 from __future__ import annotations
 
 import gc
+import importlib
 import logging
 import sys
 import threading
@@ -46,7 +47,7 @@ def ros_decision(cfg) -> Tuple[Optional[bool], str]:
         return False, ("ROS 2: off (ros.start: off): no topics, services, TF or diagnostics; MAVLink and the run "
                        "log as usual")
     try:
-        import rclpy  # noqa: F401
+        importlib.import_module("rclpy")       # the ROS rim's one dependency this process cannot do without
     except ImportError as e:
         why = f"rclpy does not import: {e}"
         if wanted == "on" or needs:
