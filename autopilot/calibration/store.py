@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
 from typing import Optional
 
 from autopilot.safety.prearm import MAKES_THE_MAG_CALIBRATION, modes_refused_without_mag_calibration

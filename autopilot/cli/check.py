@@ -1,8 +1,9 @@
 """`autopilot check CONFIG [--mission FILE]`: validate the config and mission, print every problem, start nothing.
 
 Exit status 0 when everything is fine (a short summary is printed), 1 when any problem was found (one line
-each, `FILE: KEY: REASON`, on stdout). Notes (things skipped or worth knowing, not errors) start with `note:`. `--allow-sim-calibration`: a boat
-config with backend hw accepts a magnetometer calibration written by `autopilot calibrate mag --sim`.
+each, `FILE: KEY: REASON`, on stdout). Notes (things skipped or worth knowing, not errors) start with `note:`.
+`--allow-sim-calibration`: a boat config with backend hw accepts a magnetometer calibration written by
+`autopilot calibrate mag --sim` (a note says so).
 """
 from __future__ import annotations
 

@@ -385,9 +385,10 @@ def calibration_from_simulator(path_or_data) -> bool:
     elif isinstance(path_or_data, (str, Path)):
         from autopilot.vocab.safe_read import load_yaml_text, read_user_text
         path = Path(path_or_data)
-        data = load_yaml_text(read_user_text(path), path)
-        if not isinstance(data, dict):
+        loaded = load_yaml_text(read_user_text(path), path)
+        if not isinstance(loaded, dict):
             raise ConfigError(path, "", "must be a YAML mapping")
+        data = loaded
     else:
         raise TypeError(f"a calibration file path or its mapping, got {type(path_or_data).__name__}")
     written_by = data.get("written_by")
