@@ -59,7 +59,7 @@ from autopilot.modes.velocity import VelocityMode
 from autopilot.safety.actions import SWITCH_TO, Action
 from autopilot.safety.failsafe import FailsafeManager, Trigger
 from autopilot.safety.geofence import Geofence
-from autopilot.safety.prearm import ArmResult, PrearmInputs, prearm_failures
+from autopilot.safety.prearm import MAKES_THE_MAG_CALIBRATION, ArmResult, PrearmInputs, navigating, prearm_failures
 from autopilot.vocab.angles import wrap_pi
 from autopilot.vocab.config import MissionConfig, VesselConfig
 from autopilot.vocab.geodesy import LocalFrame
@@ -337,8 +337,7 @@ class Autopilot:
     def prearm_failures(self, t_s: float, mode: Optional[str] = None) -> list:
         """Why arming in `mode` (default: the current or requested mode) would be refused; empty: it would not."""
         name = mode or (self._pending_mode[0] if self._pending_mode else self.mode.name)
-        needs = ModeName.parse(name).needs
-        return prearm_failures(self._prearm_inputs(t_s, needs.estimate, mode=name),
+        return prearm_failures(self._prearm_inputs(t_s, navigating(name), mode=name),
                                self.vessel.failsafe)
 
     def arm(self, t_s: float) -> ArmResult:
@@ -678,7 +677,7 @@ class Autopilot:
         connected = None if self.actuator is None else bool(self.actuator.connected)
         return PrearmInputs(t_s=t_s, navigating=navigating, nav=self.nav, health=health, last_fix=self.last_fix,
                             # the one navigating mode that does without: it is what makes the calibration
-                            mag_calibration_problem=None if mode == CALIBRATE else self.compass.problem,
+                            mag_calibration_problem=None if mode == MAKES_THE_MAG_CALIBRATION else self.compass.problem,
                             actuator_connected=connected,
                             actuator_ready=True if self.actuator is None else bool(self.actuator.ready(t_s)),
                             config_problems=self.config_problems, fences=self.fences,

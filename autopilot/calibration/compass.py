@@ -100,6 +100,11 @@ class CompassCalibration:
         if given is not None or not self.vessel.failsafe.arming.require_mag_calibration:
             return None
         from estimation.heading.mag_calibration import calibration_for_vessel
+        path = self._file_path()
+        if path is not None and not path.exists():
+            return (f"magnetometer calibration: {path} does not exist yet (sensors.mag.calibration_file of "
+                    f"{self.vessel.source_file or 'the vessel config'}): running on raw readings; arm in "
+                    f"{CALIBRATE} to fly two circles and write it, or run `autopilot calibrate mag`")
         try:
             cal = calibration_for_vessel(self.vessel)
         except ConfigError as e:
@@ -127,13 +132,8 @@ class CompassCalibration:
 
     def _file_path(self) -> Optional[Path]:
         """sensors.mag.calibration_file as a Path (relative to the vessel file), or None when it is not set."""
-        name = self.vessel.sensors.mag.calibration_file
-        if not name:
-            return None
-        path = Path(name)
-        if not path.is_absolute() and self.vessel.source_file:
-            path = Path(self.vessel.source_file).resolve().parent / path
-        return path
+        from estimation.heading.mag_calibration import calibration_path
+        return calibration_path(self.vessel)
 
     def _save(self, t_s: float, fit, raw_cal, last_fix) -> Optional[Path]:
         """Write `raw_cal` (the calibration of the raw sensor) over the calibration file, the old one kept; None

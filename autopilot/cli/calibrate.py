@@ -217,7 +217,7 @@ def sim_report(vessel, method: str = "3d", hard_iron_ut: float = 30.0, soft_iron
 
 
 def _run_sim(args, vessel) -> int:
-    from estimation.heading.mag_calibration import write_calibration
+    from estimation.heading.mag_calibration import SIM_WRITTEN_BY, write_calibration
 
     fit, report = sim_report(vessel, args.method, args.hard_iron_ut, args.soft_iron_pct, args.noise_ut, args.seed)
     _print_fit(fit)
@@ -232,6 +232,6 @@ def _run_sim(args, vessel) -> int:
         print(f"wrote {args.report}")
     if args.out and (fit.accepted or args.force):
         write_calibration(args.out, fit, datetime.now(timezone.utc).isoformat(timespec="seconds"), vessel.name,
-                          written_by="autopilot calibrate mag --sim")
+                          written_by=SIM_WRITTEN_BY)
         print(f"wrote {args.out}")
     return 0 if fit.accepted else 2

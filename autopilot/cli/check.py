@@ -2,6 +2,8 @@
 
 Exit status 0 when everything is fine (a short summary is printed), 1 when any problem was found (one line
 each, `FILE: KEY: REASON`, on stdout). Notes (things skipped or worth knowing, not errors) start with `note:`.
+`--allow-sim-calibration`: a boat config with backend hw accepts a magnetometer calibration written by
+`autopilot calibrate mag --sim` (a note says so).
 """
 from __future__ import annotations
 
@@ -22,6 +24,9 @@ def register(subparsers) -> None:
                                                      ".plan (default: the boat config's mission)")
     p.add_argument("--max-leg-m", type=float, default=DEFAULT_MAX_LEG_M, metavar="M",
                    help=f"longest acceptable leg [m] (default {DEFAULT_MAX_LEG_M:g})")
+    p.add_argument("--allow-sim-calibration", action="store_true",
+                   help="accept a magnetometer calibration written by `autopilot calibrate mag --sim` for a boat "
+                        "config with backend hw (a note says so); sim and gazebo accept it anyway")
     p.set_defaults(func=run)
 
 
@@ -29,7 +34,8 @@ def run(args) -> int:
     if not args.max_leg_m > 0:
         print(f"--max-leg-m: must be > 0, got {args.max_leg_m}")
         return 2
-    report = check_config(args.config, args.mission, max_leg_m=args.max_leg_m)
+    report = check_config(args.config, args.mission, max_leg_m=args.max_leg_m,
+                          allow_sim_calibration=args.allow_sim_calibration)
     for note in report.notes:
         print(f"note: {note}")
     for problem in report.problems:

@@ -6,8 +6,12 @@ starts nothing. What is checked:
 
 - the config file reads and validates: a vessel YAML (has `hull:`) or a boat config (has `vessel:`, see
   autopilot.files.boat), following the boat config's references to the vessel and mission files;
-- the vessel's magnetometer calibration file (sensors.mag.calibration_file, relative to the vessel file) exists
-  and parses; a vessel without one gets a note, since arming in a navigating mode will need it;
+- the vessel's magnetometer calibration file (sensors.mag.calibration_file, relative to the vessel file) parses
+  when it exists. Named but not written yet (the first day) is a warning note saying what the boat will do
+  (autopilot.calibration.store.missing_calibration_effect), as is a vessel that names none. A file written by
+  `autopilot calibrate mag --sim` is a problem for a boat config with backend hw unless
+  `allow_sim_calibration` (then a note); a sim or gazebo backend takes it silently, a bare vessel file gets a
+  note;
 - the mission (YAML or QGC WPL 110, see autopilot.files.mission_files) validates;
 - speeds (cruise and per waypoint) are > 0 and within the vessel's hull.max_speed_mps;
 - no leg (launch point -> first waypoint, waypoint -> waypoint, and the way home for on_complete: rtl) is
@@ -31,7 +35,7 @@ from autopilot.guidance.path_following import mission_frame, point_to_ned
 from autopilot.safety.geofence import Geofence
 from autopilot.vocab.config import MissionConfig, VesselConfig, load_vessel, read_yaml
 from autopilot.vocab.schema import ConfigError, build
-from estimation.heading.mag_calibration import read_calibration
+from estimation.heading.mag_calibration import calibration_from_simulator, calibration_path
 
 DEFAULT_MAX_LEG_M = 5000.0
 
@@ -66,7 +70,8 @@ class CheckReport:
             self.problems.append(problem)
 
 
-def check_config(config_path, mission_path=None, max_leg_m: float = DEFAULT_MAX_LEG_M) -> CheckReport:
+def check_config(config_path, mission_path=None, max_leg_m: float = DEFAULT_MAX_LEG_M,
+                 allow_sim_calibration: bool = False) -> CheckReport:
     """Validate a vessel or boat config and a mission; see the module docstring."""
     report = CheckReport()
     config_path = Path(config_path)
@@ -77,11 +82,12 @@ def check_config(config_path, mission_path=None, max_leg_m: float = DEFAULT_MAX_
         data = None
 
     vessel_path: Optional[Path] = None
+    backend: Optional[str] = None             # a bare vessel file names none
     if data is not None:
         if "hull" in data:
             vessel_path = config_path
         elif "vessel" in data:
-            vessel_path, boat_mission = _check_boat_config(config_path, data, report)
+            vessel_path, boat_mission, backend = _check_boat_config(config_path, data, report)
             if mission_path is None:
                 mission_path = boat_mission
         else:
@@ -93,7 +99,7 @@ def check_config(config_path, mission_path=None, max_leg_m: float = DEFAULT_MAX_
         except ConfigError as e:
             report.add(Problem.from_error(e))
         if report.vessel is not None:
-            _check_mag_calibration(report.vessel, report)
+            _check_mag_calibration(report.vessel, report, backend, allow_sim_calibration)
             report.notes.extend(model_notes(report.vessel))
 
     if mission_path is None:
@@ -264,12 +270,12 @@ def _trajectory_checks(mission, vessel, wps, vmax, where_max, file, problems):
 
 
 def _check_boat_config(path: Path, data: dict, report: CheckReport):
-    """Validate a boat config; returns (vessel path, mission path) it names (None where unusable)."""
+    """Validate a boat config; returns (vessel path, mission path, backend) it names (None where unusable)."""
     try:
         cfg = build(BoatConfig, normalise_boat_yaml(data), str(path))
     except ConfigError as e:
         report.add(Problem.from_error(e))
-        return None, None
+        return None, None, None
     cfg = dataclasses.replace(cfg, source_file=str(path))
     _check_command_auth(cfg, report)
     vessel_path = cfg.vessel_path()
@@ -283,7 +289,7 @@ def _check_boat_config(path: Path, data: dict, report: CheckReport):
         except ConfigError as e:
             if Path(e.file) == path:
                 report.add(Problem.from_error(e))
-    return vessel_path, cfg.mission_path()
+    return vessel_path, cfg.mission_path(), cfg.backend
 
 
 def _check_command_auth(cfg: BoatConfig, report: CheckReport) -> None:
@@ -298,24 +304,41 @@ def _check_command_auth(cfg: BoatConfig, report: CheckReport) -> None:
                             f"(`autopilot keys token --config {cfg.source_file}`)")
 
 
-def _check_mag_calibration(vessel: VesselConfig, report: CheckReport) -> None:
-    name = vessel.sensors.mag.calibration_file
+def _check_mag_calibration(vessel: VesselConfig, report: CheckReport, backend: Optional[str] = None,
+                           allow_sim: bool = False) -> None:
+    """The calibration file as the backend will load it (autopilot.calibration.store.load_boat_calibration);
+    backend None: a bare vessel file, whose backend is not known."""
+    from autopilot.calibration.store import (
+        ALLOW_SIM_OPTION,
+        SIMULATED_BACKENDS,
+        load_boat_calibration,
+        missing_calibration_effect,
+    )
     vfile = vessel.source_file
-    if not name:
-        report.notes.append(f"{vfile}: sensors.mag.calibration_file: not set; calibrate the magnetometer "
+    key = "sensors.mag.calibration_file"
+    path = calibration_path(vessel)
+    if path is None:
+        report.notes.append(f"{vfile}: {key}: not set; calibrate the magnetometer "
                             f"(`autopilot calibrate mag`) before arming in a navigating mode")
         return
-    path = Path(name)
-    if not path.is_absolute():
-        path = Path(vfile).resolve().parent / path
-    key = "sensors.mag.calibration_file"
     if not path.exists():
-        report.add(Problem(vfile, key, f"{path} not found"))
+        report.notes.append(f"{vfile}: {key}: warning: {path} does not exist yet: "
+                            f"{missing_calibration_effect(vessel)}")
         return
     try:
-        read_calibration(path)
+        load_boat_calibration(vessel, backend or "sim", allow_sim=allow_sim)   # a bare vessel: read it only
     except ConfigError as e:
         report.add(Problem(vfile, key, f"{e.file}: {e.key or '<top level>'}: {e.reason}"))
+        return
+    if backend in SIMULATED_BACKENDS or not calibration_from_simulator(path):
+        return
+    if backend is None:
+        report.notes.append(f"{vfile}: {key}: warning: {path} was written by the simulator; a boat config with "
+                            f"backend hw refuses it unless {ALLOW_SIM_OPTION}")
+    else:
+        report.notes.append(f"{vfile}: {key}: warning: {path} was written by the simulator; accepted for backend "
+                            f"{backend} because of {ALLOW_SIM_OPTION}: the heading is off by this boat's own hard "
+                            f"and soft iron until it is calibrated")
 
 
 def model_notes(vessel) -> List[str]:

@@ -1,13 +1,15 @@
 """Pre-arm checks: what must hold before the autopilot drives the thrusters in a navigating mode.
 
 `prearm_failures(inputs, cfg)` returns one line per failed check, each naming the check and why (an empty list
-means: go). Arming in a navigating mode (AUTO, LOITER, RTL) needs all of them:
+means: go). Arming in a navigating mode (one that steers on the estimate: `navigating(mode)`) needs all of them:
 
 - GNSS: a fix in the last `gnss.loss_timeout_s` that the receiver marks valid, of at least `arming.min_fix_quality`
   with HDOP <= `arming.max_hdop` and >= `arming.min_sats` satellites;
 - EKF: a position and heading estimate, converged (its covariance under its limits, GNSS not stale);
 - IMU: gyro and magnetometer data reaching the filter (within the IMU failsafe's time-outs);
-- magnetometer calibration: present and readable (`sensors.mag.calibration_file`, or given by the backend);
+- magnetometer calibration: present and readable (`sensors.mag.calibration_file`, or given by the backend),
+  in every mode that steers on the estimate except CALIBRATE_ON_WATER, which makes it
+  (`modes_refused_without_mag_calibration()`);
 - ESC output: an actuator is attached, reports itself connected and, when it can say so (`ready(t_s)`), has
   finished the ESCs' arming sequence;
 - config: the mission passes autopilot.files.check (speeds, leg lengths, waypoints inside the geofence) and
@@ -26,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from autopilot.vocab.failsafe_config import FailsafeConfig
+from autopilot.vocab.modes import ModeName, modes_that
 
 if TYPE_CHECKING:
     from autopilot.vocab.types import GpsFix, NavState
@@ -63,6 +66,23 @@ class PrearmInputs:
     fences: Sequence = field(default_factory=tuple)   # autopilot.safety.geofence.Geofence
     last_heartbeat_s: Optional[float] = None
     skip_gnss: bool = False                # a GNSS failsafe already manages a degraded estimate
+
+
+MAKES_THE_MAG_CALIBRATION = ModeName.CALIBRATE_ON_WATER   # the one navigating mode that arms without one
+
+
+def navigating(mode) -> bool:
+    """Whether arming in `mode` (a ModeName or its name) runs the navigation checks: it steers on the estimate.
+    ValueError for an unknown mode name."""
+    return ModeName.parse(mode).needs.estimate
+
+
+def modes_refused_without_mag_calibration() -> tuple:
+    """The modes an operator may choose whose arming a missing or unreadable magnetometer calibration refuses
+    (a navigating one chosen while armed waits at neutral): every selectable navigating mode but
+    CALIBRATE_ON_WATER, in ModeName order."""
+    chosen = modes_that(estimate=True, selectable=True) - {MAKES_THE_MAG_CALIBRATION}
+    return tuple(m for m in ModeName if m in chosen)
 
 
 def prearm_failures(inp: PrearmInputs, cfg: FailsafeConfig) -> list:

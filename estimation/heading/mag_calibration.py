@@ -372,15 +372,46 @@ def read_calibration(path) -> MagCalibration:
         raise ConfigError(path, "matrix", str(e)) from None
 
 
-def calibration_for_vessel(vessel) -> Optional[MagCalibration]:
-    """The calibration named by vessel.sensors.mag.calibration_file (relative to the vessel file), or None."""
+SIM_WRITTEN_BY = "autopilot calibrate mag --sim"   # written_by of a fit to the simulator's magnetometer
+
+
+def calibration_from_simulator(path_or_data) -> bool:
+    """Whether a calibration (a file path, or its YAML mapping as read) was fitted to the simulator's
+    magnetometer: its written_by starts with SIM_WRITTEN_BY. False when written_by is absent or not text.
+    A path that cannot be read as YAML raises ConfigError(file, key, reason); anything but a path or a mapping
+    raises TypeError."""
+    if isinstance(path_or_data, dict):
+        data = path_or_data
+    elif isinstance(path_or_data, (str, Path)):
+        from autopilot.vocab.safe_read import load_yaml_text, read_user_text
+        path = Path(path_or_data)
+        loaded = load_yaml_text(read_user_text(path), path)
+        if not isinstance(loaded, dict):
+            raise ConfigError(path, "", "must be a YAML mapping")
+        data = loaded
+    else:
+        raise TypeError(f"a calibration file path or its mapping, got {type(path_or_data).__name__}")
+    written_by = data.get("written_by")
+    return isinstance(written_by, str) and written_by.strip().startswith(SIM_WRITTEN_BY)
+
+
+def calibration_path(vessel) -> Optional[Path]:
+    """vessel.sensors.mag.calibration_file as a Path (a relative one from the vessel file's directory), or None
+    when it is not set. The file need not exist."""
     name = vessel.sensors.mag.calibration_file
     if not name:
         return None
     path = Path(name)
     if not path.is_absolute() and vessel.source_file:
         path = Path(vessel.source_file).resolve().parent / path
-    return read_calibration(path)
+    return path
+
+
+def calibration_for_vessel(vessel) -> Optional[MagCalibration]:
+    """The calibration named by vessel.sensors.mag.calibration_file (relative to the vessel file), or None
+    when none is named. A named file that is missing or malformed raises ConfigError."""
+    path = calibration_path(vessel)
+    return None if path is None else read_calibration(path)
 
 
 def _is_number(x) -> bool:

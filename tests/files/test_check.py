@@ -67,11 +67,13 @@ def test_every_problem_of_a_run_is_printed_on_its_own_line(tmp_path, capsys):
     def too_fast(d):
         d["cruise_speed_mps"] = 2.5
         d["waypoints"][2]["lat_deg"] = 51.1110      # ~100 m north of the fence
-    v = vessel_file(tmp_path, calibration="missing_cal.yaml", write_calibration=False)
+    v = vessel_file(tmp_path, calibration="bad_cal.yaml", write_calibration=False)
+    (tmp_path / "bad_cal.yaml").write_text("offset_t: [1.0, 2.0, 3.0]\nmatrix: [[1, 0, 0], [0, 1, 0], [0, 0, 1]]\n")
     m = mission_file(tmp_path, too_fast)
     code, problems, out = run_check(capsys, v, "--mission", m)
     assert code == 1
-    assert f"{v}: sensors.mag.calibration_file: {tmp_path / 'missing_cal.yaml'} not found" in problems
+    assert f"{v}: sensors.mag.calibration_file: {tmp_path / 'bad_cal.yaml'}: offset_t: [1.0, 2.0, 3.0] is larger " \
+           f"than 1 mT: the file must be in tesla" in problems
     assert f"{m}: cruise_speed_mps: 2.5 m/s is faster than the vessel's hull.max_speed_mps (1.8 m/s in {v})" \
         in problems
     assert any(p.startswith(f"{m}: waypoints[2]: outside the geofence by ") for p in problems)

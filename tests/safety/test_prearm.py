@@ -183,3 +183,39 @@ def test_a_simulation_that_cannot_arm_fails_with_the_reason():
                 SimOptions(seed=1, gps_noise="white", duration_s=30, arm_timeout_s=10.0,
                            faults=(parse_fault("gps-loss@0"),)))
     assert "not armed within 10 s" in str(e.value) and "GNSS: the receiver reports no position fix" in str(e.value)
+
+
+def test_a_named_calibration_not_written_yet_refuses_the_navigating_modes_only(tmp_path):
+    """The first day: the vessel names its calibration file, which does not exist. Arming is refused in exactly
+    the modes `modes_refused_without_mag_calibration` lists (what `autopilot check` and the README say), and
+    allowed in the others; a refused mode chosen after arming in MANUAL waits at neutral."""
+    from autopilot.safety.prearm import modes_refused_without_mag_calibration
+    from autopilot.vocab.modes import ModeName
+    from tests.support.boat_files import boat_files
+    _, vfile, cal = boat_files(tmp_path)
+    vessel = load_vessel(str(vfile))
+    refused_modes = set(modes_refused_without_mag_calibration())
+    assert refused_modes == {ModeName.AUTO, ModeName.LOITER, ModeName.RTL, ModeName.VELOCITY}
+    first_day = (f"magnetometer calibration: {cal} does not exist yet (sensors.mag.calibration_file of {vfile}): "
+                 f"running on raw readings; arm in CALIBRATE_ON_WATER to fly two circles and write it, or run "
+                 f"`autopilot calibrate mag`")
+    for mode in (m for m in ModeName if m.needs.selectable):
+        ap, _ = make(tmp_path, vessel=vessel, calibration=None)
+        step(ap, 1.0, fix(1.0))
+        reasons = ap.prearm_failures(1.0, mode)       # RTL cannot be chosen before arming (no home yet)
+        if mode in refused_modes:
+            assert reasons == [first_day], mode
+        else:
+            assert reasons == [], (mode, reasons)
+            ap.set_mode(mode, "test")
+            assert ap.arm(1.0), mode
+    ap, _ = make(tmp_path, vessel=vessel, calibration=None)
+    step(ap, 1.0, fix(1.0))
+    assert not ap.arm(1.0)                            # make() asks for AUTO
+    ap.set_mode("MANUAL", "test")
+    assert ap.arm(1.0)
+    ap.set_mode("AUTO", "operator")
+    for k in range(10):
+        out = step(ap, 1.02 + 0.02 * k, fix(1.02 + 0.02 * k))
+        assert out.mode == "AUTO" and out.setpoint is None and out.thrust.thrust_n == (0.0, 0.0)
+    assert any("AUTO waiting for navigation: magnetometer calibration: " in e.message for e in ap.events)
