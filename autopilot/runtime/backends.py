@@ -12,7 +12,6 @@ the last poll arrived; None when unknown). The boat config's `backend:` chooses:
 """
 from __future__ import annotations
 
-import os
 import time
 from typing import Callable, Optional
 
@@ -61,12 +60,11 @@ class HardwareBackend:
         from drivers.lsm9ds1 import Lsm9ds1Source
 
         s = vessel.sensors
-        cal = None
-        if s.mag.calibration_file and os.path.exists(s.mag.calibration_file):
-            from estimation.heading.mag_calibration import read_calibration
-            cal = read_calibration(s.mag.calibration_file)
-        # a file named but not written yet (first day): raw readings; the pre-arm checks refuse navigating
-        # modes until CALIBRATE_ON_WATER has fitted and written it
+        from autopilot.calibration.store import load_boat_calibration
+        # None on the first day (a file named, not written yet): raw readings, and the pre-arm checks refuse
+        # the navigating modes until CALIBRATE_ON_WATER has fitted and written it. ConfigError for a malformed
+        # file or a simulator's fit (unless allowed), before any device is opened.
+        cal = load_boat_calibration(vessel, "hw", allow_sim=allow_sim_calibration)
         self._perf = perf_clock
         # first: outputs to neutral before anything
         self.esc = EscOutput.from_vessel(vessel, backend=esc_backend, deadman=deadman)

@@ -16,6 +16,7 @@ from pathlib import Path
 from rosbags.rosbag2 import Reader
 
 from autopilot.runlog import read_run
+from tests.support.boat_files import boat_files, write_sim_calibration
 from tests.support.mavlink_gcs import Gcs, M, free_udp_port
 from tests.support.paths import DATA, REPO
 
@@ -140,3 +141,31 @@ def test_without_ros_the_boat_arms_from_a_ground_station_flies_its_mission_logs_
         topics = {c.topic for c in bag.connections}
         assert bag.message_count > 50
     assert any(t.endswith("odometry/filtered") for t in topics), topics
+
+
+def _run(cfg: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(NO_ROS), "run", "--config", str(cfg), *extra], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_a_simulator_calibration_is_refused_on_the_hw_backend_before_any_device_opens(tmp_path):
+    boat, _vessel, cal = boat_files(tmp_path, backend="hw")
+    write_sim_calibration(cal)
+    refused = _run(boat)
+    assert refused.returncode == 1, refused.stderr
+    assert "error: the boat could not start: " in refused.stderr and "--allow-sim-calibration" in refused.stderr
+    assert "pigpiod" not in refused.stderr              # refused before the ESC output was opened
+    assert "Traceback" not in refused.stderr
+    # asked for explicitly, the calibration is taken and the boat goes on to its devices (no pigpiod here)
+    allowed = _run(boat, "--allow-sim-calibration")
+    assert allowed.returncode == 1 and "pigpiod is not running" in allowed.stderr, allowed.stderr
+    assert "--allow-sim-calibration" not in allowed.stderr and "Traceback" not in allowed.stderr
+
+
+def test_a_first_day_boat_without_its_calibration_file_starts_on_raw_readings(tmp_path):
+    boat, _vessel, cal = boat_files(tmp_path, backend="hw")
+    assert not cal.exists()
+    r = _run(boat)
+    # the calibration is no reason to stop: the run gets as far as its devices (no pigpiod on this machine)
+    assert r.returncode == 1 and "pigpiod is not running" in r.stderr, r.stderr
+    assert "calibration" not in r.stderr.split("error: the boat could not start:")[-1]
