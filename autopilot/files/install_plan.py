@@ -103,6 +103,7 @@ def plan_install(boat: Path, installed: Path, library: Path) -> InstallPlan:
     boat, installed, library = Path(boat).absolute(), Path(installed), Path(library).absolute()
     if (installed / "boat.yaml").exists():
         plan.add(InstallFile("boat.yaml", "kept", installed / "boat.yaml", "the boat config"))
+        _plan_kept_secrets(plan, installed)
     else:
         _plan_boat_config(plan, boat)
     for kind in ("vessels", "missions"):
@@ -111,6 +112,20 @@ def plan_install(boat: Path, installed: Path, library: Path) -> InstallPlan:
             if plan.get(dest) is None:
                 plan.add(InstallFile(dest, "copy", preset, f"a {kind[:-1]} preset"))
     return _keep_installed(plan, installed)
+
+
+def _plan_kept_secrets(plan: InstallPlan, installed: Path) -> None:
+    """The token and signing key an installed boat.yaml names inside `installed`, as "later" (the installer
+    creates what is missing; _keep_installed keeps what is there)."""
+    try:
+        cfg = _paths_only(read_yaml(installed / "boat.yaml"), installed / "boat.yaml")
+    except ConfigError:
+        return                                    # the check reports it
+    if cfg is None:
+        return
+    for path, what in ((cfg.token_path(), "the command token"), (cfg.signing_key_path(), "the MAVLink signing key")):
+        if path is not None and path.resolve().parent == installed.resolve():
+            plan.add(InstallFile(path.name, "later", None, what, mode="0600", secret=True))
 
 
 def _keep_installed(plan: InstallPlan, installed: Path) -> InstallPlan:
