@@ -25,22 +25,39 @@
 #      `autopilot` (home /var/lib/autopilot, no login shell) in those groups. The boot config line each part
 #      needs (I2C for the IMU and pca9685, the pwm-2chan overlay for kernel_pwm): present, appended with
 #      --edit-config-txt, or printed as the one line to add (then reboot); i2c-dev loaded at boot for /dev/i2c-*.
-#   3. A venv at PREFIX/venv with --system-site-packages, so it sees the system's ROS 2 rclpy, and the project
-#      pip-installed into it, with the pca9685 extra for that backend (with --pip-ros: rclpy and messages from
-#      PyPI instead of a system ROS -- x86_64 only: PyPI has no rclpy for a Pi's aarch64).
-#   4. /etc/autopilot/ros.env from /opt/ros/<distro>/setup.bash (the PYTHONPATH, LD_LIBRARY_PATH and
-#      AMENT_PREFIX_PATH rclpy needs), regenerated on every run.
-#   5. /etc/autopilot/: vessels/, missions/, boat.yaml and autopilot.env copied from the repository -- never over
-#      a file already there (your edits stay). A vessel preset name in boat.yaml (`vessel: foka`) becomes the
-#      installed file (`vessel: vessels/foka.yaml`), since presets are not part of the installed package. A new
-#      boat.yaml gets `esc: backend:` set to the chosen backend; one already there that names another is warned of.
-#   6. autopilot.service into /etc/systemd/system, daemon-reload, enabled; not started. A drop-in ties it to
+#   3. A venv at PREFIX/venv with --system-site-packages, so it sees a system ROS 2's rclpy if there is one, and
+#      the project pip-installed into it, with the pca9685 extra for that backend (with --pip-ros: rclpy and
+#      messages from PyPI -- x86_64 only: PyPI has no rclpy for a Pi's aarch64).
+#   4. ROS 2 is optional: the autopilot runs without it. With a system ROS 2 (/opt/ros/<distro>/setup.bash,
+#      or --ros-distro) /etc/autopilot/ros.env gets the PYTHONPATH, LD_LIBRARY_PATH and AMENT_PREFIX_PATH rclpy
+#      needs, regenerated on every run; without one (Raspberry Pi OS, Debian, Ubuntu without /opt/ros) nothing
+#      is set up and one line says what ROS 2 would add (topics, services, TF, diagnostics: `ros: auto` in
+#      boat.yaml starts them whenever rclpy imports).
+#   5. The configuration for /etc/autopilot, planned by autopilot/files/install_plan.py (the project's Python
+#      reads and rewrites the YAML) and laid out in a temporary staging directory: boat.yaml (--config, else the
+#      repository's), every file it names -- the vessel (a preset name `foka` -> vessels/foka.yaml, a path ->
+#      copied to vessels/), the vessel file's sensors.mag.calibration_file (beside it in vessels/; one not made
+#      yet is named there, and the boat's first calibration writes it), the mission (missions/),
+#      commands.token_file and mavlink.signing_key_file (mode 600, the service user's) -- and the repository's
+#      vessel and mission presets. The keys naming those files are rewritten to the installed copies (only
+#      those values change: comments stay), and each rewrite is printed. A new boat.yaml gets `esc: backend:`
+#      set to the chosen backend. A file already in /etc/autopilot is never written over ("kept": your edits
+#      stay); a kept boat.yaml keeps the names in it, and one naming another backend is warned of.
+#   6. `autopilot check` on the staged tree, in a dry run too, with the project's Python (the venv's when
+#      installing; in a dry run one running the code in --src: an existing venv's, else --src's .venv's, else
+#      python3 / --python). Its output is shown, with /etc/autopilot's paths. If it finds a problem the install
+#      stops there: nothing is written to /etc/autopilot, the unit is neither enabled nor started, each problem
+#      and the command to rerun are printed, and the exit status is 3.
+#   7. The staged files installed in /etc/autopilot; the command token and signing key the config names but
+#      nobody made yet created (`autopilot keys token`, `autopilot keys mavlink`); autopilot.env.
+#   8. autopilot.service into /etc/systemd/system, daemon-reload, enabled; not started. A drop-in ties it to
 #      pigpiod.service for pigpio, or keeps the PWM chips' files writable for kernel_pwm.
-#   7. `autopilot check` on the installed config; a problem is reported, the install still completes.
+# Exit status: 0 done (or planned); 1 refused or failed (the reason on stderr); 2 a bad option; 3 the
+# configuration fails `autopilot check` (step 6).
 # --dry-run prints every command and file it would write and changes nothing (root not needed). --root DIR
 # (with --dry-run only) plans for the system whose files are under DIR: its device tree model, os-release,
 # config.txt, /opt/ros and /etc/autopilot are read there instead of under / (tests; users and groups are still
-# this machine's).
+# this machine's, and the check runs with this machine's Python).
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

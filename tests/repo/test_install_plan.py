@@ -359,7 +359,8 @@ BOAT_FILES = FIXTURES / "boat-files"
 ROOTS = ["pi4-raspios-bookworm", "pi4-raspios-trixie", "pi5-raspios-bookworm", "pi5-raspios-bookworm-installed",
          "pi4-ubuntu-22.04-humble", "pi5-ubuntu-24.04-jazzy", "x86-debian-bookworm"]
 RASPIOS = {"pi4-raspios-bookworm": "Raspberry Pi OS bookworm", "pi4-raspios-trixie": "Raspberry Pi OS trixie",
-           "pi5-raspios-bookworm": "Raspberry Pi OS bookworm", "pi5-raspios-bookworm-installed": "Raspberry Pi OS bookworm"}
+           "pi5-raspios-bookworm": "Raspberry Pi OS bookworm",
+           "pi5-raspios-bookworm-installed": "Raspberry Pi OS bookworm"}
 
 
 def boat_files(tmp_path) -> Path:
