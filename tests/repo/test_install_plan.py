@@ -27,10 +27,12 @@ DROP_IN = "/etc/systemd/system/autopilot.service.d/esc.conf"
 
 
 def plan(root, *args: str) -> subprocess.CompletedProcess:
-    """The dry-run plan for the system under `root` (a case name under tests/data/install, or a path)."""
+    """The dry-run plan for the system under `root` (a case name under tests/data/install, or a path). Its
+    python3 is this venv's, so the plan's `autopilot check` runs with the project's dependencies."""
     root = FIXTURES / root if isinstance(root, str) else root
     cmd = ["bash", str(INSTALL), "--dry-run", "--root", str(root), "--src", str(REPO), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    env = {**os.environ, "PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
 
 
 def ok(root, *args: str) -> str:
@@ -57,6 +59,11 @@ def commands(out: str, prefix: str) -> list:
 
 def boat_yaml(out: str) -> dict:
     return yaml.safe_load(written_file(out, "/etc/autopilot/boat.yaml"))
+
+
+def plan_text(out: str) -> str:
+    """The plan without the contents of the files it shows (the unit's comments name ros.env and /opt/ros)."""
+    return "\n".join(ln for ln in lines(out) if not ln.startswith("|"))
 
 
 def copy_case(tmp_path, case: str) -> Path:
@@ -273,12 +280,21 @@ def test_ubuntu_takes_rclpy_from_its_ros_2(case, distro, py):
     assert env["ROS_DISTRO"] == distro and f"/opt/ros/{distro}/lib/python{py}/site-packages" in env["PYTHONPATH"]
 
 
-def test_raspberry_pi_os_has_no_ros_2_and_is_told_where_to_get_it():
-    r = plan("pi4-raspios-bookworm")
-    assert "+ write /etc/autopilot/ros.env" not in r.stdout
-    assert ("no /opt/ros/*/setup.bash, and `autopilot run` (the service) needs rclpy: Raspberry Pi OS bookworm has "
-            "no ROS 2 packages: build ROS 2 from source into /opt/ros/<distro>") in r.stderr
-    assert "--pip-ros" not in r.stderr                          # not on a Pi
+NO_ROS_LINE = ("==> no ROS 2 on {os}, and the autopilot runs without it; ROS 2 would add its topics, services, TF "
+               "and diagnostics (`ros: auto` in boat.yaml starts them whenever rclpy imports)")
+
+
+@pytest.mark.parametrize("case, os_label", [("pi4-raspios-bookworm", "Raspberry Pi OS bookworm"),
+                                            ("pi4-raspios-trixie", "Raspberry Pi OS trixie"),
+                                            ("x86-debian-bookworm", "Debian GNU/Linux 12 (bookworm)")])
+def test_without_ros_2_the_install_sets_none_up_and_says_what_it_would_add(case, os_label):
+    r = plan(case)
+    assert r.returncode == 0, r.stderr
+    assert NO_ROS_LINE.format(os=os_label) in lines(r.stdout)
+    assert "+ write /etc/autopilot/ros.env" not in r.stdout and "/opt/ros" not in plan_text(r.stdout) + r.stderr
+    # no precondition the student cannot meet: ROS 2 is optional, and the service is enabled without it
+    assert "from source" not in r.stderr and "Ubuntu 24.04" not in r.stderr and "needs rclpy" not in r.stderr
+    assert "+ systemctl enable autopilot.service" in r.stdout
 
 
 def test_pip_ros_is_refused_on_a_pi():
@@ -335,3 +351,94 @@ def test_a_python_outside_3_10_to_3_12_is_refused_before_anything_is_done(tmp_pa
     r = plan(FIXTURES / "pi4-raspios-trixie", "--python", sys.executable)
     assert r.returncode == 0, r.stderr
     assert f"+ {sys.executable} -m venv --system-site-packages /opt/autopilot/venv" in r.stdout
+
+
+# --- the files the boat config names, and `autopilot check` before the unit is enabled ---------------------------
+
+BOAT_FILES = FIXTURES / "boat-files"
+ROOTS = ["pi4-raspios-bookworm", "pi4-raspios-trixie", "pi5-raspios-bookworm", "pi5-raspios-bookworm-installed",
+         "pi4-ubuntu-22.04-humble", "pi5-ubuntu-24.04-jazzy", "x86-debian-bookworm"]
+RASPIOS = {"pi4-raspios-bookworm": "Raspberry Pi OS bookworm", "pi4-raspios-trixie": "Raspberry Pi OS trixie",
+           "pi5-raspios-bookworm": "Raspberry Pi OS bookworm",
+           "pi5-raspios-bookworm-installed": "Raspberry Pi OS bookworm"}
+
+
+def boat_files(tmp_path) -> Path:
+    """tests/data/install/boat-files copied, with vessel.yaml (foka's, its calibration in cal/mag.yaml) beside
+    boat.yaml and the secrets at mode 600 (git keeps no modes)."""
+    d = tmp_path / "boat-files"
+    shutil.copytree(BOAT_FILES, d)
+    vessel = yaml.safe_load((REPO / "config" / "vessels" / "foka.yaml").read_text())
+    vessel["sensors"]["mag"]["calibration_file"] = "cal/mag.yaml"
+    (d / "vessel.yaml").write_text(yaml.safe_dump(vessel))
+    for f in (d / "secrets").iterdir():
+        f.chmod(0o600)
+    return d
+
+
+def check_output(out: str) -> list:
+    """The lines `autopilot check` printed in the plan (indented under step 6)."""
+    ls = lines(out)
+    start = ls.index("==> 6/8 autopilot check on /etc/autopilot as it will be") + 1
+    return [ln[4:] for ln in ls[start:] if ln.startswith("    ")][:50]
+
+
+@pytest.mark.parametrize("case", ROOTS)
+def test_each_system_gets_the_named_files_rewritten_and_checked_before_the_unit_is_enabled(tmp_path, case):
+    d = boat_files(tmp_path)
+    r = plan(case, "--config", str(d / "boat.yaml"))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    checked = check_output(out)
+    assert checked[-1].startswith("check: OK: vessel foka (2 thrusters")
+    assert out.index("check: OK") < out.index("+ systemctl enable autopilot.service")
+    if case == "pi5-raspios-bookworm-installed":
+        # its boat.yaml is kept, and so is the mission it names (the user's edit): the check runs on those
+        assert "==> kept /etc/autopilot/boat.yaml (exists), and the files it names" in out
+        assert "mission my-edited-demo (2 waypoints" in checked[-1]
+        assert "/etc/autopilot/boat.yaml (mode" not in out and str(d) not in out
+    else:
+        installed = boat_yaml(out)
+        assert installed["vessel"] == "vessels/vessel.yaml" and installed["mission"] == "missions/lake.yaml"
+        assert installed["commands"] == {"token_file": "boat.token"}
+        assert installed["mavlink"] == {"signing_key_file": "gcs.key"}
+        boat_text = written_file(out, "/etc/autopilot/boat.yaml")
+        assert 'mission: missions/lake.yaml    # quoted: the rewrite keeps the comment' in boat_text
+        assert "in /etc/autopilot/boat.yaml: mission: missions-here/lake.yaml -> missions/lake.yaml" in out
+        vessel = yaml.safe_load(written_file(out, "/etc/autopilot/vessels/vessel.yaml"))
+        assert vessel["sensors"]["mag"]["calibration_file"] == "mag.yaml"
+        for src, dest, mode in [("cal/mag.yaml", "vessels/mag.yaml", "0644"),
+                                ("missions-here/lake.yaml", "missions/lake.yaml", "0644"),
+                                ("secrets/boat.token", "boat.token", "0600"), ("secrets/gcs.key", "gcs.key", "0600")]:
+            assert f"+ install -m {mode} {d / src} /etc/autopilot/{dest}" in out
+        assert "+ chown autopilot:autopilot /etc/autopilot/boat.token" in out and " keys " not in out
+        assert "mission fixture-lake (2 waypoints" in checked[-1]
+        assert not any("command token" in c for c in checked)       # the copied token was checked
+    if case in RASPIOS:
+        assert NO_ROS_LINE.format(os=RASPIOS[case]) in lines(out)
+        assert "ros.env" not in plan_text(out) and "ros-" not in plan_text(out)
+
+
+def test_a_config_that_fails_the_check_enables_nothing_and_names_the_problem():
+    r = plan("pi5-raspios-bookworm", "--config", str(BOAT_FILES / "far_boat.yaml"))
+    assert r.returncode == 3
+    problem = ("/etc/autopilot/missions/far.yaml: waypoints[1]: leg from waypoints[0] is 50.06 km, longer than the "
+               "5 km limit (a mistyped coordinate?)")
+    assert f"    {problem}" in lines(r.stdout)                               # the check's own output ...
+    assert f"  problem: {problem}" in lines(r.stderr)                       # ... and the summary
+    assert ("install.sh: the configuration for /etc/autopilot fails `autopilot check`, so autopilot.service is not "
+            "enabled (nor started) and nothing is written to /etc/autopilot:") in r.stderr
+    assert (f"then rerun: {INSTALL} --dry-run --root {FIXTURES / 'pi5-raspios-bookworm'} --src {REPO} --config "
+            f"{BOAT_FILES / 'far_boat.yaml'}") in r.stderr
+    assert "systemctl" not in r.stdout and "+ write /etc/autopilot/boat.yaml" not in r.stdout
+    assert "7/8" not in r.stdout
+
+
+def test_a_file_already_in_etc_autopilot_is_kept_and_checked_as_it_is():
+    out = ok("pi5-raspios-bookworm-installed")
+    assert "==> kept /etc/autopilot/missions/demo.yaml (exists)" in lines(out)
+    assert "/etc/autopilot/missions/demo.yaml" not in "".join(commands(out, "+ install"))
+    assert "mission my-edited-demo (2 waypoints, 80 m at 0.6 m/s" in check_output(out)[-1]
+    # what is missing is still added beside it: the presets, the token the kept boat.yaml names
+    assert f"+ install -m 0644 {REPO / 'config/missions/hexagon.yaml'} /etc/autopilot/missions/hexagon.yaml" in out
+    assert "+ /opt/autopilot/venv/bin/autopilot keys token --config /etc/autopilot/boat.yaml" in out

@@ -6,6 +6,7 @@ the unit (as install.sh renders it, pointed at this venv so its commands exist) 
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -37,8 +38,11 @@ def seconds(value: str) -> float:
 
 
 def dry_run(script: Path, *args: str) -> subprocess.CompletedProcess:
-    r = subprocess.run(["bash", str(script), "--dry-run", *args], capture_output=True, text=True, timeout=60)
-    return r
+    """`script --dry-run ARGS`, with this venv's python3 first on PATH (install.sh checks the configuration it
+    plans with it)."""
+    env = {**os.environ, "PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run(["bash", str(script), "--dry-run", *args], capture_output=True, text=True, timeout=120,
+                          env=env)
 
 
 def test_unit_has_the_keys_the_boat_depends_on():
@@ -138,7 +142,9 @@ def test_install_dry_run_plans_every_step_and_changes_nothing(tmp_path):
     assert "AUTOPILOT_CONFIG=/etc/autopilot/boat.yaml" in env.splitlines()
     assert "+ install -m 0644 " + str(REPO / "config/vessels/foka.yaml") + " /etc/autopilot/vessels/foka.yaml" in out
     assert "SUBSYSTEM==\"i2c-dev\", GROUP=\"i2c\"" in written_file(out, "/etc/udev/rules.d/60-autopilot.rules")
-    assert "+ /opt/autopilot/venv/bin/autopilot check /etc/autopilot/boat.yaml" in out
+    # `autopilot check` ran on the files as they would be installed, and passed, before the unit is enabled
+    check = out.index("==> 6/8 autopilot check on /etc/autopilot as it will be")
+    assert out.index("    check: OK: vessel iacquabot", check) < out.index("+ systemctl enable autopilot.service")
     assert not Path("/etc/autopilot").exists() and not Path("/opt/autopilot").exists()
 
 
