@@ -526,12 +526,15 @@ fi
 
 say "7/8 installing the configuration in $ETC"
 run install -d -m 0755 "$ETC/vessels" "$ETC/missions"
+# the service rewrites its magnetometer calibration here (CALIBRATE_ON_WATER, the continuous calibration):
+# its own folder, writable through the unit's ReadWritePaths while the rest of /etc stays read-only to it
+run install -d -m 0755 -o "$USER_NAME" -g "$USER_NAME" "$ETC/calibration"
 later_secrets=()
 while IFS=$'\t' read -r -u 3 action mode secret dest source what; do
   case "$action" in
     copy)
       run install -m "$mode" "$source" "$ETC/$dest"
-      if [ "$secret" = 1 ]; then run chown "$USER_NAME:$USER_NAME" "$ETC/$dest"; fi ;;
+      case "$secret:$dest" in 1:* | *:calibration/*) run chown "$USER_NAME:$USER_NAME" "$ETC/$dest" ;; esac ;;
     write) write_file "$ETC/$dest" "$mode" <"$STAGE/$dest" ;;
     kept) say "kept $ETC/$dest (exists)" ;;
     later) if [ "$secret" = 1 ]; then later_secrets+=("$dest:$what"); fi ;;

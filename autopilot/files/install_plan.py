@@ -13,7 +13,8 @@ relative to /etc/autopilot and whose `action` is
   /etc/autopilot.
 
 The files a new boat.yaml names: its vessel (a preset name `foka` -> vessels/foka.yaml, a path -> copied to
-vessels/), the vessel file's sensors.mag.calibration_file (beside the installed vessel file), the mission
+vessels/), the vessel file's sensors.mag.calibration_file (calibration/, the one folder the service may write), the
+mission
 (missions/), commands.token_file and mavlink.signing_key_file (top level). Each is resolved as the autopilot
 resolves it (BoatConfig.vessel_path(), mission_path(), token_path(), signing_key_path(); the calibration file
 relative to the vessel file), and the key naming it is rewritten to the installed copy, relative to the file
@@ -193,17 +194,20 @@ def _plan_vessel(plan: InstallPlan, cfg: BoatConfig, data: Dict[str, Any], new: 
         plan.add(InstallFile(dest, "copy", source, "the vessel"))
         return
     cal = Path(name) if Path(name).is_absolute() else source.resolve().parent / name
-    cal_dest = f"vessels/{cal.name}"
+    # calibration/ is the one folder the service may write (ReadWritePaths in the unit): CALIBRATE_ON_WATER and
+    # the continuous calibration rewrite the file there
+    cal_dest = f"calibration/{cal.name}"
+    cal_name = f"../{cal_dest}"
     if cal.is_file():
         plan.add(InstallFile(cal_dest, "copy", cal, f"the magnetometer calibration of {dest}"))
     else:
         plan.add(InstallFile(cal_dest, "later", None, f"the magnetometer calibration of {dest}: not made yet; "
                                                       f"`autopilot calibrate mag` writes it there"))
-    if name == cal.name:
+    if name == cal_name:
         plan.add(InstallFile(dest, "copy", source, "the vessel"))
     else:
         plan.rewrite(InstallFile(dest, "write", source, "the vessel"), vessel,
-                     {("sensors", "mag", "calibration_file"): cal.name})
+                     {("sensors", "mag", "calibration_file"): cal_name})
 
 
 def _plan_secret(plan: InstallPlan, path: Path, keys: Keys, data: Dict[str, Any], new: Dict[Keys, str],

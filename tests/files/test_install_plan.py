@@ -25,11 +25,12 @@ def vessel_naming(tmp_path, calibration: str):
 def test_a_calibration_not_made_yet_is_named_inside_etc_autopilot(tmp_path):
     boat = vessel_naming(tmp_path, "/home/pi/cal/mag.yaml")
     plan = plan_install(boat / "boat.yaml", tmp_path / "nothing-installed", LIBRARY)
-    cal = plan.get("vessels/mag.yaml")
+    cal = plan.get("calibration/mag.yaml")
     assert cal is not None and cal.action == "later" and "`autopilot calibrate mag` writes it there" in cal.what
-    assert yaml.safe_load(plan.text["vessels/v.yaml"])["sensors"]["mag"]["calibration_file"] == "mag.yaml"
+    assert (yaml.safe_load(plan.text["vessels/v.yaml"])["sensors"]["mag"]["calibration_file"]
+            == "../calibration/mag.yaml")
     stage(plan, tmp_path / "stage")
-    assert not (tmp_path / "stage" / "vessels" / "mag.yaml").exists()
+    assert not (tmp_path / "stage" / "calibration" / "mag.yaml").exists()
     assert (tmp_path / "stage" / "boat.yaml").read_text() == "vessel: vessels/v.yaml\n"
 
 
@@ -48,10 +49,11 @@ def test_a_named_file_wins_over_the_preset_of_its_name_and_an_installed_file_ove
 
 
 def test_two_files_for_one_installed_name_are_refused(tmp_path):
-    boat = vessel_naming(tmp_path, "cal/v.yaml")      # installed beside the vessel, as the vessel's own name
-    (boat / "cal").mkdir()
-    (boat / "cal" / "v.yaml").write_text("offset_t: [0, 0, 0]\nmatrix: [[1, 0, 0], [0, 1, 0], [0, 0, 1]]\n")
-    with pytest.raises(InstallPlanError, match="would both be installed as vessels/v.yaml"):
+    boat = vessel_naming(tmp_path, "mag.yaml")
+    (boat / "secrets").mkdir()
+    (boat / "secrets" / "boat.yaml").write_text("0123456789abcdef0123456789abcdef\n")    # a token, named like the config
+    (boat / "boat.yaml").write_text("vessel: v.yaml\ncommands: {auth: token, token_file: secrets/boat.yaml}\n")
+    with pytest.raises(InstallPlanError, match="would both be installed as boat.yaml"):
         plan_install(boat / "boat.yaml", tmp_path / "etc", LIBRARY)
 
 

@@ -371,6 +371,7 @@ def boat_files(tmp_path) -> Path:
     vessel = yaml.safe_load((REPO / "config" / "vessels" / "foka.yaml").read_text())
     vessel["sensors"]["mag"]["calibration_file"] = "cal/mag.yaml"
     (d / "vessel.yaml").write_text(yaml.safe_dump(vessel))
+    (d / "secrets" / "boat.token").write_text(os.urandom(32).hex() + "\n")     # *.token is never committed
     for f in (d / "secrets").iterdir():
         f.chmod(0o600)
     return d
@@ -406,8 +407,11 @@ def test_each_system_gets_the_named_files_rewritten_and_checked_before_the_unit_
         assert 'mission: missions/lake.yaml    # quoted: the rewrite keeps the comment' in boat_text
         assert "in /etc/autopilot/boat.yaml: mission: missions-here/lake.yaml -> missions/lake.yaml" in out
         vessel = yaml.safe_load(written_file(out, "/etc/autopilot/vessels/vessel.yaml"))
-        assert vessel["sensors"]["mag"]["calibration_file"] == "mag.yaml"
-        for src, dest, mode in [("cal/mag.yaml", "vessels/mag.yaml", "0644"),
+        assert vessel["sensors"]["mag"]["calibration_file"] == "../calibration/mag.yaml"
+        # the one folder the service may write (the unit's ReadWritePaths): the boat rewrites its calibration
+        assert "+ install -d -m 0755 -o autopilot -g autopilot /etc/autopilot/calibration" in out
+        assert "+ chown autopilot:autopilot /etc/autopilot/calibration/mag.yaml" in out
+        for src, dest, mode in [("cal/mag.yaml", "calibration/mag.yaml", "0644"),
                                 ("missions-here/lake.yaml", "missions/lake.yaml", "0644"),
                                 ("secrets/boat.token", "boat.token", "0600"), ("secrets/gcs.key", "gcs.key", "0600")]:
             assert f"+ install -m {mode} {d / src} /etc/autopilot/{dest}" in out
