@@ -117,10 +117,11 @@ def encode_gps_raw_int(mav, snap: VehicleSnapshot):
     cog = 0xFFFF if fix.cog_rad is None else _cdeg_0_36000(fix.cog_rad)
     return mav.gps_raw_int_encode(int(fix.time_s * 1e6), _fix_type(fix),
                                   _deg_e7(fix.lat_deg) if ok else 0, _deg_e7(fix.lon_deg) if ok else 0,
-                                  int(round(fix.alt_m * 1000.0)) if ok else 0,
-                                  min(0xFFFE, int(round(fix.hdop * 100.0))), 0xFFFF, vel, cog,
-                                  min(255, max(0, int(fix.sats))),
-                                  h_acc=min(0xFFFFFFFE, int(round(fix.pos_std_m * 1000.0))))
+                                  int(round(fix.alt_m * 1000.0)) if ok and math.isfinite(fix.alt_m) else 0,
+                                  min(0xFFFE, int(round(fix.hdop * 100.0))) if math.isfinite(fix.hdop) else 0xFFFF,
+                                  0xFFFF, vel, cog, min(255, max(0, int(fix.sats))),
+                                  h_acc=(min(0xFFFFFFFE, int(round(fix.pos_std_m * 1000.0)))
+                                         if math.isfinite(fix.pos_std_m) else 0))
 
 
 def encode_global_position_int(mav, snap: VehicleSnapshot):

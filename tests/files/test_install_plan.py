@@ -51,7 +51,7 @@ def test_a_named_file_wins_over_the_preset_of_its_name_and_an_installed_file_ove
 def test_two_files_for_one_installed_name_are_refused(tmp_path):
     boat = vessel_naming(tmp_path, "mag.yaml")
     (boat / "secrets").mkdir()
-    (boat / "secrets" / "boat.yaml").write_text("0123456789abcdef0123456789abcdef\n")    # a token, named like the config
+    (boat / "secrets" / "boat.yaml").write_text("0123456789abcdef" * 2 + "\n")    # a token named like the config
     (boat / "boat.yaml").write_text("vessel: v.yaml\ncommands: {auth: token, token_file: secrets/boat.yaml}\n")
     with pytest.raises(InstallPlanError, match="would both be installed as boat.yaml"):
         plan_install(boat / "boat.yaml", tmp_path / "etc", LIBRARY)

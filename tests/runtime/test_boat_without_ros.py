@@ -6,10 +6,8 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -17,63 +15,13 @@ from rosbags.rosbag2 import Reader
 
 from autopilot.runlog import read_run
 from tests.support.boat_files import boat_files, write_sim_calibration
+from tests.support.child_io import Lines, NotifySocket
 from tests.support.mavlink_gcs import Gcs, M, free_udp_port
 from tests.support.paths import DATA, REPO
 
 NO_ROS = REPO / "tests" / "support" / "no_ros.py"
 AUTO = 10
 PASSPHRASE = "pond boat without ros"
-
-
-class Lines:
-    """A child's stderr+stdout, line by line, each with the monotonic time it arrived."""
-
-    def __init__(self, proc: subprocess.Popen):
-        self.lines: list = []
-        self._thread = threading.Thread(target=self._read, args=(proc,), daemon=True)
-        self._thread.start()
-
-    def _read(self, proc) -> None:
-        for line in proc.stdout:
-            self.lines.append((time.monotonic(), line.rstrip("\n")))
-
-    def text(self) -> str:
-        return "\n".join(line for _, line in self.lines)
-
-    def first(self, fragment: str):
-        return next((t for t, line in self.lines if fragment in line), None)
-
-    def join(self) -> None:
-        self._thread.join(timeout=10)
-
-
-class NotifySocket:
-    """systemd's side of sd_notify: every datagram the service sends, kept."""
-
-    def __init__(self, path: Path):
-        self.path = str(path)
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.bind(self.path)
-        self.sock.settimeout(0.2)
-        self.messages: list = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.messages.append(self.sock.recv(4096).decode())
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-
-    def close(self) -> None:
-        time.sleep(0.3)
-        self._stop.set()
-        self._thread.join(timeout=2)
-        self.sock.close()
 
 
 def _boat_config(tmp_path: Path, port: int) -> Path:

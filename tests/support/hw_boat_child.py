@@ -1,0 +1,103 @@
+"""`python tests/support/hw_boat_child.py ARGS...`: the autopilot CLI with ROS hidden (as tests/support/no_ros.py) and
+one change: `drivers.i2c_adapter.open_smbus` returns an emulated LSM9DS1's bus (hil/devices/lsm9ds1_emulator.py), so
+the hw backend's real driver and the Adafruit library run over emulated I2C. Everything else (the L76K on the serial
+port of the vessel file, pigpio to the pigpiod of the boat config, the deadman guardian) is the product's own path.
+
+The emulated chip sits still, level, heading HEADING_DEG, and its clock is the monotonic clock since the bus was
+opened (each transaction sets it, so the chip converts new samples at its output rate as a real one does).
+
+Fault injection, kept here rather than in product code: with HW_BOAT_I2C_FAULTS=PATH in the environment, a thread
+looks for PATH every 50 ms; when it appears it reads an integer N from it, makes the chip fail its next N bus
+transactions (Lsm9ds1Emulator.inject_errors), prints "hw_boat_child: injected N I2C errors" on stderr and removes
+PATH (the test sees the file gone as the acknowledgement).
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+HEADING_DEG = 30.0
+FAULT_POLL_S = 0.05
+
+
+class LiveChip:
+    """The register device RegisterBus drives: an Lsm9ds1Emulator whose clock and truth are set before every
+    transaction (monotonic time since construction, a still and level boat)."""
+
+    def __init__(self, emulator):
+        self.emulator = emulator
+        self._t0 = time.monotonic()
+        self._truth = SimpleNamespace(heading_rad=math.radians(HEADING_DEG), surge_mps=0.0, sway_mps=0.0,
+                                      yaw_rate_rps=0.0, surge_accel_mps2=0.0, sway_accel_mps2=0.0)
+        self._lock = threading.Lock()
+
+    def _tick(self) -> None:
+        self.emulator.update(time.monotonic() - self._t0, self._truth)
+
+    def probe(self, addr: int) -> None:
+        with self._lock:
+            self._tick()
+            self.emulator.probe(addr)
+
+    def read_registers(self, addr: int, reg: int, n: int) -> bytes:
+        with self._lock:
+            self._tick()
+            return self.emulator.read_registers(addr, reg, n)
+
+    def write_registers(self, addr: int, reg: int, data: bytes) -> None:
+        with self._lock:
+            self._tick()
+            self.emulator.write_registers(addr, reg, data)
+
+
+def watch_fault_file(path: str, emulator) -> None:
+    """Inject the I2C errors the test asks for through `path` (see the module docstring); runs forever."""
+    while True:
+        time.sleep(FAULT_POLL_S)
+        try:
+            text = Path(path).read_text().strip()
+        except FileNotFoundError:
+            continue
+        if not text:                         # the test is still writing it
+            continue
+        emulator.inject_errors(int(text))
+        print(f"hw_boat_child: injected {int(text)} I2C errors", file=sys.stderr, flush=True)
+        os.unlink(path)
+
+
+def install_emulated_imu(vessel_file: str):
+    """Make open_smbus return the bus of an emulator configured from `vessel_file`'s IMU and magnetometer."""
+    import drivers.i2c_adapter as adapter
+    from autopilot.vocab.config import load_vessel
+    from drivers.i2c_adapter import RegisterBus
+    from hil.devices.lsm9ds1_emulator import Lsm9ds1Emulator
+
+    sensors = load_vessel(vessel_file).sensors
+    emulator = Lsm9ds1Emulator(sensors.imu, sensors.mag, seed=7)
+
+    def open_smbus(bus_number: int):
+        return RegisterBus(LiveChip(emulator))
+
+    adapter.open_smbus = open_smbus
+    faults = os.environ.get("HW_BOAT_I2C_FAULTS")
+    if faults:
+        threading.Thread(target=watch_fault_file, args=(faults, emulator), name="i2c-faults", daemon=True).start()
+    return emulator
+
+
+if __name__ == "__main__":
+    repo = Path(__file__).resolve().parents[2]
+    sys.path[0] = str(repo)                  # the repository, not tests/support/
+    import atexit
+
+    from tests.support.no_ros import NoRos, _report
+    sys.meta_path.insert(0, NoRos())
+    atexit.register(_report)
+    install_emulated_imu(os.environ["HW_BOAT_VESSEL"])
+    from autopilot.cli.main import main
+    sys.exit(main(sys.argv[1:]))
