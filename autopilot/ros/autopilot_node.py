@@ -482,10 +482,14 @@ class AutopilotNode(Node):
         watch = self._clock_watch
         if watch is not None and watch is not threading.current_thread():
             watch.join(timeout=2.0)
-        self.runtime.stop(reason)
+        runtime = getattr(self, "runtime", None)     # absent: a device did not open, nothing was ever driven
+        if runtime is not None:
+            runtime.stop(reason)
 
     def destroy_node(self):
-        self.runtime.close()
+        runtime = getattr(self, "runtime", None)
+        if runtime is not None:
+            runtime.close()
         return super().destroy_node()
 
     # ------------------------------------------------------------------ the runtime's parts, as they were here
