@@ -11,8 +11,10 @@ CLI then starts either this or the ROS 2 rim's process (autopilot/ros/runner.py)
 
 Without the rim the runtime drives itself on the monotonic clock (core time 0 = start; the run log's stamps are
 UTC through the wall-clock time taken at that moment) and logs through Python's logging to stderr (the journal,
-under systemd). Exit codes: 0 stopped by a signal; 1 a device or link did not open (a clear message, no run
-directory left behind); 2 the boat config asks for something this machine cannot give.
+under systemd); each component's health (autopilot/runtime/health.py: what the ROS diagnostics publish) is
+logged when its level changes, armed or not. Exit codes: 0 stopped by a signal; 1 a device or link did not
+open (a clear message, no run directory left behind); 2 the boat config asks for something this machine cannot
+give.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ import time
 from typing import Optional, Tuple
 
 LOG = logging.getLogger("autopilot")
+HEALTH_PERIOD_S = 1.0       # how often the components' health is looked at without ROS (its diagnostics' rate)
 
 
 def startup_errors() -> tuple:
@@ -99,6 +102,7 @@ def run_boat_plain(cfg, vessel, mission, config_file: str = "", seed: int = 1, p
     """The boat without ROS: the runtime's own wall-clock loop, MAVLink, the run log and systemd."""
     from autopilot.mavlink.server import MavlinkError
     from autopilot.runtime.boat_runtime import BoatRuntime
+    from autopilot.runtime.health import HealthLog
     from autopilot.runtime.signals import StopOnSignal
 
     _log_to_stderr()
@@ -132,7 +136,10 @@ def run_boat_plain(cfg, vessel, mission, config_file: str = "", seed: int = 1, p
         services.ready(status)     # the backend's devices opened: READY=1 for systemd
         gc.collect()
         gc.freeze()                # start-up objects live for the whole run: keep the collector off them
-        stop.wait()
+        health = HealthLog(runtime, cfg.ros.sensor_timeout_s, warn=LOG.warning, info=LOG.info)
+        while not stop.wait(HEALTH_PERIOD_S):     # what the ROS diagnostics would show, as log lines
+            with runtime.lock:
+                health.check(runtime.now_s())
         return 0
     except KeyboardInterrupt:
         return 0

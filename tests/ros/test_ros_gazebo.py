@@ -107,8 +107,9 @@ def test_gazebo_backend_flies_a_mission_on_vrx_topic_names(repo_root, tmp_path):
 def test_diagnostics_report_a_sensor_that_goes_silent(ctx, repo_root, tmp_path):
     from diagnostic_msgs.msg import DiagnosticArray
 
-    from autopilot.ros.diagnostics_node import ERROR, OK, level_of
+    from autopilot.ros.diagnostics_node import level_of
     from autopilot.ros.runner import BoatProcess
+    from autopilot.runtime.health import ERROR, OK
 
     cfg = load_boat_config(repo_root / "config/gazebo/foka_boat.yaml")
     vessel = load_vessel("foka")

@@ -167,6 +167,9 @@ def test_hw_backend_without_ros_reports_and_survives_device_faults_and_stops_at_
         daemon.stop()
         assert sticks.wait(lambda: logged("esc-disconnect: ESC output not connected", mark), 20.0), \
             out.text()[-3000:]
+        # and as the ROS diagnostics would show it, armed or not: the ESC component's health, with its device
+        assert sticks.wait(lambda: logged("[health] ESC: ERROR: output not connected (pigpio GPIO", mark), 10.0), \
+            out.text()[-3000:]
         cycling("with pigpiod gone")
         daemon2 = FakePigpiod(port=daemon.port).start()
         assert sticks.wait(lambda: daemon2.connections >= 2 and _at_neutral(daemon2), 30.0), \
@@ -184,6 +187,8 @@ def test_hw_backend_without_ros_reports_and_survives_device_faults_and_stops_at_
         pty.unplug()
         assert sticks.wait(lambda: logged("failed", mark) and logged("L76K on", mark), 20.0), out.text()[-3000:]
         assert sticks.wait(lambda: logged("gps-loss: no accepted GNSS position", mark), 30.0), out.text()[-3000:]
+        assert sticks.wait(lambda: logged("[health] GNSS: ERROR: GNSS data silent for", mark), 10.0), \
+            out.text()[-3000:]
         cycling("after the GNSS unplug")
         assert sticks.wait(lambda: _off_neutral(daemon2), 5.0), ("gps-loss in MANUAL leaves the sticks in charge",
                                                                  out.text()[-3000:])
