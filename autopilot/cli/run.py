@@ -55,7 +55,8 @@ def run(args) -> int:
         print(f"error: mission {mission_path} refused ({len(problems)} problem(s)); nothing started",
               file=sys.stderr)
         return 2
-    from autopilot.runtime.boat_process import ros_decision, run_boat_plain
+    from autopilot.files.boat import ros_decision
+    from autopilot.runtime.boat_process import run_boat_plain
     use_ros, line = ros_decision(cfg)
     print(line, file=sys.stderr, flush=True)
     if use_ros is None:

@@ -12,6 +12,7 @@ file, the key and the reason. Pure data: no rclpy here.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -451,3 +452,24 @@ def resolve_topic(namespace: str, topic: str) -> str:
         return topic
     ns = namespace.rstrip("/")
     return f"{ns}/{topic}" if ns else f"/{topic}"
+
+
+def ros_decision(cfg) -> Tuple[Optional[bool], str]:
+    """(start the ROS 2 rim?, the line that says so). None: the config needs ROS and this machine has none
+    (the text says what to do)."""
+    wanted = cfg.ros.start
+    needs = cfg.backend == "gazebo"
+    if wanted == "off" and not needs:
+        return False, ("ROS 2: off (ros.start: off): no topics, services, TF or diagnostics; MAVLink and the run "
+                       "log as usual")
+    try:
+        importlib.import_module("rclpy")       # the ROS rim's one dependency this process cannot do without
+    except ImportError as e:
+        why = f"rclpy does not import: {e}"
+        if wanted == "on" or needs:
+            what = "ros.start is on" if wanted == "on" else "backend gazebo needs ROS 2"
+            return None, (f"error: {what}, but {why}. On a boat with ROS 2: `source /opt/ros/$ROS_DISTRO/setup.bash` "
+                          "before starting; on a laptop: `pip install .[ros]`; or set `ros: {start: off}`.")
+        return False, (f"ROS 2: off ({why}): no topics, services, TF or diagnostics; MAVLink and the run log "
+                       "as usual (with ROS 2 installed, `ros.start: auto` starts them)")
+    return True, f"ROS 2: on (ros.start: {wanted}, rclpy imports)"

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from autopilot.files.boat import BoatConfig, load_boat_config, normalise_boat_yaml
+from autopilot.files.boat import BoatConfig, load_boat_config, normalise_boat_yaml, ros_decision
 from autopilot.files.mission_files import read_mission_file
 from autopilot.guidance.path_following import mission_frame, point_to_ned
 from autopilot.safety.geofence import Geofence
@@ -278,6 +278,7 @@ def _check_boat_config(path: Path, data: dict, report: CheckReport):
         return None, None, None
     cfg = dataclasses.replace(cfg, source_file=str(path))
     _check_command_auth(cfg, report)
+    _check_ros(cfg, report)
     vessel_path = cfg.vessel_path()
     try:
         load_vessel(str(vessel_path))
@@ -290,6 +291,17 @@ def _check_boat_config(path: Path, data: dict, report: CheckReport):
             if Path(e.file) == path:
                 report.add(Problem.from_error(e))
     return vessel_path, cfg.mission_path(), cfg.backend
+
+
+def _check_ros(cfg: BoatConfig, report: CheckReport) -> None:
+    """What `autopilot run` will say about ROS 2 on this machine: a problem when the config needs it and rclpy
+    does not import here, a note saying whether the ROS 2 rim will start otherwise."""
+    use_ros, line = ros_decision(cfg)
+    if use_ros is None:
+        report.add(Problem(cfg.source_file, "ros.start" if cfg.backend != "gazebo" else "backend",
+                           line.removeprefix("error: ")))
+    else:
+        report.notes.append(line)
 
 
 def _check_command_auth(cfg: BoatConfig, report: CheckReport) -> None:

@@ -2,8 +2,8 @@
 
 `run_boat_plain(cfg, vessel, mission, ...)` starts the runtime (autopilot/runtime/boat_runtime.py) with its backend,
 the run log and systemd notifications (FieldServices) and the boat config's MAVLink links, runs until SIGINT or
-SIGTERM and always leaves the thrusters at neutral. `ros_decision(cfg)` reads the boat config's `ros.start`; the
-CLI then starts either this or the ROS 2 rim's process (autopilot/ros/runner.py):
+SIGTERM and always leaves the thrusters at neutral. `ros_decision(cfg)` (autopilot/files/boat.py) reads the boat
+config's `ros.start`; the CLI then starts either this or the ROS 2 rim's process (autopilot/ros/runner.py):
 
 - `auto` (the default): the rim starts when rclpy imports; either way one line says which and why.
 - `on`: the rim must start; without rclpy the boat does not start (exit 2, with what to install).
@@ -19,12 +19,10 @@ give.
 from __future__ import annotations
 
 import gc
-import importlib
 import logging
 import sys
 import threading
 import time
-from typing import Optional, Tuple
 
 LOG = logging.getLogger("autopilot")
 HEALTH_PERIOD_S = 1.0       # how often the components' health is looked at without ROS (its diagnostics' rate)
@@ -39,27 +37,6 @@ def startup_errors() -> tuple:
     from drivers.gnss.l76k_commands import GnssSetupError
     from drivers.lsm9ds1 import ImuError
     return (EscError, DeadmanError, GnssLinkError, GnssSetupError, ImuError, ConfigError, OSError)
-
-
-def ros_decision(cfg) -> Tuple[Optional[bool], str]:
-    """(start the ROS 2 rim?, the line that says so). None: the config needs ROS and this machine has none
-    (the text says what to do)."""
-    wanted = cfg.ros.start
-    needs = cfg.backend == "gazebo"
-    if wanted == "off" and not needs:
-        return False, ("ROS 2: off (ros.start: off): no topics, services, TF or diagnostics; MAVLink and the run "
-                       "log as usual")
-    try:
-        importlib.import_module("rclpy")       # the ROS rim's one dependency this process cannot do without
-    except ImportError as e:
-        why = f"rclpy does not import: {e}"
-        if wanted == "on" or needs:
-            what = "ros.start is on" if wanted == "on" else "backend gazebo needs ROS 2"
-            return None, (f"error: {what}, but {why}. On a boat with ROS 2: `source /opt/ros/$ROS_DISTRO/setup.bash` "
-                          "before starting; on a laptop: `pip install .[ros]`; or set `ros: {start: off}`.")
-        return False, (f"ROS 2: off ({why}): no topics, services, TF or diagnostics; MAVLink and the run log "
-                       "as usual (with ROS 2 installed, `ros.start: auto` starts them)")
-    return True, f"ROS 2: on (ros.start: {wanted}, rclpy imports)"
 
 
 def make_services(cfg, vessel, mission, config_file: str):

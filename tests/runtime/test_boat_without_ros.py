@@ -117,3 +117,40 @@ def test_a_first_day_boat_without_its_calibration_file_starts_on_raw_readings(tm
     # the calibration is no reason to stop: the run gets as far as its devices (no pigpiod on this machine)
     assert r.returncode == 1 and "pigpiod is not running" in r.stderr, r.stderr
     assert "calibration" not in r.stderr.split("error: the boat could not start:")[-1]
+
+
+def test_ros_off_runs_without_importing_ros_where_it_is_installed(tmp_path):
+    cfg = tmp_path / "boat.yaml"
+    cfg.write_text(f"vessel: foka\nmission: {DATA / 'mavlink_pond.yaml'}\nbackend: sim\nros: off\n"
+                   "logging: {enabled: false}\n")
+    proc = subprocess.Popen([sys.executable, str(NO_ROS), "run", "--config", str(cfg)], cwd=REPO,
+                            env=dict(os.environ, NO_ROS_HIDE="0", PYTHONUNBUFFERED="1"),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = Lines(proc)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and out.first("autopilot up:") is None and proc.poll() is None:
+            time.sleep(0.1)
+        assert out.first("autopilot up:") is not None, out.text()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0, out.text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    out.join()
+    assert "ROS 2: off (ros.start: off)" in out.text()
+    assert "no_ros: ROS modules imported: []" in out.text()
+
+
+def test_check_refuses_ros_on_where_rclpy_does_not_import_and_says_what_auto_will_do(tmp_path):
+    cfg = tmp_path / "boat.yaml"
+    cfg.write_text(f"vessel: foka\nmission: {DATA / 'mavlink_pond.yaml'}\nbackend: sim\nros: on\n")
+    on = subprocess.run([sys.executable, str(NO_ROS), "check", str(cfg)], cwd=REPO, capture_output=True,
+                        text=True, timeout=120)
+    assert on.returncode == 1, on.stdout + on.stderr
+    assert f"{cfg}: ros.start: ros.start is on, but rclpy does not import" in on.stdout + on.stderr
+    cfg.write_text(cfg.read_text().replace("ros: on", "ros: auto"))
+    auto = subprocess.run([sys.executable, str(NO_ROS), "check", str(cfg)], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
+    assert auto.returncode == 0, auto.stdout + auto.stderr
+    assert "note: ROS 2: off (rclpy does not import: No module named 'rclpy')" in auto.stdout
