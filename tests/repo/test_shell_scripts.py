@@ -8,8 +8,8 @@ import pytest
 
 from tests.support.paths import REPO
 
-SCRIPTS = ["scripts/check_aarch64.sh", "scripts/setup.sh", "scripts/test.sh", "scripts/lint.sh", "scripts/demo.sh",
-           "systemd/install.sh", "systemd/uninstall.sh", ".ci/run"]
+SCRIPTS = ["scripts/check_aarch64.sh", "scripts/check_arm64_root.sh", "scripts/setup.sh", "scripts/test.sh",
+           "scripts/lint.sh", "scripts/demo.sh", "systemd/install.sh", "systemd/uninstall.sh", ".ci/run"]
 
 
 @pytest.mark.parametrize("script", [s for s in SCRIPTS if (REPO / s).exists()])
