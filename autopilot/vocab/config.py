@@ -16,7 +16,9 @@ from autopilot.vocab.failsafe_config import FailsafeConfig
 from autopilot.vocab.schema import ConfigError as ConfigError  # raised by every loader here: part of its contract
 from autopilot.vocab.schema import build, param
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
+# The presets (vessels/, missions/, gazebo/): the repository's config/, which autopilot/presets links to, so an
+# installed wheel carries them as package data and `vessel: foka` resolves on a Pi as in a checkout.
+CONFIG_DIR = (Path(__file__).parents[1] / "presets").resolve()
 # A trajectory's reference stays within this distance of the mission's first waypoint (north and east) [m]: the
 # mission frame is a flat local one, and a path is sampled every 0.1 m (20 km is 2e5 samples).
 MAX_OFFSET_M = 20000.0
