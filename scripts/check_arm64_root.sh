@@ -23,16 +23,15 @@
 #            SYSTEMD_OFFLINE=1 (its chroot detection needs /proc/1/root, which a container may hide), so
 #            daemon-reload is skipped and enable writes the links, as in a package install into an image.
 #   check    `autopilot check config/boat.yaml` from the repository copy (the hw boat config), with the
-#            installed (not editable) package: its `vessel: foka` preset is looked up beside the package.
+#            installed (not editable) package: its `vessel: foka` preset comes from the wheel's presets.
 #   sim      `autopilot sim config/missions/demo.yaml --vessel /etc/autopilot/vessels/foka.yaml --devices
 #            bytes` (the vessel file install.sh installed): the real drivers on emulated device bytes, the
 #            whole mission, its summary.
 #   run      `autopilot run --config BOAT` with backend: sim, a two-waypoint mission and a MAVLink link with a
 #            signing key (written here, for 127.0.0.1 only), for up to 60 s from its first HEARTBEAT:
 #            scripts/fly_two_waypoints.py, a pymavlink ground station in the root, sets AUTO, arms (signed),
-#            follows the mission to complete, disarms and stops the boat. Needs a ROS-free `autopilot run`:
-#            until then this step fails, and says why ("run: FAILED: <reason>"); the steps before it are
-#            reported all the same.
+#            follows the mission to complete, disarms and stops the boat: the boat runtime without ROS (the
+#            root has none). A failing step says why ("run: FAILED: <reason>"); every step is reported.
 # How: each run lays an overlay over the cached root (lower: the cache, upper: a temporary directory), so the
 # cache stays as debootstrap left it and every run installs from scratch; the repository's files (tracked and
 # untracked, not ignored) are copied in to /opt/autopilot-src. pip's download cache is kept beside the root
