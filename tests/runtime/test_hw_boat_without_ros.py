@@ -14,75 +14,17 @@ core reports it under ROS (its failsafe events on the log) while the loop keeps 
 """
 from __future__ import annotations
 
-import datetime
-import hashlib
 import os
-import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
-import yaml
-
-from autopilot.vocab.config import load_vessel
 from hil.devices.fake_pigpiod import FakePigpiod
-from hil.devices.gnss_device import DeviceThread, EmulatedL76K
-from hil.devices.gnss_emitter import GnssTruth, L76KEmitter
-from hil.devices.serial_ports import PtyPair
-from tests.support.child_io import Lines, NotifySocket
-from tests.support.mavlink_gcs import Gcs, M, free_udp_port
-from tests.support.paths import REPO
+from hil.devices.fake_sysfs_pwm import FakePwmSysfs
+from hil.devices.i2c_socket import I2cSocketServer
+from hil.devices.pca9685_emulator import Pca9685Emulator
+from tests.support.guarded_child import TICK_25MHZ_US
+from tests.support.hw_boat_rig import NEUTRAL_US, HwBoat, Scope, SysfsExports, remove_chip, sysfs_pulses
 
-CHILD = REPO / "tests" / "support" / "hw_boat_child.py"
-PASSPHRASE = "hw boat without ros"
 GPIOS = (13, 12)                    # foka: left, right
-NEUTRAL_US = 1500
-MANUAL = 0                          # Rover's custom mode number
-START = (51.1099101, 17.0598572)    # config/missions/demo.yaml's start point
-
-
-def _files(tmp: Path, gnss_port: str, pigpio_port: int, mav_port: int) -> tuple:
-    """A tmp copy of the foka vessel file with the GNSS on `gnss_port`, and a boat config (backend hw, pigpio on
-    127.0.0.1:pigpio_port, a signed MAVLink link to 127.0.0.1:mav_port). Returns (vessel file, boat config)."""
-    vessel = yaml.safe_load((REPO / "config" / "vessels" / "foka.yaml").read_text())
-    vessel["sensors"]["gnss"]["port"] = gnss_port
-    vessel_file = tmp / "foka.yaml"
-    vessel_file.write_text(yaml.safe_dump(vessel))
-    key = tmp / "mavlink.key"
-    key.write_text(PASSPHRASE + "\n")
-    os.chmod(key, 0o600)
-    boat = tmp / "boat.yaml"
-    boat.write_text(f"""vessel: {vessel_file}
-mission: {REPO / 'config' / 'missions' / 'demo.yaml'}
-backend: hw
-ros: auto
-esc: {{backend: pigpio, pigpio_host: 127.0.0.1, pigpio_port: {pigpio_port}}}
-logging: {{dir: {tmp / 'runs'}, rate_hz: 10}}
-mavlink:
-  links: ['udpout:127.0.0.1:{mav_port}']
-  system_id: 7
-  signing_key_file: mavlink.key
-""")
-    return vessel_file, boat
-
-
-class Sticks:
-    """The ground station, sticks held forward: each `wait(pred)` keeps sending MANUAL_CONTROL (x = throttle)."""
-
-    def __init__(self, gcs: Gcs, throttle: int = 600):
-        self.gcs, self.throttle = gcs, throttle
-
-    def wait(self, pred, timeout_s: float) -> bool:
-        """True once pred() holds, polling for up to timeout_s while the sticks stay forward."""
-        end = time.monotonic() + timeout_s
-        while True:
-            if pred():
-                return True
-            if time.monotonic() > end:
-                return False
-            self.gcs.mav.manual_control_send(self.gcs.conn.target_system, self.throttle, 0, 500, 0, 0)
-            self.gcs.poll(0.1)
 
 
 def _off_neutral(daemon) -> bool:
@@ -110,108 +52,191 @@ def _neutral_since(daemon, t_from: float):
 
 def test_hw_backend_without_ros_reports_and_survives_device_faults_and_stops_at_neutral(tmp_path):
     daemon = FakePigpiod().start()
-    pty = PtyPair()
-    mav_port = free_udp_port()
-    vessel_file, boat = _files(tmp_path, pty.path, daemon.port, mav_port)
-    gnss_cfg = load_vessel(vessel_file).sensors.gnss
-    emitter = L76KEmitter(gnss_cfg, seed=5, utc_start=datetime.datetime.now(datetime.timezone.utc))
-    l76k = DeviceThread(EmulatedL76K(pty, emitter, baud=gnss_cfg.baud, rate_hz=gnss_cfg.rate_hz),
-                        lambda t: GnssTruth(lat_deg=START[0], lon_deg=START[1])).start()
     faults = tmp_path / "i2c_faults"
-    notify = NotifySocket(tmp_path / "notify.sock")
-    env = dict(os.environ, NOTIFY_SOCKET=notify.path, WATCHDOG_USEC="2000000", PYTHONUNBUFFERED="1",
-               HW_BOAT_VESSEL=str(vessel_file), HW_BOAT_I2C_FAULTS=str(faults))
-    env.pop("WATCHDOG_PID", None)
-    gcs = Gcs(mav_port, key=hashlib.sha256(PASSPHRASE.encode()).digest())
-    sticks = Sticks(gcs)
-    proc = subprocess.Popen([sys.executable, str(CHILD), "run", "--config", str(boat)], cwd=REPO, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    out = Lines(proc)
     daemon2 = None
-
-    def pings() -> int:
-        return sum(m == "WATCHDOG=1" for m in notify.messages)
-
-    def logged(fragment: str, after: float = 0.0) -> bool:
-        return any(fragment in line and t >= after for t, line in out.lines)
-
-    def cycling(what: str) -> None:
-        """The loop still runs: the process is alive and the watchdog pings go on."""
-        n = pings()
-        assert proc.poll() is None, f"{what}: the boat exited\n{out.text()[-3000:]}"
-        assert sticks.wait(lambda: pings() >= n + 3, 15.0), f"{what}: no watchdog pings\n{out.text()[-3000:]}"
-
     try:
-        # (a) up: READY, both outputs at neutral on the daemon's GPIOs
-        assert sticks.wait(lambda: any(m.startswith("READY=1") for m in notify.messages), 60.0), out.text()
-        assert sticks.wait(lambda: _at_neutral(daemon), 10.0), [daemon.state.pulse_us(g) for g in GPIOS]
-        hb = gcs.connect(timeout=30.0)
-        assert hb.get_srcSystem() == 7, out.text()
-        assert gcs.set_mode(MANUAL).result == M.MAV_RESULT_ACCEPTED, gcs.texts[-5:]
-        assert sticks.wait(lambda: gcs.arm().result == M.MAV_RESULT_ACCEPTED, 60.0), (gcs.texts[-8:],
-                                                                                        out.text()[-3000:])
-        assert sticks.wait(lambda: _off_neutral(daemon), 20.0), ([daemon.state.pulse_us(g) for g in GPIOS],
-                                                                 out.text()[-3000:])
+        with HwBoat(tmp_path, f"{{backend: pigpio, pigpio_host: 127.0.0.1, pigpio_port: {daemon.port}}}",
+                    env={"HW_BOAT_I2C_FAULTS": str(faults)}) as boat:
+            # (a) up: READY, both outputs at neutral on the daemon's GPIOs; armed in MANUAL, sticks forward
+            boat.up(lambda: _at_neutral(daemon), "neutral on the daemon")
+            boat.arm()
+            assert boat.wait(lambda: _off_neutral(daemon), 20.0), ([daemon.state.pulse_us(g) for g in GPIOS],
+                                                                   boat.tail())
 
-        # (d) I2C errors on the chip's bus: reported as imu-loss, the gyro comes back, the loop goes on
-        mark = time.monotonic()
-        faults.write_text("8")      # the driver re-initialises every 0.5 s: a few seconds of errors
-        assert sticks.wait(lambda: not faults.exists(), 10.0), out.text()[-2000:]
-        assert sticks.wait(lambda: logged("imu-loss: no gyro data", mark), 20.0), out.text()[-3000:]
-        assert sticks.wait(lambda: logged("imu-loss: gyro data again", mark), 30.0), out.text()[-3000:]
-        cycling("after the I2C errors")
+            # (d) I2C errors on the chip's bus: reported as imu-loss, the gyro comes back, the loop goes on
+            mark = time.monotonic()
+            faults.write_text("8")      # the driver re-initialises every 0.5 s: a few seconds of errors
+            assert boat.wait(lambda: not faults.exists(), 10.0), boat.tail(2000)
+            assert boat.wait(lambda: boat.logged("imu-loss: no gyro data", mark), 20.0), boat.tail()
+            assert boat.wait(lambda: boat.logged("imu-loss: gyro data again", mark), 30.0), boat.tail()
+            boat.cycling("after the I2C errors")
 
-        # (b) pigpiod gone: esc-disconnect (the boat disarms), the loop goes on; a new daemon on the same port
-        # is found again by the autopilot and by its guardian, and gets neutral pulses
-        mark = time.monotonic()
-        daemon.stop()
-        assert sticks.wait(lambda: logged("esc-disconnect: ESC output not connected", mark), 20.0), \
-            out.text()[-3000:]
-        # and as the ROS diagnostics would show it, armed or not: the ESC component's health, with its device
-        assert sticks.wait(lambda: logged("[health] ESC: ERROR: output not connected (pigpio GPIO", mark), 10.0), \
-            out.text()[-3000:]
-        cycling("with pigpiod gone")
-        daemon2 = FakePigpiod(port=daemon.port).start()
-        assert sticks.wait(lambda: daemon2.connections >= 2 and _at_neutral(daemon2), 30.0), \
-            (daemon2.connections, [daemon2.state.pulse_us(g) for g in GPIOS], out.text()[-3000:])
-        cycling("after pigpiod came back")
+            # (b) pigpiod gone: esc-disconnect (the boat disarms), the loop goes on; a new daemon on the same port
+            # is found again by the autopilot and by its guardian, and gets neutral pulses
+            mark = time.monotonic()
+            daemon.stop()
+            assert boat.wait(lambda: boat.logged("esc-disconnect: ESC output not connected", mark), 20.0), \
+                boat.tail()
+            # and as the ROS diagnostics would show it, armed or not: the ESC component's health, with its device
+            assert boat.wait(lambda: boat.logged("[health] ESC: ERROR: output not connected (pigpio GPIO", mark),
+                             10.0), boat.tail()
+            boat.cycling("with pigpiod gone")
+            daemon2 = FakePigpiod(port=daemon.port).start()
+            assert boat.wait(lambda: daemon2.connections >= 2 and _at_neutral(daemon2), 30.0), \
+                (daemon2.connections, [daemon2.state.pulse_us(g) for g in GPIOS], boat.tail())
+            boat.cycling("after pigpiod came back")
 
-        # armed again on the new daemon (its ESCs re-armed), sticks forward
-        assert sticks.wait(lambda: gcs.arm().result == M.MAV_RESULT_ACCEPTED, 60.0), (gcs.texts[-8:],
-                                                                                        out.text()[-3000:])
-        assert sticks.wait(lambda: _off_neutral(daemon2), 20.0), [daemon2.state.pulse_us(g) for g in GPIOS]
+            # armed again on the new daemon (its ESCs re-armed), sticks forward
+            boat.arm()
+            assert boat.wait(lambda: _off_neutral(daemon2), 20.0), [daemon2.state.pulse_us(g) for g in GPIOS]
 
-        # (c) the GNSS unplugged: the driver says so, the core reports gps-loss
-        mark = time.monotonic()
-        l76k.stop()
-        pty.unplug()
-        assert sticks.wait(lambda: logged("failed", mark) and logged("L76K on", mark), 20.0), out.text()[-3000:]
-        assert sticks.wait(lambda: logged("gps-loss: no accepted GNSS position", mark), 30.0), out.text()[-3000:]
-        assert sticks.wait(lambda: logged("[health] GNSS: ERROR: GNSS data silent for", mark), 10.0), \
-            out.text()[-3000:]
-        cycling("after the GNSS unplug")
-        assert sticks.wait(lambda: _off_neutral(daemon2), 5.0), ("gps-loss in MANUAL leaves the sticks in charge",
-                                                                 out.text()[-3000:])
+            # (c) the GNSS unplugged: the driver says so, the core reports gps-loss
+            mark = time.monotonic()
+            boat.l76k.stop()
+            boat.pty.unplug()
+            assert boat.wait(lambda: boat.logged("failed", mark) and boat.logged("L76K on", mark), 20.0), \
+                boat.tail()
+            assert boat.wait(lambda: boat.logged("gps-loss: no accepted GNSS position", mark), 30.0), boat.tail()
+            assert boat.wait(lambda: boat.logged("[health] GNSS: ERROR: GNSS data silent for", mark), 10.0), \
+                boat.tail()
+            boat.cycling("after the GNSS unplug")
+            assert boat.wait(lambda: _off_neutral(daemon2), 5.0), ("gps-loss in MANUAL leaves the sticks in charge",
+                                                                   boat.tail())
 
-        # (e) SIGTERM: neutral on the daemon within 0.5 s, exit 0
-        sent_daemon_clock = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0, out.text()[-3000:]
+            # (e) SIGTERM: neutral on the daemon within 0.5 s, exit 0
+            sent = boat.sigterm()
+        boat.finish()
     finally:
-        gcs.close()
-        if proc.poll() is None:
-            proc.kill()
-        l76k.stop()
-        pty.unplug()
-        notify.close()
         daemon.stop()
         if daemon2 is not None:
             daemon2.stop()
-    out.join()
-    text = out.text()
-    (tmp_path / "child.log").write_text(text)      # the whole story, for a failure
-    assert "Traceback" not in text, text[text.find("Traceback") - 1500:][:4000]
-    assert "no_ros: ROS modules imported: []" in text
-    assert "backend hw, without ROS 2" in text
-    neutral_at = _neutral_since(daemon2, sent_daemon_clock)
-    assert neutral_at is not None and neutral_at - sent_daemon_clock < 0.5, (neutral_at, sent_daemon_clock)
+    neutral_at = _neutral_since(daemon2, sent)
+    assert neutral_at is not None and neutral_at - sent < 0.5, (neutral_at, sent)
+    print(f"pigpio: neutral {1e3 * (neutral_at - sent):.0f} ms after SIGTERM")
+
+
+# ---------------------------------------------------------------------------------------------- kernel PWM
+CHIP = 0
+CHANNELS = (1, 0)                   # foka's GPIO13 (left) and GPIO12 (right) on a Pi 4's PWM0: channels 1 and 0
+
+
+def _sysfs_neutral(p) -> bool:
+    return all(x == NEUTRAL_US for x in p)
+
+
+def _sysfs_driven(p) -> bool:
+    return all(x not in (0, NEUTRAL_US) for x in p)
+
+
+def test_kernel_pwm_boat_without_ros_exports_drives_survives_its_chip_vanishing_and_stops_at_neutral(tmp_path):
+    """backend kernel_pwm on a fake /sys/class/pwm tree (hil/devices/fake_sysfs_pwm.py; SysfsExports plays the
+    kernel's export for the autopilot and its guardian, which write the tree as plain files):
+
+      start: the autopilot exports both channels itself, 50 Hz, READY=1, neutral duty on both; armed in MANUAL
+      with the sticks forward, the duty leaves neutral;
+      the PWM controller vanishes (pwmchip0/ removed: a write fails with ENOENT, kernel_pwm.py's port is then
+      not connected): esc-disconnect and the ESC health ERROR with its device, the loop goes on;
+      the controller back (a fresh pwmchip0/ with nothing exported): the autopilot (every 2 s) and its guardian
+      re-open their ports, the channels are exported again, neutral, the health OK; armed again, driven;
+      SIGTERM while driven: neutral duty on both channels within 0.5 s, exit 0, no traceback."""
+    root = tmp_path / "pwm"
+    FakePwmSysfs(root, chips={CHIP: 2})
+    exports = SysfsExports(root)
+    scope = Scope(lambda: sysfs_pulses(root, CHIP, CHANNELS))
+    esc = f"{{backend: kernel_pwm, pwm_sysfs_root: {root}, pwm_chip: {CHIP}, pwm_channels: {list(CHANNELS)}}}"
+    try:
+        with HwBoat(tmp_path, esc) as boat:
+            boat.up(lambda: scope.now() is not None and _sysfs_neutral(scope.now()), ("neutral duty", scope.now()))
+            assert sorted(ch for _, _, ch in exports.exports) == [0, 1], exports.exports
+            for ch in CHANNELS:
+                assert (root / f"pwmchip{CHIP}" / f"pwm{ch}" / "period").read_text().strip() == "20000000"
+            boat.arm()
+            assert boat.wait(lambda: scope.now() is not None and _sysfs_driven(scope.now()), 20.0), \
+                (scope.now(), boat.tail())
+
+            # the PWM controller vanishes
+            mark = time.monotonic()
+            remove_chip(root, CHIP)
+            assert boat.wait(lambda: boat.logged("esc-disconnect: ESC output not connected", mark), 20.0), \
+                boat.tail()
+            assert boat.wait(lambda: boat.logged("[health] ESC: ERROR: output not connected (kernel_pwm GPIO13,"
+                                                 "GPIO12)", mark), 10.0), boat.tail()
+            boat.cycling("with the PWM controller gone")
+
+            # ... and comes back, nothing exported (built aside, then moved in whole)
+            mark = time.monotonic()
+            FakePwmSysfs(tmp_path / "pwm-again", chips={CHIP: 2})
+            os.rename(tmp_path / "pwm-again" / f"pwmchip{CHIP}", root / f"pwmchip{CHIP}")
+            assert boat.wait(lambda: len(exports.exports) >= 4 and scope.now() is not None
+                             and _sysfs_neutral(scope.now()), 30.0), (exports.exports, scope.now(), boat.tail())
+            assert boat.wait(lambda: boat.logged("[health] ESC: OK: output connected", mark), 10.0), boat.tail()
+            boat.cycling("after the PWM controller came back")
+            boat.arm()
+            assert boat.wait(lambda: _sysfs_driven(scope.now() or ()), 20.0), (scope.now(), boat.tail())
+
+            sent = boat.sigterm()
+        boat.finish()
+    finally:
+        scope.stop()
+        exports.stop()
+    neutral_at = scope.became(_sysfs_neutral, sent)
+    assert neutral_at is not None and neutral_at - sent < 0.5, (neutral_at, sent, scope.log[-6:])
+    print(f"kernel_pwm: neutral {1e3 * (neutral_at - sent):.0f} ms after SIGTERM")
+
+
+# ---------------------------------------------------------------------------------------------- PCA9685
+PCA_BUS = 4                         # not the IMU's bus 1: the child's open_smbus gives this one the board
+
+
+def _pca_neutral(p) -> bool:
+    return all(abs(x - NEUTRAL_US) <= TICK_25MHZ_US for x in p)
+
+
+def _pca_driven(p) -> bool:
+    return all(x > 0 and abs(x - NEUTRAL_US) > 2 * TICK_25MHZ_US for x in p)
+
+
+def test_pca9685_boat_without_ros_drives_survives_i2c_errors_and_stops_at_neutral(tmp_path):
+    """backend pca9685 on the register-level emulator (hil/devices/pca9685_emulator.py) served on a Unix socket:
+    the child's open_smbus gives it for esc.i2c_bus, its guardian reaches it through the backend's i2c_socket.
+
+      start: 50 Hz frame, READY=1, both outputs at neutral (within a tick); armed in MANUAL, driven;
+      I2C errors injected on the board (EREMOTEIO, as Linux i2c-dev): pca9685.py's port raises and is not
+      connected, the ESC failsafe reports esc-disconnect, the ESC health ERROR with its device, the loop goes
+      on; once the bus answers again the autopilot re-opens the board (every 2 s), re-arms at neutral, health
+      OK; armed again, driven;
+      SIGTERM while driven: both outputs at neutral within 0.5 s, exit 0, no traceback."""
+    chip = Pca9685Emulator()
+    server = I2cSocketServer(chip, tmp_path / "i2c-pca9685.sock").start()
+    scope = Scope(lambda: (chip.pulse_us(0), chip.pulse_us(1)))
+    esc = f"{{backend: pca9685, pca9685_channels: [0, 1], i2c_bus: {PCA_BUS}}}"
+    try:
+        with HwBoat(tmp_path, esc, env={"HW_BOAT_PCA9685": f"{PCA_BUS}:{server.path}"}) as boat:
+            boat.up(lambda: scope.now() is not None and _pca_neutral(scope.now()), ("neutral", scope.now()))
+            assert abs(chip.frequency_hz() - 50.0) < 0.5, chip.frequency_hz()
+            boat.arm()
+            assert boat.wait(lambda: _pca_driven(scope.now() or ()), 20.0), (scope.now(), boat.tail())
+
+            # a few seconds of bus errors (the guardian's checks take some of them too)
+            mark = time.monotonic()
+            chip.inject_errors(40)
+            assert boat.wait(lambda: boat.logged("esc-disconnect: ESC output not connected", mark), 20.0), \
+                boat.tail()
+            assert boat.wait(lambda: boat.logged("[health] ESC: ERROR: output not connected (pca9685 ch0,ch1)",
+                                                 mark), 10.0), boat.tail()
+            error_at = boat.logged_at("[health] ESC: ERROR: output not connected", mark)
+            assert boat.wait(lambda: chip.pending_errors == 0, 20.0), chip.pending_errors
+            boat.cycling("after the I2C errors")
+            assert boat.wait(lambda: boat.logged("[health] ESC: OK: output connected", error_at)
+                             and _pca_neutral(scope.now() or ()), 30.0), (scope.now(), boat.tail())
+            boat.arm()
+            assert boat.wait(lambda: _pca_driven(scope.now() or ()), 20.0), (scope.now(), boat.tail())
+
+            sent = boat.sigterm()
+        boat.finish()
+    finally:
+        scope.stop()
+        server.stop()
+    neutral_at = scope.became(_pca_neutral, sent)
+    assert neutral_at is not None and neutral_at - sent < 0.5, (neutral_at, sent, scope.log[-6:])
+    print(f"pca9685: neutral {1e3 * (neutral_at - sent):.0f} ms after SIGTERM")

@@ -10,6 +10,12 @@ Fault injection, kept here rather than in product code: with HW_BOAT_I2C_FAULTS=
 looks for PATH every 50 ms; when it appears it reads an integer N from it, makes the chip fail its next N bus
 transactions (Lsm9ds1Emulator.inject_errors), prints "hw_boat_child: injected N I2C errors" on stderr and removes
 PATH (the test sees the file gone as the acknowledgement).
+
+A PCA9685 board: with HW_BOAT_PCA9685=BUS:SOCKET, open_smbus(BUS) returns the bus of the emulated PCA9685 (hil/
+devices/pca9685_emulator.py) the test serves on the Unix socket SOCKET (hil/devices/i2c_socket.py), so the
+test reads its outputs and injects its bus errors, and the deadman guardian (another process, which this patch
+does not reach) is spawned with the same board through the ESC backend's `i2c_socket`, as it would open the
+same /dev/i2c-BUS on a Pi.
 """
 from __future__ import annotations
 
@@ -70,6 +76,21 @@ def watch_fault_file(path: str, emulator) -> None:
         os.unlink(path)
 
 
+def guardian_on_socket(path: str) -> None:
+    """The deadman guardian's PCA9685 through the emulated bus served at `path` (its process has no patch)."""
+    import dataclasses
+
+    from drivers.esc.deadman import DeadmanLink
+    spawn = DeadmanLink.spawn.__func__
+
+    def spawn_on_socket(cls, channels, *args, backend=None, **kwargs):
+        if backend is not None and backend.kind == "pca9685":
+            backend = dataclasses.replace(backend, i2c_socket=path)
+        return spawn(cls, channels, *args, backend=backend, **kwargs)
+
+    DeadmanLink.spawn = classmethod(spawn_on_socket)
+
+
 def install_emulated_imu(vessel_file: str):
     """Make open_smbus return the bus of an emulator configured from `vessel_file`'s IMU and magnetometer."""
     import drivers.i2c_adapter as adapter
@@ -80,10 +101,20 @@ def install_emulated_imu(vessel_file: str):
     sensors = load_vessel(vessel_file).sensors
     emulator = Lsm9ds1Emulator(sensors.imu, sensors.mag, seed=7)
 
+    pca = os.environ.get("HW_BOAT_PCA9685")
+    pca_bus, pca_socket = (int(pca.split(":", 1)[0]), pca.split(":", 1)[1]) if pca else (None, "")
+
     def open_smbus(bus_number: int):
+        if bus_number == pca_bus:
+            from drivers.i2c_adapter import SocketRegisters
+            return RegisterBus(SocketRegisters(pca_socket))
         return RegisterBus(LiveChip(emulator))
 
     adapter.open_smbus = open_smbus
+    import drivers.esc.pca9685 as pca9685
+    pca9685.open_smbus = open_smbus              # imported by name there
+    if pca:
+        guardian_on_socket(pca_socket)
     faults = os.environ.get("HW_BOAT_I2C_FAULTS")
     if faults:
         threading.Thread(target=watch_fault_file, args=(faults, emulator), name="i2c-faults", daemon=True).start()
