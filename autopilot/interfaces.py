@@ -35,6 +35,10 @@ class ThrusterOutput(Protocol):
         """True once the ESCs have held neutral for their arming time (outputs that arm nothing: always)."""
         ...
 
+    # Optional: `outages: int`, how many times the output stopped being vouched for since start, counted when
+    # it happens. The failsafe treats any increase as a disconnect, so an outage that ended before the next
+    # failsafe check (a reconnect within 0.1 s) still disarms. Outputs without it: only `connected` is read.
+
 
 class Backend(SensorSource, ThrusterOutput, Protocol):
     """The runner's side of a backend. `consumes` is "pulses" (ESCs) or "thrust" (Gazebo, newtons)."""

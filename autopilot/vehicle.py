@@ -329,6 +329,11 @@ class Autopilot:
     def set_actuator(self, actuator: ThrusterOutput) -> None:
         """The thruster output (autopilot.interfaces.ThrusterOutput) the pre-arm checks and the failsafes read."""
         self.actuator = actuator
+        self._esc_outages_seen = self._esc_outages()
+
+    def _esc_outages(self) -> int:
+        """The actuator's outage count (ThrusterOutput.outages), 0 for one that keeps none."""
+        return int(getattr(self.actuator, "outages", 0) or 0)
 
     def set_mag_calibration(self, calibration) -> None:
         """The backend vouches for the magnetometer's calibration (it applies one, or its sensor needs none)."""
@@ -355,6 +360,7 @@ class Autopilot:
         self.armed = True
         self.failsafe.reset(t_s)
         self._next_check = -math.inf
+        self._esc_outages_seen = self._esc_outages()      # outages before arming are the pre-arm check's
         nav = self.nav
         if nav is not None and nav.valid:
             self.home_ned = (nav.north_m, nav.east_m)
@@ -572,6 +578,10 @@ class Autopilot:
                     self._emit(t_s, "warning", f"{self.mode.name} waiting for navigation: {text}")
                 self._waiting_reported = text
         connected = None if self.actuator is None else bool(self.actuator.connected)
+        outages = self._esc_outages()
+        if outages != self._esc_outages_seen:      # an outage since the last look, however short: not vouched for
+            self._esc_outages_seen = outages
+            connected = False
         self._thrust_delivered = connected is not False and (self.actuator is None or bool(self.actuator.ready(t_s)))
         triggers = self.failsafe.update(t_s, nav, self.mode.name, health_fn=self._cached_health,
                                         raw_offset_fn=self._raw_offset_m, battery_v=self.battery_v,

@@ -105,6 +105,11 @@ class HardwareBackend:
     def connected(self) -> bool:
         return bool(self.esc.connected)
 
+    @property
+    def outages(self) -> int:
+        """How many times the ESC output stopped being vouched for (EscOutput.outages)."""
+        return self.esc.outages
+
     def ready(self, t_s: float) -> bool:
         """True once the ESCs have had their arming time of neutral (at start and after pigpiod came back)."""
         return self._armed_esc and self.esc.armed(t_s)

@@ -198,7 +198,8 @@ class FailsafeManager:
         if actuator_connected is False and "esc-disconnect" not in self.active:
             self.active["esc-disconnect"] = Action.DISARM
             out.append(Trigger("esc-disconnect", Action.DISARM,
-                               "ESC output not connected (pigpiod gone or the ESC signal lost)"))
+                               "ESC output not connected, or lost since the last check (pigpiod, the PWM chip "
+                               "or the I2C board gone, or the deadman tripped)"))
             return out
         if actuator_connected and "esc-disconnect" in self.active:
             del self.active["esc-disconnect"]

@@ -123,6 +123,7 @@ class EscStats:
     timeouts: int = 0          # command timeouts that set neutral
     reconnects: int = 0
     deadman_trips: int = 0
+    outages: int = 0           # times the outputs stopped being vouched for (I/O lost, deadman tripped)
     last_error: str = ""
 
 
@@ -260,6 +261,12 @@ class EscOutput:
                 return False
         return True
 
+    @property
+    def outages(self) -> int:
+        """How many times the outputs stopped being vouched for since start (pigpiod or the port lost, the deadman
+        tripped), counted when it happens: an outage shorter than anyone's look at `connected` still counts."""
+        return self.stats.outages
+
     def output_us(self) -> list:
         """The pulse widths currently being output (after arming, shaping and slew) [us]."""
         return [int(round(p)) for p in self._out]
@@ -357,6 +364,8 @@ class EscOutput:
     def _io_fault(self, e: Exception) -> None:
         self.stats.errors += 1
         self.stats.last_error = f"ESC output: {type(e).__name__}: {e}"
+        if self._io_ok:
+            self.stats.outages += 1
         self._io_ok = False
         self._sent = [None] * len(self.channels)
 
@@ -387,6 +396,8 @@ class EscOutput:
         trips = self.deadman.poll_trips()
         if trips:
             self.stats.deadman_trips += trips
+            if not self._deadman_tripped:
+                self.stats.outages += 1
             self._deadman_tripped = True
         elif self._deadman_tripped and self.deadman.alive:
             self._deadman_tripped = False     # heartbeats flow again; outputs restart from neutral

@@ -143,6 +143,11 @@ class SimEscs:
     def connected(self) -> bool:
         return self.output.connected
 
+    @property
+    def outages(self) -> int:
+        """The ESC output's outage count (drivers.esc.output.EscOutput.outages)."""
+        return self.output.outages
+
     def arm(self, t_s: float) -> None:
         self.output.arm(t_s)
 

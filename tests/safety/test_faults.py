@@ -227,6 +227,15 @@ def test_esc_disconnect_is_reported_and_disarms():
     assert not res.pulses_us[res.trace["t"] > 60.0].any()             # the ESC signals stopped with pigpiod
 
 
+@pytest.mark.parametrize("outage_s", [0.02, 0.03])
+def test_an_esc_outage_over_before_the_next_failsafe_check_still_disarms(outage_s):
+    # the output reconnects within a cycle or two, before the 0.1 s check looks at `connected`; the ESCs
+    # re-arm and would drive again with nobody having re-armed the boat
+    res = fly(f"esc-disconnect@60.01:{outage_s}", duration=64.0)
+    assert failsafes(res) == [(pytest.approx(60.1, abs=0.15), "esc-disconnect", "disarm")]
+    assert not res.report["armed_at_end"]
+
+
 def test_low_battery_returns_home():
     res = fly("low-battery@60", duration=120.0)
     fs = failsafes(res)
