@@ -160,6 +160,7 @@ class Autopilot:
         self._thrust_delivered = True            # the actuator delivers what is commanded (see _check)
         self._gap_thrust_unknown = False         # a clock jump: nobody knows what the thrusters did across it
         self._pending_mode: Optional[tuple[ModeName, str]] = None
+        self.mission_cleared = False          # a ground station cleared the mission: AUTO has nothing to fly
         self._enter_pending = False              # a navigating mode waits for the navigation checks
         self._waiting_reported = ""
         self._after_brake = Action.HOLD
@@ -215,6 +216,7 @@ class Autopilot:
         """Replace the mission; the local frame stays (it was fixed when the autopilot started)."""
         from autopilot.files.check import check_mission
         self.mission = mission
+        self.mission_cleared = False
         self.guidance = MissionGuidance(mission, self.vessel, self.frame, max_yaw_nm=self.allocator.max_yaw_nm)
         cruise = min(mission.cruise_speed_mps, self.vessel.hull.max_speed_mps)
         old_auto = self.modes[ModeName.AUTO]
@@ -401,7 +403,18 @@ class Autopilot:
                 raise ValueError(f"mode {name} refused: {why}")
         if name == ModeName.RTL and self.home_ned is None:
             raise ValueError("mode RTL refused: no home yet (it is the position at arming)")
+        if name == ModeName.AUTO and self.mission_cleared:
+            raise ValueError("mode AUTO refused: no mission (it was cleared); upload one")
         self._pending_mode = (name, reason)
+
+    def clear_mission(self, reason: str) -> None:
+        """Nothing to fly until the next load_mission (a ground station's MISSION_CLEAR_ALL): AUTO is refused,
+        and a boat in AUTO (or about to be) goes to HOLD at the next cycle. The mission stays loaded underneath
+        (its geofence, cruise speed and acceptance radius still apply, as the tunables read them)."""
+        self.mission_cleared = True
+        pending = self._pending_mode[0] if self._pending_mode else None
+        if self.mode.name == ModeName.AUTO or pending == ModeName.AUTO:
+            self._pending_mode = (ModeName.HOLD, reason)
 
     def operator_command(self, t_s: float, throttle: float, steering: float) -> None:
         """Throttle and steering in [-1, 1] (+ forward, + turn to starboard): MANUAL's force and moment, and in
@@ -669,6 +682,8 @@ class Autopilot:
             self._next_check = t_s
 
     def _switch(self, t_s: float, nav: Optional[NavState], name: ModeName, reason: str) -> None:
+        if name == ModeName.AUTO and self.mission_cleared:
+            name, reason = ModeName.HOLD, f"{reason}; no mission to fly (it was cleared)"
         if name == self.mode.name:
             return
         old = self.mode.name

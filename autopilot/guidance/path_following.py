@@ -233,6 +233,7 @@ class MissionGuidance:
         self.index = 0                 # active waypoint
         self.leg: Optional[Leg] = None
         self.complete = False
+        self.reached_log: list[int] = []   # index of each waypoint reached, in order (MISSION_ITEM_REACHED)
         self.y_int = 0.0
         self._xte_prev: Optional[float] = None
         self._xte_int = 0.0
@@ -286,6 +287,7 @@ class MissionGuidance:
             if not reached and not self._wheel_over(north_m, east_m, heading_rad):
                 return
             prev = self.waypoints_ned[self.index]
+            self.reached_log.append(self.index)
             self.index += 1
             if self.index >= self.waypoints_total:
                 self.complete = True

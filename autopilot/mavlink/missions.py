@@ -13,8 +13,9 @@ uploaded while that mission is loaded, so an upload downloads identical; a missi
 file at start, `mission PATH`) is converted by mission_io.mission_to_items.
 
 A fence upload replaces the mission's geofence (one inclusion polygon); rally points are kept for download but
-not flown (RTL goes home). Clearing the mission (MISSION_CLEAR_ALL, or a count of 0) is refused: a boat always
-has one, upload another instead. No pymavlink here: the server encodes the messages.
+not flown (RTL goes home). Clearing the mission (MISSION_CLEAR_ALL, a count of 0, or an upload of home alone)
+leaves the boat nothing to fly, as on ArduPilot: AUTO is refused, a boat in AUTO goes to HOLD, and a download
+is home alone (item 0, count 1). No pymavlink here: the server encodes the messages.
 """
 from __future__ import annotations
 
@@ -71,11 +72,15 @@ class MissionStore:
         self._written = 0
         self.version = 0              # counts accepted uploads (a download cache keys on it)
         self.rally: tuple = ()
+        self.cleared_home: Optional[mission_io.MissionItem] = None     # item 0 a cleared mission downloads as
 
-    def items_for(self, mission_type: int, mission: MissionConfig, frame) -> list:
-        """The items a ground station downloads for the mission the boat flies now."""
+    def items_for(self, mission_type: int, mission: MissionConfig, frame, cleared: bool = False) -> list:
+        """The items a ground station downloads for the mission the boat flies now (`cleared`: home alone)."""
         if mission_type == RALLY:
             return list(self.rally)
+        if mission_type == MISSION and cleared:
+            home = self.cleared_home or self.items_for(MISSION, mission, frame)[0]
+            return [dataclasses.replace(home, seq=0, current=0)]
         kept = self._uploaded.get(mission_type)
         if kept is not None and kept[0] is mission:
             return list(kept[1])
@@ -83,8 +88,16 @@ class MissionStore:
             return mission_io.fence_to_items(mission.geofence, frame)
         return mission_io.mission_to_items(mission)
 
-    def waypoint_item_seqs(self, mission: MissionConfig) -> List[int]:
+    def clear(self, mission: MissionConfig, frame, home: Optional[mission_io.MissionItem] = None) -> None:
+        """The mission was cleared: downloads are `home` (else the mission's item 0) alone from now on."""
+        self.cleared_home = home or self.items_for(MISSION, mission, frame)[0]
+        self.version += 1
+        self._write(MISSION, [self.cleared_home])
+
+    def waypoint_item_seqs(self, mission: MissionConfig, cleared: bool = False) -> List[int]:
         """Item seq of each waypoint of `mission` as a ground station numbers them (MISSION_CURRENT)."""
+        if cleared:
+            return []
         kept = self._uploaded.get(MISSION)
         items = kept[1] if kept is not None and kept[0] is mission else mission_io.mission_to_items(mission)
         return [it.seq for it in items[1:]

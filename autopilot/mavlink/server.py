@@ -15,8 +15,12 @@ Commands go to the OperatorDesk (autopilot/commands/desk.py), the same one the R
   VELOCITY, Rover's ACRO, the same sticks ask for a speed and a turn rate), whose 1 s timeout returns the
   thrusters to neutral when they stop; SET_POSITION_TARGET_LOCAL_NED in a body frame (vx, yaw_rate) drives
   VELOCITY; a ground station's HEARTBEAT feeds the operator-link failsafe;
-- the mission protocol (missions.py) and PARAM_REQUEST_LIST / PARAM_REQUEST_READ / PARAM_SET (the desk's
-  parameter store, autopilot/files/tunables.py).
+- the mission protocol (missions.py; MISSION_CLEAR_ALL leaves nothing to fly: AUTO refused, HOLD if in AUTO)
+  and PARAM_REQUEST_LIST / PARAM_REQUEST_READ / PARAM_SET (the desk's parameter store,
+  autopilot/files/tunables.py).
+
+MISSION_ITEM_REACHED goes out for each waypoint
+reached, numbered as MISSION_CURRENT numbers them (the ground station's item seq).
 
 With a signing key, the links sign what they send and every command that arrives unsigned (or with a bad
 signature) is refused with the reason, except disarm and HOLD: stopping the boat never waits for a key. Reads
@@ -216,7 +220,7 @@ class MavlinkServer:
         self._prearm_ok: Optional[bool] = None
         self._next_prearm = 0.0
         self._closed_links: List = []             # (LinkSpec, wall time of the next try): reopened when they can be
-        self._mission_seqs: tuple = (None, ([], 0))   # (mission, (waypoint item seqs, item count))
+        self._mission_seqs: tuple = (None, ([], 0))   # (key, (waypoint item seqs, items without home))
         desk.add_listener(self._on_desk_event)
 
     # ------------------------------------------------------------------ lifecycle
@@ -488,8 +492,8 @@ class MavlinkServer:
 
     def _set_current(self, seq: int, origin: str) -> int:
         def jump():
-            mission = self.desk.autopilot.mission
-            seqs = self.store.waypoint_item_seqs(mission)
+            ap = self.desk.autopilot
+            seqs = self.store.waypoint_item_seqs(ap.mission, bool(getattr(ap, "mission_cleared", False)))
             index = next((k for k, s in enumerate(seqs) if s >= seq), None)
             if index is None:
                 return self.desk.refuse(f"item {seq} is not a waypoint of the mission", origin)
@@ -652,7 +656,8 @@ class MavlinkServer:
         if cached is not None and cached[0] is mission and cached[1] == version:
             return cached[2]
         try:
-            items = self.calls.call(lambda: self.store.items_for(mtype, ap.mission, ap.frame), 3.0)
+            items = self.calls.call(lambda: self.store.items_for(mtype, ap.mission, ap.frame,
+                                                                 bool(getattr(ap, "mission_cleared", False))), 3.0)
         except Exception:
             return []
         self._items_cache[mtype] = (mission, version, items)
@@ -718,11 +723,10 @@ class MavlinkServer:
             return
         self._clear(conn, partner, mtype, self._origin(index, msg))
 
-    def _clear(self, conn, partner, mtype: int, origin: str) -> None:
+    def _clear(self, conn, partner, mtype: int, origin: str, home=None) -> None:
         if mtype == M.MISSION:
-            self.desk.log(f"refused: clearing the mission: a boat always has one; upload another instead "
-                          f"(from {origin})", True)
-            self._mission_ack(conn, partner, M.DENIED, mtype)
+            answer = self._run_desk(lambda: self._clear_mission(origin, home))
+            self._mission_ack(conn, partner, M.ACCEPTED if answer.ok else M.ERROR, mtype)
             return
         if mtype == M.RALLY:
             self.store.keep(M.RALLY, None, [])
@@ -732,13 +736,30 @@ class MavlinkServer:
 
         def clear_fence():
             import dataclasses
-            new = dataclasses.replace(desk.autopilot.mission, geofence=())
+            ap = desk.autopilot
+            new = dataclasses.replace(ap.mission, geofence=())
+            cleared = ap.mission_cleared
             answer = desk.load_mission(new, origin, source="a fence clear")
             if answer.ok:
                 self.store.keep(M.FENCE, new, [])
+                if cleared:
+                    ap.clear_mission("mission cleared")     # a new fence is not a mission to fly
             return answer
         answer = self._run_desk(clear_fence)
         self._mission_ack(conn, partner, M.ACCEPTED if answer.ok else M.DENIED, mtype)
+
+    def _clear_mission(self, origin: str, home=None):
+        """In the loop: nothing to fly from now on (Autopilot.clear_mission); downloads are home alone."""
+        from autopilot.commands.desk import Answer
+        ap = self.desk.autopilot
+        self.store.clear(ap.mission, ap.frame, home)
+        in_auto = ap.mode.name == "AUTO"
+        ap.clear_mission(f"mission cleared ({origin})")
+        text = "mission cleared: nothing to fly, AUTO refused until a mission is uploaded"
+        if in_auto:
+            text += "; HOLD"
+        self.desk.log(f"{text} (from {origin})")
+        return Answer(True, text)
 
     def _ask(self, conn, up: M.Upload) -> None:
         up.asked_wall_s = self.wall()
@@ -772,7 +793,11 @@ class MavlinkServer:
             self._ask(conn, up)
             return
         del self._uploads[partner]
-        self._finish(conn, up, f"GCS {partner[1]}/{partner[2]} on {self.link_names[partner[0]]}")
+        origin = f"GCS {partner[1]}/{partner[2]} on {self.link_names[partner[0]]}"
+        if up.mission_type == M.MISSION and up.count == 1:
+            self._clear(conn, partner, M.MISSION, origin, home=up.items[0])     # home alone: a clear, as QGC
+            return                                                               # sends it
+        self._finish(conn, up, origin)
 
     def _finish(self, conn, up: M.Upload, origin: str) -> None:
         desk, store = self.desk, self.store
@@ -793,10 +818,13 @@ class MavlinkServer:
             if problems:
                 desk.refuse(f"{what} refused: " + "; ".join(problems), origin)
                 return M.UploadResult(M.INVALID, problems[0])
+            cleared = desk.autopilot.mission_cleared
             answer = desk.load_mission(mission, origin, source=f"a MAVLink {what} upload")
             if not answer.ok:
                 return M.UploadResult(M.INVALID, answer.text)
             store.keep(up.mission_type, mission, up.items)
+            if cleared and up.mission_type == M.FENCE:
+                desk.autopilot.clear_mission("mission cleared")     # a new fence is not a mission to fly
             return M.UploadResult(M.ACCEPTED, "")
         try:
             result = self.calls.call(load, 5.0)
@@ -837,6 +865,7 @@ class MavlinkServer:
             sev = {"failsafe": S.MAV_SEVERITY_CRITICAL, "warning": S.MAV_SEVERITY_WARNING}.get(
                 ev.kind, S.MAV_SEVERITY_INFO)
             self.statustext(ev.message, sev)
+        self._reached(snap)
         for name in due:
             rate = self._rates.get(name, 0.0)
             if rate > 0:
@@ -850,16 +879,34 @@ class MavlinkServer:
         if name == "sys_status":
             return T.encode_sys_status(conn.mav, snap, self._prearm_ok)
         if name == "mission_current":
-            mission = self.desk.autopilot.mission
-            if self._mission_seqs[0] is not mission:
-                def numbering():
-                    items = self.store.items_for(M.MISSION, mission, self.desk.autopilot.frame)
-                    return self.store.waypoint_item_seqs(mission), len(items)
-                self._mission_seqs = (mission, self._run_desk_value(numbering) or ([], 0))
-            seqs, total = self._mission_seqs[1]
+            seqs, total = self._numbering(snap.mission_cleared)
             seq = seqs[min(snap.waypoint_index, len(seqs) - 1)] if seqs else 0
             return T.encode_mission_current(conn.mav, snap, seq, total)
         return T.ENCODERS[name](conn.mav, snap)
+
+    def _numbering(self, cleared: bool) -> tuple:
+        """(item seq of each waypoint as the ground station numbers them, the item count without home) of the
+        mission flown now, built in the loop once per mission, upload and clear."""
+        ap = self.desk.autopilot
+        mission = ap.mission
+        key = (mission, self.store.version, cleared)
+        cached = self._mission_seqs
+        if cached[0] is None or cached[0][0] is not mission or cached[0][1:] != key[1:]:
+            def numbering():
+                items = self.store.items_for(M.MISSION, mission, ap.frame, cleared)
+                return self.store.waypoint_item_seqs(mission, cleared), max(0, len(items) - 1)
+            self._mission_seqs = (key, self._run_desk_value(numbering) or ([], 0))
+        return self._mission_seqs[1]
+
+    def _reached(self, snap) -> None:
+        """MISSION_ITEM_REACHED for each waypoint the snapshot says was reached, numbered as MISSION_CURRENT."""
+        if not snap.reached:
+            return
+        seqs, _ = self._numbering(snap.mission_cleared)
+        for index in snap.reached:
+            if 0 <= index < len(seqs):
+                for conn in self.links:
+                    self._send(conn, conn.mav.mission_item_reached_encode(seqs[index]))
 
     def _send_texts(self) -> None:
         while True:

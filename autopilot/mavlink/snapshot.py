@@ -47,6 +47,8 @@ class VehicleSnapshot:
     fence_breached: bool = False               # the geofence failsafe is active
     new_events: Tuple[object, ...] = field(default=())   # autopilot.vehicle.Event since the previous snapshot
     mag_warn_deg: float = 8.0                  # sensors.mag.online.warn_consistency_deg (health's mag_consistency)
+    reached: Tuple[int, ...] = ()              # waypoint indices reached since the previous snapshot, in order
+    mission_cleared: bool = False              # a ground station cleared the mission: nothing to fly
 
     @property
     def ground_velocity_ne(self) -> Tuple[float, float]:
@@ -61,6 +63,7 @@ class SnapshotTaker:
     def __init__(self, autopilot):
         self.autopilot = autopilot
         self._events_seen = len(autopilot.events)
+        self._reached_seen = (autopilot.guidance, len(getattr(autopilot.guidance, "reached_log", ())))
 
     def take(self, t_s: float, with_prearm: bool = False) -> VehicleSnapshot:
         ap = self.autopilot
@@ -77,6 +80,10 @@ class SnapshotTaker:
         new = tuple(events[self._events_seen:]) if len(events) > self._events_seen else ()
         self._events_seen = len(events)
         maps = ap.maps
+        log = getattr(g, "reached_log", ())
+        seen = self._reached_seen[1] if self._reached_seen[0] is g else 0     # a new mission: its own log
+        reached = tuple(log[seen:])
+        self._reached_seen = (g, len(log))
         return VehicleSnapshot(
             time_s=t_s, mode=ap.mode.name, armed=bool(ap.armed),
             nav_valid=bool(nav is not None and nav.valid), lat_deg=lat, lon_deg=lon,
@@ -97,4 +104,5 @@ class SnapshotTaker:
             prearm_failures=tuple(ap.prearm_failures(t_s)) if with_prearm else None,
             fence_present=bool(getattr(ap, "fences", ())),
             fence_breached="geofence" in getattr(ap.failsafe, "active", {}),
-            new_events=new, mag_warn_deg=float(ap.vessel.sensors.mag.online.warn_consistency_deg))
+            new_events=new, mag_warn_deg=float(ap.vessel.sensors.mag.online.warn_consistency_deg),
+            reached=reached, mission_cleared=bool(getattr(ap, "mission_cleared", False)))

@@ -204,13 +204,18 @@ def encode_battery_status(mav, snap: VehicleSnapshot):
 
 
 def encode_mission_current(mav, snap: VehicleSnapshot, seq: int, total: int):
-    if snap.mission_complete:
+    """seq: the ground station's item number of the active waypoint; total: the mission's items without home
+    (item 0), as ArduPilot counts them. mission_state and mission_mode are MAVLink's MISSION_CURRENT extensions."""
+    if snap.mission_cleared or total == 0:
+        state = S.MISSION_STATE_NO_MISSION
+    elif snap.mission_complete:
         state = S.MISSION_STATE_COMPLETE
     elif snap.mode == ModeName.AUTO:
         state = S.MISSION_STATE_ACTIVE
     else:
         state = S.MISSION_STATE_PAUSED if snap.waypoint_index > 0 else S.MISSION_STATE_NOT_STARTED
-    return mav.mission_current_encode(seq, total, state, 1 if snap.mode == ModeName.AUTO else 0)
+    # mission_mode: 1 in a mode that flies the mission, 2 suspended (0 would say "unknown")
+    return mav.mission_current_encode(seq, total, state, 1 if snap.mode == ModeName.AUTO else 2)
 
 
 # the streamed messages, by the name the boat config's mavlink.streams uses
