@@ -17,9 +17,10 @@ Commands go to the OperatorDesk (autopilot/commands/desk.py), the same one the R
   VELOCITY; a ground station's HEARTBEAT feeds the operator-link failsafe;
 - the mission protocol (missions.py; MISSION_CLEAR_ALL leaves nothing to fly: AUTO refused, HOLD if in AUTO)
   and PARAM_REQUEST_LIST / PARAM_REQUEST_READ / PARAM_SET (the desk's parameter store,
-  autopilot/files/tunables.py).
+  autopilot/files/tunables.py; a refused value re-sent within a second is answered without another text).
 
-MISSION_ITEM_REACHED goes out for each waypoint
+REQUEST_MESSAGE sends a streamed message once (ACCEPTED), or AUTOPILOT_VERSION (the package version packed as
+ArduPilot packs it, CAPABILITIES); any other id is UNSUPPORTED. MISSION_ITEM_REACHED goes out for each waypoint
 reached, numbered as MISSION_CURRENT numbers them (the ground station's item seq).
 
 With a signing key, the links sign what they send and every command that arrives unsigned (or with a bad
@@ -28,8 +29,8 @@ signature) is refused with the reason, except disarm and HOLD: stopping the boat
 boat, and the server says so at start.
 
 Every event of the autopilot (mode changes, failsafes, warnings) and every answer of the desk goes out as a
-STATUSTEXT. Malformed input (garbage, bad CRC, truncated frames) is counted and dropped; no input stops the
-thread, and a failing link is reopened by mavutil.
+STATUSTEXT, local file paths cut to their base names. Malformed input (garbage, bad CRC, truncated frames) is
+counted and dropped; no input stops the thread, and a failing link is reopened by mavutil.
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ import logging
 import math
 import os
 import queue
+import re
 import select
 import stat
 import threading
@@ -65,6 +67,45 @@ REFUSAL_TEXT_EVERY_S = 1.0      # repeated refusals of one kind are reported onc
 MAX_MESSAGES_PER_PASS = 200     # per link, so one flooding link cannot starve the others
 FORCE_ARM_MAGIC = 21196         # COMPONENT_ARM_DISARM param2: "force"; never skips our pre-arm checks
 PREARM_EVERY_S = 1.0            # the pre-arm checks are evaluated for SYS_STATUS this often
+# AUTOPILOT_VERSION's capabilities: only what this server handles. Missions as MISSION_ITEM_INT and
+# MISSION_ITEM, fences and rally points (kept and downloaded, not flown: RTL goes home), COMMAND_INT,
+# PARAM_SET as floats, MAVLink 2. Not SET_POSITION_TARGET_LOCAL_NED: only body-frame velocity targets are
+# taken, not the local-NED positions and velocities the capability promises; no FTP, no terrain.
+CAPABILITIES = (S.MAV_PROTOCOL_CAPABILITY_MISSION_FLOAT | S.MAV_PROTOCOL_CAPABILITY_MISSION_INT
+                | S.MAV_PROTOCOL_CAPABILITY_COMMAND_INT | S.MAV_PROTOCOL_CAPABILITY_PARAM_FLOAT
+                | S.MAV_PROTOCOL_CAPABILITY_MAVLINK2 | S.MAV_PROTOCOL_CAPABILITY_MISSION_FENCE
+                | S.MAV_PROTOCOL_CAPABILITY_MISSION_RALLY)
+_RELEASE = re.compile(r"^(\d+)(?:\.(\d+))?(?:\.(\d+))?(.*)$")
+_LOCAL_PATH = re.compile(r"(?<![\w:/.~-])~?/(?!dev/)(?:[^\s/'\"(),;:]+/)+([^\s/'\"(),;:]+)")
+
+
+def flight_sw_version(version: Optional[str] = None) -> int:
+    """AUTOPILOT_VERSION.flight_sw_version as ArduPilot packs it: major << 24 | minor << 16 | patch << 8 | type
+    (FIRMWARE_VERSION_TYPE: DEV for .devN, ALPHA, BETA, RC for aN, bN, rcN, else OFFICIAL), from the installed
+    package's version (`version`: for a test)."""
+    if version is None:
+        try:
+            from importlib.metadata import PackageNotFoundError
+            from importlib.metadata import version as package_version
+            version = package_version("boat-autopilot")
+        except PackageNotFoundError:
+            return 0
+    m = _RELEASE.match(version.strip())
+    if m is None:
+        return 0
+    major, minor, patch = (min(255, int(x or 0)) for x in m.group(1, 2, 3))
+    rest = m.group(4).lower()
+    kind = (S.FIRMWARE_VERSION_TYPE_DEV if "dev" in rest or "+" in rest else
+            S.FIRMWARE_VERSION_TYPE_RC if "rc" in rest else
+            S.FIRMWARE_VERSION_TYPE_BETA if "b" in rest else
+            S.FIRMWARE_VERSION_TYPE_ALPHA if "a" in rest else S.FIRMWARE_VERSION_TYPE_OFFICIAL)
+    return major << 24 | minor << 16 | patch << 8 | kind
+
+
+def without_local_paths(text: str) -> str:
+    """`text` with each absolute or home-relative file path (/home/x/boat/foka.yaml) cut to its base name
+    (foka.yaml); device paths (/dev/ttyAMA0: a link's name) and one-part paths stay."""
+    return _LOCAL_PATH.sub(lambda m: m.group(1), text)
 
 
 class MavlinkError(RuntimeError):
@@ -217,6 +258,7 @@ class MavlinkServer:
         self._once: set = set()                  # messages asked for once (REQUEST_MESSAGE)
         self._target_refused: set = set()        # (partner, reason) of SET_POSITION_TARGET refusals already said
         self._last_refusal: Dict[str, float] = {}
+        self._param_refused: Dict[tuple, float] = {}   # (name, value) -> wall time it was last refused
         self._prearm_ok: Optional[bool] = None
         self._next_prearm = 0.0
         self._closed_links: List = []             # (LinkSpec, wall time of the next try): reopened when they can be
@@ -284,9 +326,11 @@ class MavlinkServer:
         self.statustext(text, S.MAV_SEVERITY_WARNING if error else S.MAV_SEVERITY_INFO)
 
     def statustext(self, text: str, severity: int = S.MAV_SEVERITY_INFO) -> None:
-        """Queue a STATUSTEXT for every link (dropped when 200 are already waiting)."""
+        """Queue a STATUSTEXT for every link (dropped when 200 are already waiting), local file paths shortened to
+        their base names: the console keeps the full text, a ground station has no use for this machine's
+        directory layout."""
         try:
-            self._texts.put_nowait((severity, text))
+            self._texts.put_nowait((severity, without_local_paths(text)))
         except queue.Full:
             pass
 
@@ -532,12 +576,8 @@ class MavlinkServer:
 
     def _request_message(self, conn, msg_id: int) -> int:
         if msg_id == S.MAVLINK_MSG_ID_AUTOPILOT_VERSION:
-            caps = (S.MAV_PROTOCOL_CAPABILITY_MISSION_INT | S.MAV_PROTOCOL_CAPABILITY_COMMAND_INT
-                    | S.MAV_PROTOCOL_CAPABILITY_PARAM_FLOAT
-                    | S.MAV_PROTOCOL_CAPABILITY_MAVLINK2 | S.MAV_PROTOCOL_CAPABILITY_MISSION_FENCE
-                    | S.MAV_PROTOCOL_CAPABILITY_MISSION_RALLY)
-            self._send(conn, conn.mav.autopilot_version_encode(caps, 0, 0, 0, 0, [0] * 8, [0] * 8, [0] * 8,
-                                                               0, 0, 0))
+            self._send(conn, conn.mav.autopilot_version_encode(CAPABILITIES, flight_sw_version(), 0, 0, 0,
+                                                               [0] * 8, [0] * 8, [0] * 8, 0, 0, 0))
             return S.MAV_RESULT_ACCEPTED
         name = next((n for n, i in T.MESSAGE_IDS.items() if i == msg_id), None)
         if name is None:
@@ -627,7 +667,18 @@ class MavlinkServer:
             self._refuse_unsigned(conn, f"PARAM_SET {name}")
         else:
             value = float(msg.param_value)
-            self._run_desk(lambda: self.desk.set_param(name, value, self._origin(index, msg)))
+            now = self.wall()
+            key = (name, value)
+            # a ground station re-sends a PARAM_SET whose echo does not match: the same refused value within a
+            # second is answered with the current value again, without another refusal text
+            if now - self._param_refused.get(key, -math.inf) >= REFUSAL_TEXT_EVERY_S:
+                answer = self._run_desk(lambda: self.desk.set_param(name, value, self._origin(index, msg)))
+                if answer.ok:
+                    self._param_refused.pop(key, None)
+                else:
+                    if len(self._param_refused) > 256:
+                        self._param_refused.clear()
+                    self._param_refused[key] = now
         # the answer to a PARAM_SET is the parameter's value now: the new one, or the old when refused
         values = self._params_snapshot()
         for i, (n, v) in enumerate(values):

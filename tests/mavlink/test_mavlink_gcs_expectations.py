@@ -5,10 +5,11 @@ REQUEST_MESSAGE, and status texts a ground station can show (one per refusal, no
 from __future__ import annotations
 
 import time
+from importlib.metadata import version
 
 import pytest
 
-from tests.support.mavlink_gcs import DATA, Gcs, M, SimBoat, free_udp_port, read_wpl
+from tests.support.mavlink_gcs import DATA, REPO, Gcs, M, SimBoat, free_udp_port, read_wpl
 
 HOLD, AUTO = 4, 10
 HOME_ITEM = (0, 16, 0, 0, 0, 0, 51.1099101, 17.0598572, 0)
@@ -99,3 +100,65 @@ def test_clearing_the_mission_is_accepted_and_leaves_nothing_to_fly(boat):
     back = gcs.download()
     assert back is not None and len(back) == 1 and back[0][6:8] == pytest.approx(HOME_ITEM[6:8], abs=1e-7), back
     assert gcs.set_mode(AUTO).result == M.MAV_RESULT_DENIED
+
+
+def test_autopilot_version_and_request_message_say_what_the_boat_is_and_sends(boat):
+    sim, gcs, _ = boat
+    gcs.connect()
+    ack = gcs.command(M.MAV_CMD_REQUEST_MESSAGE, M.MAVLINK_MSG_ID_AUTOPILOT_VERSION)
+    assert ack is not None and ack.result == M.MAV_RESULT_ACCEPTED
+    av = gcs.last.get("AUTOPILOT_VERSION") or gcs.wait("AUTOPILOT_VERSION", timeout=5.0)
+    assert av is not None
+    major, minor, patch = (int(x) for x in version("boat-autopilot").split(".")[:3])
+    assert av.flight_sw_version >> 8 == major << 16 | minor << 8 | patch, hex(av.flight_sw_version)
+    assert av.flight_sw_version & 0xFF in (M.FIRMWARE_VERSION_TYPE_OFFICIAL, M.FIRMWARE_VERSION_TYPE_DEV,
+                                           M.FIRMWARE_VERSION_TYPE_ALPHA, M.FIRMWARE_VERSION_TYPE_BETA,
+                                           M.FIRMWARE_VERSION_TYPE_RC)
+    for cap in ("MISSION_INT", "MISSION_FLOAT", "PARAM_FLOAT", "MAVLINK2", "COMMAND_INT", "MISSION_FENCE",
+                "MISSION_RALLY"):
+        assert av.capabilities & getattr(M, f"MAV_PROTOCOL_CAPABILITY_{cap}"), cap
+    for cap in ("SET_POSITION_TARGET_LOCAL_NED", "SET_POSITION_TARGET_GLOBAL_INT", "SET_ATTITUDE_TARGET", "FTP",
+                "TERRAIN"):
+        assert not av.capabilities & getattr(M, f"MAV_PROTOCOL_CAPABILITY_{cap}"), cap
+
+    # a message it does not send: UNSUPPORTED, and nothing arrives
+    ack = gcs.command(M.MAV_CMD_REQUEST_MESSAGE, M.MAVLINK_MSG_ID_WIND_COV)
+    assert ack is not None and ack.result == M.MAV_RESULT_UNSUPPORTED
+    # one it sends, with its stream stopped: ACCEPTED, and it comes exactly once
+    ack = gcs.command(M.MAV_CMD_SET_MESSAGE_INTERVAL, M.MAVLINK_MSG_ID_VFR_HUD, -1)
+    assert ack is not None and ack.result == M.MAV_RESULT_ACCEPTED
+    _collect(gcs, "VFR_HUD", 1.0)
+    assert _collect(gcs, "VFR_HUD", 1.5) == []                              # the stream is off
+    gcs.last.pop("VFR_HUD", None)
+    ack = gcs.command(M.MAV_CMD_REQUEST_MESSAGE, M.MAVLINK_MSG_ID_VFR_HUD)
+    assert ack is not None and ack.result == M.MAV_RESULT_ACCEPTED
+    before_ack = int("VFR_HUD" in gcs.last)                              # it may overtake the COMMAND_ACK
+    assert before_ack + len(_collect(gcs, "VFR_HUD", 2.0)) == 1
+
+
+def test_a_refused_parameter_is_said_once_a_second_and_status_texts_carry_no_local_paths(boat):
+    sim, gcs, tmp = boat
+    gcs.connect()
+    echo = gcs.set_param("WP_RADIUS", 3.5)
+    assert echo is not None and echo.param_value == pytest.approx(3.5)
+    kept = gcs.wait_text("WP_RADIUS")
+    assert kept and "boat.params.yaml" in kept, gcs.texts[-3:]          # where it is kept, by its name
+    tgt = (gcs.conn.target_system, gcs.conn.target_component)
+    for _ in range(6):                                                   # a client re-sending a refused value
+        gcs.mav.param_set_send(*tgt, b"HDG_ZETA", 99.0, M.MAV_PARAM_TYPE_REAL32)
+    echoes = [m for m in _collect(gcs, "PARAM_VALUE", 2.0) if m.param_id == "HDG_ZETA"]
+    assert len(echoes) == 6 and all(m.param_value != pytest.approx(99.0) for m in echoes)   # each answered
+    assert len([t for t in gcs.texts if "HDG_ZETA" in t]) == 1, gcs.texts
+    time.sleep(1.1)
+    assert gcs.set_param("HDG_ZETA", 99.0) is not None                 # a second later: said again
+    assert gcs.until(lambda: len([t for t in gcs.texts if "HDG_ZETA" in t]) == 2, 3.0), gcs.texts
+
+    # a refused mission names the vessel file's limit, not where the file lies on this machine
+    too_fast = read_wpl(DATA / "mavlink_pond.waypoints") + [(3, 178, 1, 9.0, -1, 0, 0, 0, 0),
+                                                            (3, 16, 0, 2, 0, 0, 51.1099101, 17.0598572, 0)]
+    ack = gcs.upload(too_fast)
+    assert ack is not None and ack.type != M.MAV_MISSION_ACCEPTED
+    assert gcs.wait_text("item 5.speed_mps"), gcs.texts
+    gcs.poll(1.0)
+    leaks = [t for t in gcs.texts if str(REPO) in t or str(tmp) in t or "/home/" in t or "/tmp/" in t]
+    assert not leaks, leaks
