@@ -148,7 +148,8 @@ class Autopilot:
         self.events: list[Event] = []
         self._on_event = on_event
         self.armed = False
-        self.home_ned: Optional[tuple[float, float]] = None
+        self.home_ned: Optional[tuple[float, float]] = None   # RTL's destination (see set_home)
+        self.home_locked = False                 # set by an operator (set_home): arming leaves it where it is
         self.nav: Optional[NavState] = None
         self.health: Optional[EstimatorHealth] = None   # the estimator's latest health report (failsafe check rate)
         self.last_fix: Optional[GpsFix] = None
@@ -165,6 +166,7 @@ class Autopilot:
         self._waiting_reported = ""
         self._after_brake = Action.HOLD
         self._next_check = -math.inf
+        self._next_disarmed_health = -math.inf
         self.failsafe = FailsafeManager(fs, low_voltage_v=vessel.battery.low_voltage_threshold_v,
                                         stop_decel_mps2=vessel.control.speed.accel_limit_mps2)
         self.compass = CompassCalibration(vessel, estimator, mag_calibration, mag_calibration_path, self._emit)
@@ -364,8 +366,8 @@ class Autopilot:
         self._next_check = -math.inf
         self._esc_outages_seen = self._esc_outages()      # outages before arming are the pre-arm check's
         nav = self.nav
-        if nav is not None and nav.valid:
-            self.home_ned = (nav.north_m, nav.east_m)
+        if nav is not None and nav.valid and not self.home_locked:
+            self.home_ned = (nav.north_m, nav.east_m)     # home is where it armed (ArduPilot's rule)
         self._emit(t_s, "arm", f"armed in {self.mode.name}" +
                    (f"; home {self.home_ned[0]:.1f} m N, {self.home_ned[1]:.1f} m E" if self.home_ned else ""))
         if self.mode.name == CALIBRATE and self.compass.problem:
@@ -402,7 +404,8 @@ class Autopilot:
             if why:
                 raise ValueError(f"mode {name} refused: {why}")
         if name == ModeName.RTL and self.home_ned is None:
-            raise ValueError("mode RTL refused: no home yet (it is the position at arming)")
+            raise ValueError("mode RTL refused: no home yet (it is the first good estimate, then the position at "
+                             "arming)")
         if name == ModeName.AUTO and self.mission_cleared:
             raise ValueError("mode AUTO refused: no mission (it was cleared); upload one")
         self._pending_mode = (name, reason)
@@ -507,6 +510,9 @@ class Autopilot:
         if self.armed and t_s >= self._next_check:
             self._next_check = t_s + self.vessel.failsafe.check_period_s
             self._check(t_s, nav)
+        elif not self.armed and t_s >= self._next_disarmed_health:
+            self._next_disarmed_health = t_s + self.vessel.failsafe.check_period_s
+            self._disarmed_health(t_s, nav)
 
         out = NEUTRAL
         mode = self.mode
@@ -601,6 +607,24 @@ class Autopilot:
                                         actuator_connected=connected, home_known=self.home_ned is not None)
         for trig in triggers:
             self._apply_failsafe(t_s, nav, trig)
+
+    def _disarmed_health(self, t_s: float, nav: NavState) -> None:
+        """Disarmed, at the failsafe rate: the estimator's health for the ground station (SYS_STATUS,
+        EKF_STATUS_REPORT) and home at the first good estimate, as ArduPilot reports them from power-on. Nothing
+        that flies reads them before arming: arming runs _check at once, which reads the health afresh, and sets
+        home where it armed. No failsafe monitor runs and no model warning is raised here (those are _check's)."""
+        h = self.estimator.health(t_s)
+        if self.mag_watch is not None:
+            h = dataclasses.replace(h, mag_consistency_deg=self.mag_watch.consistency_deg)
+        self.health = h
+        if self.home_ned is None and nav.valid and h.converged:
+            self.home_ned = (nav.north_m, nav.east_m)
+
+    def set_home(self, north_m: float, east_m: float) -> None:
+        """An operator's home [m, local NED frame] (MAV_CMD_DO_SET_HOME): RTL goes there, and arming no longer
+        moves it (ArduPilot locks a home set by the ground station)."""
+        self.home_ned = (float(north_m), float(east_m))
+        self.home_locked = True
 
     def _apply_failsafe(self, t_s: float, nav: NavState, trig: Trigger) -> None:
         action, reason = trig.action, f"{trig.kind} failsafe"

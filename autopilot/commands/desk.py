@@ -160,13 +160,13 @@ class OperatorDesk:
         return [str(p) for p in check_mission(mission, self.vessel, labels or None)]
 
     def set_home(self, north_m: float, east_m: float, origin: str = "") -> Answer:
-        """RTL's destination [m, local NED frame of the mission]."""
+        """RTL's destination [m, local NED frame of the mission]; arming leaves it there (Autopilot.set_home)."""
         fences = getattr(self.autopilot, "fences", ())
         for f in fences:
             if not f.contains(north_m, east_m):
                 return self._answer(_refused(f"home not set: {north_m:.1f} N {east_m:.1f} E is outside the "
                                              f"geofence"), origin)
-        self.autopilot.home_ned = (float(north_m), float(east_m))
+        self.autopilot.set_home(north_m, east_m)
         return self._answer(Answer(True, f"home set to {north_m:.1f} m N, {east_m:.1f} m E of the mission "
                                          f"origin"), origin)
 

@@ -247,7 +247,8 @@ class MavlinkStreamsConfig:
     nav_controller_output: float = param(2.0, unit="Hz", min=0.0, max=50.0)
     mission_current: float = param(1.0, unit="Hz", min=0.0, max=50.0)
     servo_output_raw: float = param(2.0, unit="Hz", min=0.0, max=50.0)
-    home_position: float = param(0.2, unit="Hz", min=0.0, max=50.0)
+    home_position: float = param(0.2, unit="Hz", min=0.0, max=50.0)   # also sent whenever home changes
+    gps_global_origin: float = param(0.2, unit="Hz", min=0.0, max=50.0)   # also sent when first known
     ekf_status_report: float = param(1.0, unit="Hz", min=0.0, max=50.0)
     battery_status: float = param(1.0, unit="Hz", min=0.0, max=50.0)
 

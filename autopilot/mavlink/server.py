@@ -28,9 +28,10 @@ signature) is refused with the reason, except disarm and HOLD: stopping the boat
 (telemetry rates, downloads, parameter reads) stay open. Without a key, anyone who reaches a link commands the
 boat, and the server says so at start.
 
-Every event of the autopilot (mode changes, failsafes, warnings) and every answer of the desk goes out as a
-STATUSTEXT, local file paths cut to their base names. Malformed input (garbage, bad CRC, truncated frames) is
-counted and dropped; no input stops the thread, and a failing link is reopened by mavutil.
+Telemetry streams at the boat config's rates (telemetry.py); HOME_POSITION and GPS_GLOBAL_ORIGIN also go out
+as soon as they change. Every event of the autopilot (mode changes, failsafes, warnings) and every answer of the
+desk goes out as a STATUSTEXT, local file paths cut to their base names. Malformed input (garbage, bad CRC,
+truncated frames) is counted and dropped; no input stops the thread, and a failing link is reopened by mavutil.
 """
 from __future__ import annotations
 
@@ -263,6 +264,7 @@ class MavlinkServer:
         self._next_prearm = 0.0
         self._closed_links: List = []             # (LinkSpec, wall time of the next try): reopened when they can be
         self._mission_seqs: tuple = (None, ([], 0))   # (key, (waypoint item seqs, items without home))
+        self._told: Dict[str, object] = {"home_position": None, "gps_global_origin": None}   # as last sent
         desk.add_listener(self._on_desk_event)
 
     # ------------------------------------------------------------------ lifecycle
@@ -917,9 +919,14 @@ class MavlinkServer:
                 ev.kind, S.MAV_SEVERITY_INFO)
             self.statustext(ev.message, sev)
         self._reached(snap)
-        for name in due:
+        # a new home or origin goes out at once, as ArduPilot sends them when they are set (ground stations draw
+        # home from HOME_POSITION; waiting for its slow stream would show none, or the old one, for seconds)
+        changed = [n for n, v in (("home_position", (snap.home, snap.home_ned)), ("gps_global_origin", snap.origin))
+                   if v != self._told[n]]
+        self._told.update(home_position=(snap.home, snap.home_ned), gps_global_origin=snap.origin)
+        for name in due + [n for n in changed if n not in due]:
             rate = self._rates.get(name, 0.0)
-            if rate > 0:
+            if rate > 0 and name in due:
                 self._next_due[name] = max(self._next_due[name] + 1.0 / rate, now)
             for conn in self.links:
                 out = self._encode(name, conn, snap)

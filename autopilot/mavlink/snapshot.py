@@ -49,6 +49,9 @@ class VehicleSnapshot:
     mag_warn_deg: float = 8.0                  # sensors.mag.online.warn_consistency_deg (health's mag_consistency)
     reached: Tuple[int, ...] = ()              # waypoint indices reached since the previous snapshot, in order
     mission_cleared: bool = False              # a ground station cleared the mission: nothing to fly
+    home_ned: Optional[Tuple[float, float]] = None   # home in the local frame, north and east [m]
+    origin: Optional[Tuple[float, float]] = None     # the local frame's origin, lat, lon [deg], once an estimate is
+    #                                                  valid (ArduPilot's EKF origin, set at its first position)
 
     @property
     def ground_velocity_ne(self) -> Tuple[float, float]:
@@ -105,4 +108,7 @@ class SnapshotTaker:
             fence_present=bool(getattr(ap, "fences", ())),
             fence_breached="geofence" in getattr(ap.failsafe, "active", {}),
             new_events=new, mag_warn_deg=float(ap.vessel.sensors.mag.online.warn_consistency_deg),
-            reached=reached, mission_cleared=bool(getattr(ap, "mission_cleared", False)))
+            reached=reached, mission_cleared=bool(getattr(ap, "mission_cleared", False)),
+            home_ned=None if ap.home_ned is None else (float(ap.home_ned[0]), float(ap.home_ned[1])),
+            origin=(ap.frame.origin_lat_deg, ap.frame.origin_lon_deg)
+            if (nav is not None and nav.valid) or ap.home_ned is not None else None)

@@ -13,7 +13,9 @@ What a ground station reads where:
 - ATTITUDE: heading and yaw rate (roll and pitch are not estimated: 0);
 - VFR_HUD: surge speed as "airspeed", speed over ground, heading, throttle as % of the largest forward thrust;
 - NAV_CONTROLLER_OUTPUT: desired heading, bearing and distance to the waypoint, cross-track error;
-- MISSION_CURRENT, SERVO_OUTPUT_RAW (the ESC pulses), HOME_POSITION, BATTERY_STATUS;
+- MISSION_CURRENT, SERVO_OUTPUT_RAW (the ESC pulses), BATTERY_STATUS;
+- HOME_POSITION: from the first good estimate before arming, then where it armed, or where DO_SET_HOME put it;
+  GPS_GLOBAL_ORIGIN: the local frame's origin, once there is an estimate (both also sent whenever they change);
 - EKF_STATUS_REPORT: the estimator's innovation statistics as ArduPilot's "test ratios" (0.5 is fine, above 1
   is bad): moving-average NIS divided by four times its degrees of freedom.
 """
@@ -167,8 +169,16 @@ def encode_home_position(mav, snap: VehicleSnapshot):
     if snap.home is None:
         return None
     lat, lon = snap.home
-    return mav.home_position_encode(_deg_e7(lat), _deg_e7(lon), 0, 0.0, 0.0, 0.0, [1.0, 0.0, 0.0, 0.0],
-                                    0.0, 0.0, 0.0)
+    north, east = snap.home_ned if snap.home_ned is not None else (0.0, 0.0)
+    return mav.home_position_encode(_deg_e7(lat), _deg_e7(lon), 0, north, east, 0.0, [1.0, 0.0, 0.0, 0.0],
+                                    0.0, 0.0, 0.0, time_usec=int(snap.time_s * 1e6))
+
+
+def encode_gps_global_origin(mav, snap: VehicleSnapshot):
+    if snap.origin is None:
+        return None
+    lat, lon = snap.origin
+    return mav.gps_global_origin_encode(_deg_e7(lat), _deg_e7(lon), 0, time_usec=int(snap.time_s * 1e6))
 
 
 def encode_ekf_status_report(mav, snap: VehicleSnapshot):
@@ -224,7 +234,7 @@ ENCODERS: Dict[str, Callable] = {
     "global_position_int": encode_global_position_int, "attitude": encode_attitude, "vfr_hud": encode_vfr_hud,
     "nav_controller_output": encode_nav_controller_output, "servo_output_raw": encode_servo_output_raw,
     "home_position": encode_home_position, "ekf_status_report": encode_ekf_status_report,
-    "battery_status": encode_battery_status,
+    "battery_status": encode_battery_status, "gps_global_origin": encode_gps_global_origin,
 }
 MESSAGE_IDS = {"heartbeat": S.MAVLINK_MSG_ID_HEARTBEAT, "sys_status": S.MAVLINK_MSG_ID_SYS_STATUS,
                "gps_raw_int": S.MAVLINK_MSG_ID_GPS_RAW_INT,
@@ -234,14 +244,15 @@ MESSAGE_IDS = {"heartbeat": S.MAVLINK_MSG_ID_HEARTBEAT, "sys_status": S.MAVLINK_
                "servo_output_raw": S.MAVLINK_MSG_ID_SERVO_OUTPUT_RAW,
                "home_position": S.MAVLINK_MSG_ID_HOME_POSITION,
                "ekf_status_report": S.MAVLINK_MSG_ID_EKF_STATUS_REPORT,
-               "battery_status": S.MAVLINK_MSG_ID_BATTERY_STATUS}
+               "battery_status": S.MAVLINK_MSG_ID_BATTERY_STATUS,
+               "gps_global_origin": S.MAVLINK_MSG_ID_GPS_GLOBAL_ORIGIN}
 # REQUEST_DATA_STREAM's groups, as ArduPilot fills them
 DATA_STREAMS = {
     S.MAV_DATA_STREAM_EXTENDED_STATUS: ("sys_status", "gps_raw_int", "nav_controller_output", "mission_current"),
     S.MAV_DATA_STREAM_POSITION: ("global_position_int",),
     S.MAV_DATA_STREAM_EXTRA1: ("attitude",),
     S.MAV_DATA_STREAM_EXTRA2: ("vfr_hud",),
-    S.MAV_DATA_STREAM_EXTRA3: ("battery_status", "ekf_status_report", "home_position"),
+    S.MAV_DATA_STREAM_EXTRA3: ("battery_status", "ekf_status_report", "home_position", "gps_global_origin"),
     S.MAV_DATA_STREAM_RAW_CONTROLLER: ("servo_output_raw",),
     S.MAV_DATA_STREAM_RC_CHANNELS: ("servo_output_raw",),
 }
