@@ -694,10 +694,13 @@ def _parse_item(file: str, line_no: int, line: str) -> MissionItem:
         raise ConfigError(file, f"line {line_no}", f"expected 12 fields (SEQ CURRENT FRAME COMMAND P1..P4 LAT LON "
                                                    f"ALT AUTOCONTINUE), got {len(f)}")
     try:
-        seq, _current, frame, command = (int(float(x)) for x in f[:4])
+        whole = [float(x) for x in f[:4]]
         nums = [float(x) for x in f[4:11]]
-    except (ValueError, OverflowError):          # OverflowError: int(float("inf")) in SEQ/FRAME/COMMAND
+    except ValueError:
         raise ConfigError(file, f"line {line_no}", "fields must be numbers") from None
+    if any(not v.is_integer() for v in whole):      # 1.5 is no item number, frame or command (nan, inf neither)
+        raise ConfigError(file, f"line {line_no}", "SEQ, CURRENT, FRAME and COMMAND must be whole numbers")
+    seq, _current, frame, command = (int(v) for v in whole)
     if any(v != v or v in (float("inf"), float("-inf")) for v in nums):
         raise ConfigError(file, f"line {line_no}", "fields must be finite numbers")
     try:

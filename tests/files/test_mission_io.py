@@ -90,6 +90,9 @@ def test_unknown_home_leaves_the_frame_to_the_first_waypoint():
     (("1\t0\t3\t16\t0\t0\t0\t51.11\t17.06\t10\t1",), "line 3", "expected 12 fields"),
     ((wp(2, 51.11, 17.06),), "line 3", "out of sequence"),
     (("1\t0\t3\t16\t0\t0\t0\t0\tnorth\t17.06\t10\t1",), "line 3", "must be numbers"),
+    ((wp(1.5, 51.11, 17.06),), "line 3", "must be whole numbers"),        # was taken as item 1 and flown
+    ((wp(1, 51.11, 17.06, cmd=16.7),), "line 3", "must be whole numbers"),
+    ((wp("inf", 51.11, 17.06),), "line 3", "must be whole numbers"),
 ])
 def test_bad_items_are_refused_naming_the_item(items, key, reason):
     with pytest.raises(ConfigError) as e:
