@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Tuple
@@ -34,6 +35,31 @@ class FramesConfig:
     base_link: str = param("base_link")
     gnss: str = param("gnss_link", doc="frame of the GNSS antenna (NavSatFix header)")
     imu: str = param("imu_link", doc="frame of the IMU (Imu and MagneticField headers)")
+
+
+OPTIONAL_TOPICS = ("joystick", "cmd_vel")      # '' switches these off
+_ROS_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def ros_name_problem(name: str, absolute_ok: bool) -> str:
+    """Why `name` is not a ROS 2 topic or namespace name as rclpy validates it ('' when it is one): tokens of
+    letters, digits and underscores not starting with a digit, joined by single '/', a leading '/' only when
+    `absolute_ok` (or '~/' for a private name), no trailing '/'."""
+    if not name:
+        return "empty"
+    body = name[1:] if name.startswith("/") and absolute_ok else name
+    if body.startswith("~/") and name is body:       # private to the node: ~/topic
+        body = body[2:]
+    if body.startswith("/"):
+        return "it starts with '/'" if not absolute_ok else "it has '//'"
+    if body.endswith("/"):
+        return "it ends with '/'"
+    for token in body.split("/"):
+        if not token:
+            return "it has '//'"
+        if not _ROS_TOKEN.fullmatch(token):
+            return (f"{token!r}: use letters, digits and '_', not starting with a digit")
+    return ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,6 +96,15 @@ class TopicsConfig:
     joystick: str = param("joy", doc="sensor_msgs/Joy (the `joy` package) for MANUAL and VELOCITY; '' = none")
     cmd_vel: str = param("cmd_vel", doc="geometry_msgs/Twist for VELOCITY: linear.x surge [m/s], angular.z yaw "
                                         "rate [rad/s, + counter-clockwise, REP-103]; '' = none")
+
+    def validate(self):
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if value == "" and f.name in OPTIONAL_TOPICS:
+                continue
+            problem = ros_name_problem(value.replace("{name}", "x"), absolute_ok=True)
+            if problem:
+                raise ValueError(f"{f.name}: {value!r} is not a ROS topic name: {problem}")
 
     def thrust_topic(self, name: str) -> str:
         return self.thrust.replace("{name}", name)
@@ -118,6 +153,13 @@ class RosConfig:
     def validate(self):
         if self.namespace and not self.namespace.startswith("/"):
             raise ValueError(f"namespace: must start with '/', got {self.namespace!r}")
+        if self.namespace not in ("", "/"):
+            problem = ros_name_problem(self.namespace, absolute_ok=True)
+            if problem:
+                raise ValueError(f"namespace: {self.namespace!r} is not a ROS namespace: {problem}")
+        if not _ROS_TOKEN.fullmatch(self.node_prefix):
+            raise ValueError(f"node_prefix: {self.node_prefix!r} is not a ROS node name: use letters, digits "
+                             f"and '_', not starting with a digit")
         if "autopilot" not in self.nodes:
             raise ValueError("nodes: must include 'autopilot'")
         if len(set(self.nodes)) != len(self.nodes):
