@@ -226,10 +226,14 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from autopilot.calibration.store import load_boat_calibration
     from hil.sim.runner import SimArmingError, SimOptions, run_sim
 
     try:
         vessel = load_vessel(args.vessel)
+        # the calibration file the vessel names is refused here as `check` refuses it (unreadable, a directory,
+        # malformed), even where the simulated magnetometer does not need it; one not written yet is no error
+        load_boat_calibration(vessel, "sim")
         mission = load_mission_file(args.mission, on_note=lambda note: print(f"note: {note}", file=sys.stderr))
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
