@@ -613,10 +613,7 @@ class Autopilot:
         EKF_STATUS_REPORT) and home at the first good estimate, as ArduPilot reports them from power-on. Nothing
         that flies reads them before arming: arming runs _check at once, which reads the health afresh, and sets
         home where it armed. No failsafe monitor runs and no model warning is raised here (those are _check's)."""
-        h = self.estimator.health(t_s)
-        if self.mag_watch is not None:
-            h = dataclasses.replace(h, mag_consistency_deg=self.mag_watch.consistency_deg)
-        self.health = h
+        h = self.health = self._read_health(t_s, watch_model=False)
         if self.home_ned is None and nav.valid and h.converged:
             self.home_ned = (nav.north_m, nav.east_m)
 
@@ -733,9 +730,11 @@ class Autopilot:
                             last_heartbeat_s=self.failsafe.last_heartbeat_s,
                             skip_gnss=self.armed and self.failsafe.gnss_active)
 
-    def _read_health(self, t_s: float) -> EstimatorHealth:
+    def _read_health(self, t_s: float, watch_model: bool = True) -> EstimatorHealth:
+        """The estimator's health with the magnetometer's consistency; `watch_model`: warn of model errors too."""
         h = self.estimator.health(t_s)
-        self._watch_model(t_s, h)
+        if watch_model:
+            self._watch_model(t_s, h)
         if self.mag_watch is not None:
             h = dataclasses.replace(h, mag_consistency_deg=self.mag_watch.consistency_deg)
         return h

@@ -139,7 +139,7 @@ def run_boat_on_ros(cfg, vessel, mission, config_file: str = "", seed: int = 1, 
     """`autopilot run` with the ROS 2 rim: spin the composed process until SIGINT/SIGTERM; thrusters neutral on
     the way out. Exit codes as autopilot.runtime.boat_process.run_boat_plain."""
     from autopilot.mavlink.server import MavlinkError
-    from autopilot.runtime.boat_process import make_services, start_mavlink, startup_errors
+    from autopilot.runtime.boat_process import make_services, startup_errors
     from autopilot.runtime.signals import StopOnSignal
 
     opts = _no_signal_handlers()
@@ -161,8 +161,7 @@ def run_boat_on_ros(cfg, vessel, mission, config_file: str = "", seed: int = 1, 
         log = proc.autopilot.get_logger()
         services._warn = log.warning
         try:
-            proc.mavlink = start_mavlink(cfg, proc.autopilot,
-                                         services.log.run_dir if services.log is not None else None)
+            proc.serve_mavlink(services.log.run_dir if services.log is not None else None)
         except MavlinkError as e:
             print(f"error: the boat could not start: {e}", file=sys.stderr)
             return 1

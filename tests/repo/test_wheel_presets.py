@@ -3,6 +3,7 @@ the vessel, mission and Gazebo presets: `vessel: foka` and `autopilot sim --vess
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -10,10 +11,23 @@ import zipfile
 from tests.support.paths import REPO
 
 
+def _source_copy(dest):
+    """What a wheel is built from, copied (the presets link kept as a link), so the build leaves nothing in
+    the checkout."""
+    dest.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(REPO / name, dest / name)
+    for name in ("autopilot", "drivers", "estimation", "hil", "config"):
+        shutil.copytree(REPO / name, dest / name, symlinks=True,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return dest
+
+
 def test_a_built_wheel_installed_elsewhere_resolves_every_preset(tmp_path):
     wheels = tmp_path / "wheels"
+    src = _source_copy(tmp_path / "src")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
-                    str(wheels), str(REPO)], check=True, capture_output=True, timeout=300)
+                    str(wheels), str(src)], check=True, capture_output=True, timeout=300)
     wheel = next(wheels.glob("*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
     for preset in sorted((REPO / "config").rglob("*.yaml")):
