@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import pathlib
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from autopilot.vocab.config import MissionConfig, VesselConfig
 from autopilot.vocab.schema import ConfigError
@@ -33,6 +33,8 @@ class Answer:
     text: str
     reasons: Tuple[str, ...] = ()     # a refusal's separate reasons (each failed pre-arm check), when it has several
 
+
+STREAM_GAP_S = 5.0      # a heartbeat/manual/velocity stream silent this long [s] is logged again when it resumes
 
 TEXT_COMMANDS = ("'arm', 'disarm [REASON]', 'mode NAME', 'mission PATH', 'heartbeat', "
                  "'manual THROTTLE STEERING' or 'velocity SPEED_MPS YAW_RATE_DPS'")
@@ -63,7 +65,9 @@ class OperatorDesk:
             params.attach(autopilot)
         self._listeners = [on_event] if on_event is not None else []
         self._on_mission = on_mission
-        self._stream_origin = ""        # origin of the last heartbeat/manual stream (logged on change)
+        # (verb, origin) -> core time [s] of its latest command: a stream is logged when it starts, i.e. after
+        # STREAM_GAP_S of silence, so two stations beating at once are each logged once, not at every beat
+        self._streams: Dict[Tuple[str, str], float] = {}
         # (origin, text) of the last velocity refusal (said once per stream)
         self._velocity_refused: Optional[Tuple[str, str]] = None
 
@@ -230,8 +234,14 @@ class OperatorDesk:
         return self._answer(Answer(True, text) if ok else _refused(text), origin)
 
     def _stream(self, verb: str, origin: str) -> None:
-        if origin != self._stream_origin:
-            self._stream_origin = origin
+        now = self.now_s()
+        key = (verb, origin)
+        last = self._streams.get(key)
+        self._streams[key] = now
+        if last is None or not now - last <= STREAM_GAP_S:
+            if len(self._streams) > 256:         # forget streams long over (origins come and go)
+                self._streams = {k: t for k, t in self._streams.items() if now - t <= STREAM_GAP_S}
+                self._streams[key] = now
             self.log(f"operator {verb} stream (from {origin or 'unknown'})")
 
     # ------------------------------------------------------------------ text commands
