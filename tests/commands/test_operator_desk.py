@@ -69,3 +69,19 @@ def test_velocity_commands_are_refused_outside_velocity_and_when_malformed(desk)
     assert d.text("velocity 1.0 -10", "carol").ok
     surge, rate = d.autopilot.velocity._cmd.values
     assert surge == 1.0 and rate == pytest.approx(math.radians(-10))
+
+
+def test_two_stations_beating_at_once_are_each_logged_once_not_at_every_beat():
+    vessel = load_vessel("foka")
+    ap = Autopilot(vessel, load_mission(REPO / "config/missions/demo.yaml"))
+    clock = {"t": 0.0}
+    said = []
+    d = OperatorDesk(ap, vessel, lambda: clock["t"], on_event=lambda text, err: said.append(text))
+    for k in range(20):                        # a ground station and the web page, 1 Hz each, interleaved
+        clock["t"] = 0.5 * k
+        assert d.heartbeat("GCS 255" if k % 2 else "web 10.0.0.5").ok
+    streams = [t for t in said if "heartbeat stream" in t]
+    assert streams == ["operator heartbeat stream (from web 10.0.0.5)", "operator heartbeat stream (from GCS 255)"]
+    clock["t"] = 30.0                          # the GCS went quiet and came back: a new stream, said again
+    d.heartbeat("GCS 255")
+    assert said[-1] == "operator heartbeat stream (from GCS 255)"
