@@ -28,6 +28,12 @@ def register(subparsers) -> None:
     m.add_argument("--config", required=True, metavar="FILE")
     m.add_argument("--replace", action="store_true", help="replace an existing key (every GCS needs the new one)")
     m.set_defaults(func=run_mavlink_key)
+    w = ks.add_parser("web", help="set the web page's password (stored as a scrypt hash, mode 600, in the boat "
+                                  "config's web.password_file)")
+    w.add_argument("--config", required=True, metavar="FILE", help="the boat config")
+    w.add_argument("--password-stdin", action="store_true",
+                   help="read the password from the first line of standard input instead of asking twice")
+    w.set_defaults(func=run_web_password)
     s = ks.add_parser("sros2", help="print the SROS2 keystore, enclave and environment set-up for this boat")
     s.add_argument("--config", required=True, metavar="FILE")
     s.add_argument("--keystore", default="/etc/autopilot/sros2_keystore", metavar="DIR")
@@ -95,6 +101,39 @@ def run_mavlink_key(args) -> int:
     print(f"MAVLink signing passphrase written to {path} (mode 600): {passphrase}\n"
           f"Enter it in the ground station: MAVProxy `signing key {passphrase}`; QGroundControl: Application "
           f"Settings > MAVLink > signing key. Unsigned commands (except disarm and HOLD) are now refused.")
+    return 0
+
+
+def run_web_password(args) -> int:
+    from autopilot.web.passwords import MIN_LENGTH, write_password_file
+    cfg = _config(args.config)
+    if cfg is None:
+        return 2
+    path = cfg.web_password_path()
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        import getpass
+        try:
+            password = getpass.getpass(f"web page password (at least {MIN_LENGTH} characters): ")
+            again = getpass.getpass("again: ")
+        except (EOFError, KeyboardInterrupt):
+            print("\nerror: no password given", file=sys.stderr)
+            return 1
+        if password != again:
+            print("error: the two passwords differ; nothing changed", file=sys.stderr)
+            return 1
+    try:
+        write_password_file(path, password)
+    except ValueError as e:
+        print(f"error: {e}; nothing changed", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"error: cannot write {path}: {e.strerror}", file=sys.stderr)
+        return 1
+    where = "" if cfg.web is not None else (f"\nnote: {args.config} has no web: section yet; add `web: "
+                                            f"{{listen: 0.0.0.0:8080}}` to serve the page")
+    print(f"web password set ({path}, mode 600); the page asks for it at login.{where}")
     return 0
 
 

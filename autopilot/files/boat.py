@@ -359,6 +359,43 @@ class EscConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class WebConfig:
+    """The boat's web page (autopilot/web/): status, map, commands and compass calibration from a phone on the
+    boat's Wi-Fi. Served only once a password is set (`autopilot keys web --config FILE`)."""
+
+    listen: str = param("0.0.0.0:8080", doc="HOST:PORT to serve the page on (0.0.0.0: every interface; "
+                                            "127.0.0.1: this machine only; port 0: any free port)")
+    password_file: str = param("web_password", doc="the page password's scrypt hash (mode 600), relative to this "
+                                                   "file; `autopilot keys web --config FILE` writes it")
+    public_status: bool = param(False, doc="show the status and map without logging in (read-only; commands "
+                                           "still need the password)")
+    tiles_url: str = param("", doc="map tiles under the drawing, {z}/{x}/{y} in the URL: a folder the page "
+                                   "serves (/static/...) or an online source; '' = the plain drawing")
+    session_idle_timeout_s: float = param(8 * 3600.0, unit="s", min=60.0, max=7 * 86400.0,
+                                          doc="a login unused this long must log in again")
+
+    def validate(self):
+        self.host_port()
+        if self.tiles_url and not (self.tiles_url.startswith(("http://", "https://", "/"))
+                                   and all(k in self.tiles_url for k in ("{z}", "{x}", "{y}"))):
+            raise ValueError("tiles_url: must be an http(s) URL or a /path with {z}, {x} and {y} in it")
+
+    def host_port(self) -> Tuple[str, int]:
+        """(host, port) of `listen`; ValueError naming the key when it is not HOST:PORT."""
+        host, sep, port = self.listen.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+            raise ValueError(f"listen: {self.listen!r} is not HOST:PORT (e.g. 0.0.0.0:8080)")
+        return host.strip("[]"), int(port)
+
+    def tiles_origin(self) -> str:
+        """The scheme://host of an online tile source (for the page's content policy); '' otherwise."""
+        if not self.tiles_url.startswith(("http://", "https://")):
+            return ""
+        scheme, _, rest = self.tiles_url.partition("://")
+        return f"{scheme}://{rest.split('/', 1)[0]}"
+
+
+@dataclass(frozen=True, kw_only=True)
 class BoatConfig:
     vessel: str = param(doc="vessel preset name (foka) or path to a vessel YAML")
     mission: Optional[str] = param(None, doc="mission YAML; `autopilot run --mission` overrides it")
@@ -370,6 +407,8 @@ class BoatConfig:
     commands: CommandsConfig = param(default_factory=CommandsConfig)
     mavlink: Optional[MavlinkConfig] = param(None, doc="serve MAVLink ground stations (QGC, Mission Planner, "
                                                       "MAVProxy); absent = no MAVLink")
+    web: Optional[WebConfig] = param(None, doc="the boat's web page (status, map, commands, calibration); "
+                                               "absent = no page")
     source_file: str = param("")
 
     def validate(self):
@@ -399,6 +438,12 @@ class BoatConfig:
         if self.mavlink is None or not self.mavlink.signing_key_file:
             return None
         p = Path(self.mavlink.signing_key_file)
+        if p.is_absolute() or not self.source_file:
+            return p
+        return Path(self.source_file).resolve().parent / p
+
+    def web_password_path(self) -> Path:
+        p = Path(self.web.password_file if self.web is not None else "web_password")
         if p.is_absolute() or not self.source_file:
             return p
         return Path(self.source_file).resolve().parent / p
