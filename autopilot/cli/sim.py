@@ -185,6 +185,13 @@ def register(subparsers) -> None:
                         "udpout:127.0.0.1:14550), udpin:HOST:PORT, tcpin:HOST:PORT. The ground station then arms, "
                         "picks modes and uploads missions; the run lasts --duration (default 1 h) or until "
                         "Ctrl-C. Use with --realtime")
+    p.add_argument("--web", metavar="HOST:PORT", default=None,
+                   help="serve the boat's web page (status, map, commands, compass calibration) on HOST:PORT, e.g. "
+                        "127.0.0.1:8080; the password is printed at start unless --web-password-file. Like "
+                        "--mavlink: a commander arms and picks modes. Use with --realtime")
+    p.add_argument("--web-password-file", metavar="FILE", default=None,
+                   help="the web password's hash file (`autopilot keys web` writes one) instead of a password "
+                        "made for this run")
     p.add_argument("--mavlink-sysid", type=int, default=1, metavar="N", help="MAVLink system id (default 1)")
     p.add_argument("--mavlink-key", metavar="FILE",
                    help="MAVLink 2 signing key (32 bytes or 64 hex digits, mode 600): unsigned commands refused")
@@ -256,7 +263,7 @@ def run(args) -> int:
         print("error: --calibrate-on-water starts in CALIBRATE_ON_WATER (then AUTO): leave out --mode",
               file=sys.stderr)
         return 2
-    if args.calibrate_on_water and (args.mavlink or args.transport == "ros"):
+    if args.calibrate_on_water and (args.mavlink or args.web or args.transport == "ros"):
         print("error: --calibrate-on-water needs the in-process simulator without --mavlink (a ground station "
               "or ROS operator asks for the mode CALIBRATE_ON_WATER itself)", file=sys.stderr)
         return 2
@@ -275,9 +282,9 @@ def run(args) -> int:
     if args.esc_backend != "pigpio" and args.devices != "bytes":
         print("error: --esc-backend needs the emulated devices (--devices bytes)", file=sys.stderr)
         return 2
-    if args.mavlink:
+    if args.mavlink or args.web:
         if args.transport == "ros":
-            print("error: --mavlink serves the in-process simulator (--transport inproc); a ROS boat serves "
+            print("error: --mavlink and --web serve the in-process simulator (--transport inproc); a ROS boat serves "
                   "MAVLink from its boat config's mavlink: section", file=sys.stderr)
             return 2
         from autopilot.cli.sim_mavlink import fly_with_mavlink

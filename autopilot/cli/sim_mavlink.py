@@ -16,16 +16,40 @@ from pathlib import Path
 DEFAULT_DURATION_S = 3600.0
 
 
+def _web_setup(args):
+    """(WebConfig, PasswordHash, password shown or "") for --web, or None; ConfigError for a bad address or
+    password file."""
+    if not args.web:
+        return None
+    import secrets
+
+    from autopilot.files.boat import WebConfig
+    from autopilot.vocab.schema import ConfigError, build
+    from autopilot.web.passwords import PasswordFileError, hash_password, read_password_file
+    web_cfg = build(WebConfig, {"listen": args.web}, "--web")
+    if args.web_password_file:
+        try:
+            return web_cfg, read_password_file(args.web_password_file), ""
+        except PasswordFileError as e:
+            raise ConfigError("--web-password-file", "file", str(e)) from None
+    shown = secrets.token_urlsafe(9)
+    return web_cfg, hash_password(shown), shown
+
+
 def fly_with_mavlink(vessel, mission, opts, args, env) -> int:
     from autopilot.cli.sim_summary import format_summary
     from autopilot.files.boat import MavlinkConfig
     from autopilot.mavlink.server import MavlinkError, read_signing_key
     from autopilot.mavlink.sim_session import SimMavlink
     from autopilot.vocab.schema import ConfigError, build
+    from autopilot.web.errors import WebError
     from hil.sim.runner import run_sim
 
+    cfg = None
     try:
-        cfg = build(MavlinkConfig, {"links": list(args.mavlink), "system_id": args.mavlink_sysid}, "--mavlink")
+        if args.mavlink:
+            cfg = build(MavlinkConfig, {"links": list(args.mavlink), "system_id": args.mavlink_sysid}, "--mavlink")
+        web = _web_setup(args)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -52,7 +76,24 @@ def fly_with_mavlink(vessel, mission, opts, args, env) -> int:
         print(("! " if error else "  ") + text, flush=True)
 
     upload_dir = Path(args.log) if args.log else None
-    session = SimMavlink(cfg, vessel, signing_key=key, upload_dir=upload_dir, params=params, on_event=say)
+    pages: list = []
+
+    def start_page(desk, calls) -> None:
+        from autopilot.web.server import BoatLink, WebServer
+        web_cfg, password, shown = web
+        server = WebServer(web_cfg, BoatLink(desk, calls, log_root=upload_dir, upload_dir=upload_dir), password,
+                           on_log=lambda text: say(text, False))
+        try:
+            pages.append(server.start())
+        except WebError as e:
+            failed.append(str(e))
+            stop.set()
+            return
+        print(f"web page: {server.url}" + (f" (password for this run: {shown})" if shown else ""), flush=True)
+
+    failed: list = []
+    session = SimMavlink(cfg, vessel, signing_key=key, upload_dir=upload_dir, params=params, on_event=say,
+                         on_start=start_page if web is not None else None)
     stop = threading.Event()
 
     def on_signal(signum, frame):
@@ -61,8 +102,9 @@ def fly_with_mavlink(vessel, mission, opts, args, env) -> int:
     opts = dataclasses.replace(opts, auto_arm=False, operator_link=False, stop=stop, on_cycle=session.on_cycle,
                                initial_mode=args.mode or "HOLD",
                                duration_s=args.duration or DEFAULT_DURATION_S)
-    print(f"MAVLink: serving {', '.join(cfg.links)} as system {cfg.system_id}"
-          f"{' (signed)' if key else ''}; Ctrl-C ends the run", flush=True)
+    if cfg is not None:
+        print(f"MAVLink: serving {', '.join(cfg.links)} as system {cfg.system_id}"
+              f"{' (signed)' if key else ''}; Ctrl-C ends the run", flush=True)
     try:
         result = run_sim(vessel, mission, opts)
     except MavlinkError as e:
@@ -73,8 +115,13 @@ def fly_with_mavlink(vessel, mission, opts, args, env) -> int:
         return 1
     finally:
         session.close()
+        for page in pages:
+            page.stop()
         for s, h in old.items():
             signal.signal(s, h)
+    if failed:
+        print(f"error: {failed[0]}", file=sys.stderr)
+        return 2
     print(format_summary(result.report, env), flush=True)
     if args.report:
         import json

@@ -19,15 +19,18 @@ if TYPE_CHECKING:
 
 class SimMavlink:
     def __init__(self, cfg, vessel, *, signing_key: Optional[bytes] = None, upload_dir: Optional[Path] = None,
-                 params=None, on_event=None):
-        """cfg: boat_config.MavlinkConfig. params: an autopilot.files.tunables.ParamStore or None.
-        on_event(text, is_error): where the desk's answers are printed."""
+                 params=None, on_event=None, on_start=None):
+        """cfg: boat_config.MavlinkConfig, or None for no MAVLink server (the desk and the loop's calls are still
+        made, for `on_start`). params: an autopilot.files.tunables.ParamStore or None. on_event(text, is_error):
+        where the desk's answers are printed. on_start(desk, calls): called once, at the first cycle, in the
+        loop's thread (the web page starts there)."""
         self.cfg = cfg
         self.vessel = vessel
         self.signing_key = signing_key
         self.upload_dir = upload_dir
         self.params = params
         self.on_event = on_event
+        self.on_start = on_start
         self.calls = LoopCalls()
         self.server: Optional[MavlinkServer] = None
         self.desk: Optional[OperatorDesk] = None
@@ -35,7 +38,7 @@ class SimMavlink:
 
     def on_cycle(self, t_s: float, autopilot, truth) -> None:
         self.t_s = t_s
-        if self.server is None:
+        if self.desk is None:
             self._start(autopilot)
         self.calls.run_pending()
 
@@ -43,8 +46,11 @@ class SimMavlink:
         from autopilot.commands.desk import OperatorDesk
         self.desk = OperatorDesk(autopilot, self.vessel, lambda: self.t_s, on_event=self.on_event,
                                  params=self.params)
-        self.server = MavlinkServer(self.cfg, self.desk, self.calls, signing_key=self.signing_key,
-                                    upload_dir=self.upload_dir).start()
+        if self.cfg is not None:
+            self.server = MavlinkServer(self.cfg, self.desk, self.calls, signing_key=self.signing_key,
+                                        upload_dir=self.upload_dir).start()
+        if self.on_start is not None:
+            self.on_start(self.desk, self.calls)
 
     def close(self) -> None:
         if self.server is not None:

@@ -74,6 +74,7 @@ class BoatProcess:
         for n in self.nodes:
             self.executor.add_node(n)
         self.mavlink = None                  # the MAVLink server, once serve_mavlink() started it
+        self.web = None                      # the web page's server, once serve_web() started it
 
     @property
     def nodes(self) -> list:
@@ -104,11 +105,19 @@ class BoatProcess:
             from autopilot.runtime.boat_process import start_mavlink
             self.mavlink = start_mavlink(self.cfg, self.autopilot, upload_dir)
 
+    def serve_web(self, upload_dir=None) -> None:
+        """Serve the boat config's `web:` page (nothing without one, or without a password yet)."""
+        if self.web is None:
+            from autopilot.runtime.boat_process import start_web_page
+            self.web = start_web_page(self.cfg, self.autopilot.runtime, upload_dir)
+
     def stop(self) -> None:
         """Neutral thrust first, then tear the nodes down."""
         self.autopilot.stop()
         if self.mavlink is not None:
             self.mavlink.stop()
+        if self.web is not None:
+            self.web.stop()
         # let the neutral commands leave before the publishers are destroyed
         for _ in range(3):
             try:
@@ -141,6 +150,7 @@ def run_boat_on_ros(cfg, vessel, mission, config_file: str = "", seed: int = 1, 
     from autopilot.mavlink.server import MavlinkError
     from autopilot.runtime.boat_process import make_services, startup_errors
     from autopilot.runtime.signals import StopOnSignal
+    from autopilot.web.errors import WebError
 
     opts = _no_signal_handlers()
     rclpy.init(**({"signal_handler_options": opts} if opts is not None else {}))
@@ -161,8 +171,10 @@ def run_boat_on_ros(cfg, vessel, mission, config_file: str = "", seed: int = 1, 
         log = proc.autopilot.get_logger()
         services._warn = log.warning
         try:
-            proc.serve_mavlink(services.log.run_dir if services.log is not None else None)
-        except MavlinkError as e:
+            run_dir = services.log.run_dir if services.log is not None else None
+            proc.serve_mavlink(run_dir)
+            proc.serve_web(run_dir)
+        except (MavlinkError, WebError) as e:
             print(f"error: the boat could not start: {e}", file=sys.stderr)
             return 1
         status = (f"autopilot up: vessel {vessel.name}, mission {mission.name!r}, backend {cfg.backend}, "

@@ -60,9 +60,27 @@ def start_mavlink(cfg, runtime, upload_dir=None):
     from autopilot.mavlink.server import LoopCalls, MavlinkServer, read_signing_key
     key_path = cfg.signing_key_path()
     key = read_signing_key(key_path) if key_path is not None else None
-    runtime.loop_calls = LoopCalls()
+    if runtime.loop_calls is None:
+        runtime.loop_calls = LoopCalls()
     return MavlinkServer(cfg.mavlink, runtime.desk, runtime.loop_calls, signing_key=key,
                          upload_dir=Path(upload_dir) if upload_dir else None).start()
+
+
+def start_web_page(cfg, runtime, run_dir=None):
+    """Serve the boat config's `web:` page for `runtime` (its desk; reads and commands run by its control loop
+    between cycles). None when there is no `web:` section or no password yet (logged); WebError when it
+    cannot listen."""
+    if cfg.web is None:
+        return None
+    from autopilot.mavlink.server import LoopCalls
+    from autopilot.web.server import start_web
+    if runtime.loop_calls is None:
+        runtime.loop_calls = LoopCalls()
+    server = start_web(cfg, runtime.desk, runtime.loop_calls, log_root=cfg.log_directory(), upload_dir=run_dir,
+                       on_log=LOG.info)
+    if server is not None:
+        LOG.info(f"web page: {server.url} (listening on {cfg.web.listen})")
+    return server
 
 
 def _log_to_stderr() -> None:
@@ -81,11 +99,12 @@ def run_boat_plain(cfg, vessel, mission, config_file: str = "", seed: int = 1, p
     from autopilot.runtime.boat_runtime import BoatRuntime
     from autopilot.runtime.health import HealthLog
     from autopilot.runtime.signals import StopOnSignal
+    from autopilot.web.errors import WebError
 
     _log_to_stderr()
     stop = threading.Event()
     signals = StopOnSignal(stop)
-    services = runtime = mav = None
+    services = runtime = mav = page = None
     try:
         services = make_services(cfg, vessel, mission, config_file)
         origin_ns, epoch_ns = time.monotonic_ns(), time.time_ns()
@@ -103,6 +122,11 @@ def run_boat_plain(cfg, vessel, mission, config_file: str = "", seed: int = 1, p
         try:
             mav = start_mavlink(cfg, runtime, services.log.run_dir if services.log is not None else None)
         except MavlinkError as e:
+            print(f"error: the boat could not start: {e}", file=sys.stderr)
+            return 1
+        try:
+            page = start_web_page(cfg, runtime, services.log.run_dir if services.log is not None else None)
+        except WebError as e:
             print(f"error: the boat could not start: {e}", file=sys.stderr)
             return 1
         status = (f"autopilot up: vessel {vessel.name}, mission {mission.name!r}, backend {cfg.backend}, "
@@ -125,6 +149,8 @@ def run_boat_plain(cfg, vessel, mission, config_file: str = "", seed: int = 1, p
             runtime.stop("stopping on request")     # neutral first, then the links and the log
         if mav is not None:
             mav.stop()
+        if page is not None:
+            page.stop()
         if runtime is not None:
             runtime.close()
         if services is not None:
