@@ -5,11 +5,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --ros
 # --quick: the pure-logic tier (no real-time flights, no ROS, no ground stations): a few minutes
+quick=0
 if [ "${1:-}" = "--quick" ]; then
+    quick=1
     shift
     set -- tests/vocab tests/drivers tests/estimation tests/guidance tests/control tests/modes tests/safety \
         tests/commands tests/files tests/repo "$@"
 fi
+# the web page's tests drive Debian's Chromium (installed here when missing, if we may)
+[ "$quick" = 1 ] || scripts/setup_browser.sh
 set +e
 # one worker per core (TEST_WORKERS=1: serial); a test file stays on one worker, so its module fixtures (a flown
 # mission, a logged run) are made once; long real-time files go first (WALL_TIME_S, tests/conftest.py)

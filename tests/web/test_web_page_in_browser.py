@@ -1,0 +1,141 @@
+"""The boat's web page in a real headless browser (Debian's Chromium under Selenium) against the simulated boat
+(`autopilot sim --realtime --web`), a first day as a student has it: no magnetometer calibration yet, 0.1 m/s of
+current. Log in; the status shows the boat drifting; arming in AUTO is refused with the pre-arm reasons listed;
+the compass page flies CALIBRATE_ON_WATER to an accepted fit; a QGC .plan is uploaded, drawn and flown to its
+end; HOLD is one tap; a parameter set on the page is read back over MAVLink. What the boat did is checked from
+a pymavlink ground station on 127.0.0.1, not from the page's text alone.
+
+Set WEB_SCREENSHOTS=DIR to keep the status, map and compass screenshots (the manual's pictures)."""
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+from tests.support.mavlink_gcs import Gcs, M, free_udp_port
+from tests.support.paths import DATA
+from tests.support.web_boat import WebSimBoat, chromium, wait_for
+
+WALL_TIME_S = 240.0
+HOLD, AUTO = 4, 10                   # ArduPilot Rover's custom modes
+PLAN_LAST_WP = (51.1100180, 17.0600005)
+
+
+def _metres(lat1, lon1, lat2, lon2) -> float:
+    k = 6371000.0 * math.pi / 180.0
+    return math.hypot((lat2 - lat1) * k, (lon2 - lon1) * k * math.cos(math.radians(lat1)))
+
+
+def _shot(driver, name: str) -> None:
+    out = os.environ.get("WEB_SCREENSHOTS")
+    if out:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(Path(out) / f"{name}.png"))
+
+
+@pytest.fixture(scope="module")
+def rig(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("web")
+    port = free_udp_port()
+    gcs = Gcs(port)
+    boat = WebSimBoat(tmp, "--no-mag-calibration", "--current", "0.1,0", "--mavlink", f"udpout:127.0.0.1:{port}",
+                      "--log", str(tmp / "runs"))
+    driver = chromium(tmp)
+    try:
+        assert gcs.connect(timeout=60.0) is not None, boat.output()[-2000:]
+        yield boat, driver, gcs
+    finally:
+        driver.quit()
+        gcs.close()
+        boat.stop()
+
+
+def _text(driver, element_id: str) -> str:
+    return driver.find_element(By.ID, element_id).text
+
+
+def _click(driver, element_id: str) -> None:
+    driver.find_element(By.ID, element_id).click()
+
+
+def _tab(driver, name: str) -> None:
+    driver.execute_script("window.scrollTo(0, 0)")
+    driver.find_element(By.CSS_SELECTOR, f"nav button[data-tab='{name}']").click()
+
+
+def _hb_mode(gcs) -> tuple:
+    hb = gcs.wait("HEARTBEAT", lambda m: m.get_srcSystem() == 1, timeout=5.0)
+    return (hb.custom_mode, bool(hb.base_mode & M.MAV_MODE_FLAG_SAFETY_ARMED)) if hb is not None else (None, None)
+
+
+def test_a_first_day_from_the_browser(rig):
+    boat, driver, gcs = rig
+    driver.get(boat.url)
+    # --- log in
+    wait_for(lambda: driver.find_element(By.ID, "login-password").is_displayed(), 20, "the login form")
+    driver.find_element(By.ID, "login-password").send_keys(boat.password)
+    _click(driver, "login-button")
+    wait_for(lambda: _text(driver, "mode") == "HOLD", 20, "the status page showing HOLD")
+    # --- the status is live: the boat drifts in the current and the page follows it
+    first = wait_for(lambda: " m N" in _text(driver, "position") and _text(driver, "position"), 20, "a position")
+    wait_for(lambda: _text(driver, "position") != first, 20, "the position to change")
+    assert "satellites" in _text(driver, "gnss")
+    _shot(driver, "status")
+    # --- arming in AUTO is refused, each pre-arm reason on its own line
+    Select(driver.find_element(By.ID, "mode-select")).select_by_value("AUTO")
+    _click(driver, "mode-button")
+    wait_for(lambda: _text(driver, "mode") == "AUTO", 10, "mode AUTO")
+    _click(driver, "arm-button")
+    wait_for(lambda: "refused" in _text(driver, "answer"), 10, "the arming refusal")
+    reasons = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#prearm li")]
+    assert any("magnetometer calibration" in r and "CALIBRATE_ON_WATER" in r for r in reasons), reasons
+    assert _hb_mode(gcs)[1] is False                     # the boat really is disarmed
+    # --- the compass page: CALIBRATE_ON_WATER, samples drawn live, an accepted fit
+    _tab(driver, "compass")
+    _click(driver, "compass-start")
+    wait_for(lambda: "armed" in _text(driver, "compass-answer"), 10, "arming for the calibration")
+    wait_for(lambda: driver.execute_script("return state.compass && state.compass.samples_ut.length") > 100, 60,
+             "magnetometer samples on the compass plot")
+    _shot(driver, "compass-running")
+    accepted = wait_for(lambda: driver.execute_script(
+        "return state.compass && state.compass.last && state.compass.last.figures.accepted"), 200,
+        "an accepted magnetometer fit")
+    assert accepted is True
+    coverage = wait_for(lambda: float(driver.find_element(
+        By.CSS_SELECTOR, "#compass-figures td[data-key='coverage']").text), 10, "the fit's coverage shown")
+    assert coverage > 0.8
+    _shot(driver, "compass")
+    # --- a QGC .plan uploaded from the map page, drawn, flown to its end (the calibration hands over to AUTO)
+    wait_for(lambda: _hb_mode(gcs)[0] == AUTO, 60, "AUTO after the calibration")
+    _tab(driver, "map")
+    driver.find_element(By.ID, "mission-file").send_keys(str(DATA / "pond.plan"))
+    _click(driver, "mission-upload")
+    wait_for(lambda: "loaded" in _text(driver, "map-answer"), 15, "the plan loaded")
+    wait_for(lambda: driver.find_element(By.ID, "map-info").get_attribute("data-waypoints") == "2", 10,
+             "the plan's two waypoints drawn")
+    assert "1 fence" in _text(driver, "map-info")
+    _shot(driver, "map")
+    assert gcs.wait_text("mission complete", timeout=120.0), gcs.texts[-5:]
+    pos = gcs.wait("GLOBAL_POSITION_INT", timeout=5.0)
+    assert _metres(pos.lat / 1e7, pos.lon / 1e7, *PLAN_LAST_WP) < 6.0
+    _shot(driver, "map-complete")
+    # --- HOLD by one tap, in the header of every page
+    _click(driver, "hold-button")
+    wait_for(lambda: _hb_mode(gcs)[0] == HOLD, 10, "HOLD seen over MAVLink")
+    # --- a parameter set on the page, read back over MAVLink
+    _tab(driver, "params")
+    box = wait_for(lambda: driver.find_element(By.ID, "param-WP_RADIUS"), 10, "the parameters table")
+    box.clear()
+    box.send_keys("2.5")
+    _click(driver, "set-WP_RADIUS")
+    wait_for(lambda: "WP_RADIUS = 2.5" in _text(driver, "params-answer"), 10, "the parameter accepted")
+    assert gcs.params().get("WP_RADIUS") == pytest.approx(2.5)
+    # --- disarm by one tap
+    _click(driver, "disarm-button")
+    wait_for(lambda: _hb_mode(gcs)[1] is False, 10, "disarmed over MAVLink")
+    assert boat.alive()
+    assert "Traceback" not in boat.output()
