@@ -239,11 +239,25 @@ def parameters_page() -> str:
 
 
 # --------------------------------------------------------------------------------------------- pages
+INDEX = GENERATED + """# Reference
+
+These pages are generated from the code by `python scripts/gen_reference.py`, and a test fails when they
+differ from it, so they are always what the code you have does.
+
+- [Vessel file](vessel.md): every key of a vessel file, with its type, unit, range and default.
+- [Boat config](boat.md): every key of a boat config.
+- [Mission file](mission.md): every key of a mission YAML.
+- [Command line](cli.md): every `autopilot` command and option.
+- [Ground-station parameters](parameters.md): the MAVLink parameters, and the file key each one sets.
+- [ROS 2 interface](ros.md): every topic, with its type, QoS, frame, rate and unit.
+"""
+
 def pages() -> Dict[str, str]:
     from autopilot.files.boat import BoatConfig
     from autopilot.ros.interface import markdown as ros_markdown
     from autopilot.vocab.config import MissionConfig, VesselConfig
     return {
+        "index.md": INDEX,
         "vessel.md": keys_page(
             "Vessel file keys", "The vessel file describes the hull, thrusters, battery, sensors, control gains and "
             "failsafes of one boat (`config/vessels/*.yaml` are the presets). Keys in a section are written "
