@@ -23,7 +23,7 @@ Published (names from the boat config, relative to the namespace), all reliable 
 - autopilot/state std_msgs/String JSON (latched) and autopilot/events std_msgs/String;
 - map -> odom -> base_link on /tf and base_link -> gnss_link / imu_link on /tf_static as tf2_msgs/TFMessage
   (autopilot/ros/tf_publisher.py, no tf2_ros) when tf2_msgs is importable and publish_tf is set.
-Topics, types, QoS, frames, rates and units: autopilot/ros/interface.py (docs/ros_interface.md).
+Topics, types, QoS, frames, rates and units: autopilot/ros/interface.py (docs/reference/ros.md).
 Commands: autopilot/arm (std_srvs/SetBool), autopilot/hold (std_srvs/Trigger), autopilot/command (std_msgs/String:
 `arm`, `disarm`, `mode NAME`, `mission PATH`, `heartbeat` (the operator's station is alive, for the link-loss
 failsafe), `manual THROTTLE STEERING` (MANUAL, each in -1..1; also a heartbeat)), each checked and answered by

@@ -1,8 +1,8 @@
 """THE table of the autopilot's ROS 2 topics: name, type, QoS, frame, rate and unit of each, in one place.
 
 The live nodes (autopilot/ros/*_node.py) take each publisher's QoS from here, the run log (run.mcap + its
-metadata.yaml) writes exactly these topics with these types and offered QoS, `docs/ros_interface.md` is
-generated from it (`python -m autopilot.ros.interface > docs/ros_interface.md`; a test checks the two agree),
+metadata.yaml) writes exactly these topics with these types and offered QoS, the manual's
+`docs/reference/ros.md` is generated from it (`python scripts/gen_reference.py`; a test checks the two agree),
 and a test compares the table with the publishers a running boat process really has. Pure data: no rclpy.
 
 Names are the boat config's `ros.topics` entries (relative to `ros.namespace` unless absolute); `{name}` is a
@@ -164,12 +164,12 @@ def resolved_topics(ros, thruster_names: Sequence[str], live: Sequence[str] = ("
 
 
 def markdown() -> str:
-    """docs/ros_interface.md: the table above for people."""
+    """docs/reference/ros.md: the table above for people."""
     lines = [
         "# The autopilot's ROS 2 interface",
         "",
-        "Generated from `autopilot/ros/interface.py` (`python -m autopilot.ros.interface > docs/ros_interface.md`);",
-        "a test fails when the two differ. The live nodes and the run log (`run.mcap` + `metadata.yaml`, a rosbag2",
+        "Generated from `autopilot/ros/interface.py` (`python scripts/gen_reference.py`); a test fails when the",
+        "two differ. The live nodes and the run log (`run.mcap` + `metadata.yaml`, a rosbag2",
         "directory) both use that table. Names are the boat config's `ros.topics` defaults, relative to",
         "`ros.namespace`; `{name}` is a thruster's name. Frames are `ros.frames` keys (defaults: map, odom,",
         "base_link, gnss_link, imu_link). Inside the autopilot everything is NED/FRD with compass headings; on these",

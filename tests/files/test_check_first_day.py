@@ -95,13 +95,13 @@ def test_a_bare_vessel_file_with_a_simulator_calibration_gets_a_note(tmp_path, c
            "--allow-sim-calibration" in out
 
 
-def test_the_readme_lists_the_modes_the_pre_arm_checks_refuse():
-    """README's first-day paragraph names the same modes as autopilot.safety.prearm (and so as the warning)."""
+def test_the_manual_lists_the_modes_the_pre_arm_checks_refuse():
+    """The manual's first-day page names the same modes as autopilot.safety.prearm (and so as the warning)."""
     import re
 
     from autopilot.safety.prearm import modes_refused_without_mag_calibration
     from tests.support.paths import REPO
-    text = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join((REPO / "docs" / "first-day.md").read_text(encoding="utf-8").split())
     listed = re.search(r"Without a calibration file, arming in ([A-Z_, ]+?(?: or [A-Z_]+)) is refused", text)
     assert listed is not None
     names = set(re.split(r", | or ", listed.group(1)))

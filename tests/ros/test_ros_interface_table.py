@@ -10,10 +10,8 @@ from tests.support.paths import REPO
 
 
 def test_the_interface_doc_is_the_table():
-    doc = (REPO / "docs" / "ros_interface.md").read_text(encoding="utf-8")
-    assert doc == markdown(), (
-        "docs/ros_interface.md is stale: python -m autopilot.ros.interface > docs/ros_interface.md"
-    )
+    doc = (REPO / "docs" / "reference" / "ros.md").read_text(encoding="utf-8")
+    assert doc == markdown(), "docs/reference/ros.md is stale: run python scripts/gen_reference.py to update"
 
 
 def test_every_row_names_a_config_topic_a_known_qos_and_a_writable_type():

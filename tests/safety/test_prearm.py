@@ -187,7 +187,7 @@ def test_a_simulation_that_cannot_arm_fails_with_the_reason():
 
 def test_a_named_calibration_not_written_yet_refuses_the_navigating_modes_only(tmp_path):
     """The first day: the vessel names its calibration file, which does not exist. Arming is refused in exactly
-    the modes `modes_refused_without_mag_calibration` lists (what `autopilot check` and the README say), and
+    the modes `modes_refused_without_mag_calibration` lists (what `autopilot check` and docs/first-day.md say), and
     allowed in the others; a refused mode chosen after arming in MANUAL waits at neutral."""
     from autopilot.safety.prearm import modes_refused_without_mag_calibration
     from autopilot.vocab.modes import ModeName

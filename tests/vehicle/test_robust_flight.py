@@ -140,7 +140,7 @@ def test_the_margin_under_way_counts_the_munk_moment_of_the_sway_a_turn_makes():
     2.0 rad/s keeps 45 deg to 1.5 m/s, not to its 1.8 m/s top speed. The IAcquaBot's file has m - X_udot >
     m - Y_vdot: there the Munk moment adds yaw damping and the margin does not fall. The linear sway-yaw loop's
     slow pole pair at 1.5 m/s has the damping ratio the simulator showed before the loop moved from 1.5 to 2.0
-    rad/s (about 0.40 then, 0.55 after; README, "Mismatch campaigns")."""
+    rad/s (about 0.40 then, 0.55 after; docs/design-notes/mismatch-campaigns.md)."""
     foka, iacq = load_vessel("foka"), load_vessel("iacquabot")
     at = [heading_phase_margin_deg(foka, u) for u in (0.0, 0.8, 1.5, 1.8)]
     assert at == sorted(at, reverse=True) and at[2] >= 45.0 > at[3]
@@ -187,10 +187,10 @@ def test_check_warns_about_an_unvalidated_model_and_prints_the_margins(tmp_path)
     assert "never validated" not in text and "phase margin" in text
 
 
-def test_the_readme_plant_example_flies_the_demo(capsys, monkeypatch):
+def test_the_manuals_plant_example_flies_the_demo(capsys, monkeypatch):
     import re
-    readme = (CONFIG_DIR.parent / "README.md").read_text()
-    code = re.search(r"```python\n(import math\n.*?class NomotoBoat.*?)```", readme, re.S).group(1)
+    page = (CONFIG_DIR.parent / "docs" / "simulation.md").read_text()
+    code = re.search(r"```python\n(import math\n.*?class NomotoBoat.*?)```", page, re.S).group(1)
     monkeypatch.chdir(CONFIG_DIR.parent)
-    exec(compile(code, "README.md", "exec"), {})
+    exec(compile(code, "docs/simulation.md", "exec"), {})
     assert capsys.readouterr().out.startswith("True ")
