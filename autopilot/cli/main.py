@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
+from pathlib import Path
 
 from autopilot.cli.stand_ins import register_all
 
@@ -33,9 +35,31 @@ SUBCOMMAND_MODULES = (
 )
 
 
+DISTRIBUTION = "boat-autopilot"          # the [project] name in pyproject.toml
+
+
+def package_version() -> str:
+    """The installed distribution's version (importlib.metadata); for a source tree that was never installed,
+    the `version` in pyproject.toml beside the package; "unknown" when neither says."""
+    from importlib import metadata
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        pass
+    try:
+        text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8")
+    except OSError:
+        return "unknown"
+    project = re.search(r"^\[project\]\s*$(.*?)(?=^\[|\Z)", text, re.M | re.S)
+    found = re.search(r"^version\s*=\s*[\"']([^\"']+)[\"']", project.group(1), re.M) if project else None
+    return found.group(1) if found else "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="autopilot",
                                      description="Onboard autopilot for small Raspberry Pi boats.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}",
+                        help="print the autopilot's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     register_all()
