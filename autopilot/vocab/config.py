@@ -589,6 +589,11 @@ def resolve_vessel_path(name_or_file: Union[str, "os.PathLike[str]"]) -> Path:
     return CONFIG_DIR / "vessels" / f"{name_or_file}.yaml"
 
 
+def vessel_presets() -> Tuple[str, ...]:
+    """The preset names `resolve_vessel_path` takes (the vessel files shipped in the presets folder), sorted."""
+    return tuple(sorted(p.stem for p in (CONFIG_DIR / "vessels").glob("*.yaml")))
+
+
 def _recognisably(cls: type, data: Dict[str, Any], path: object, what: str) -> None:
     """Refuse, without naming any of its keys, a mapping that has none of `cls`'s required keys: it is some
     other file (a secrets file, another program's config) and its key names are not ours to echo."""
