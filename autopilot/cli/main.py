@@ -18,7 +18,7 @@ from autopilot.cli.stand_ins import register_all
 # (module, what it adds). Add a line here to add a sub-command.
 SUBCOMMAND_MODULES = (
     "autopilot.cli.sim",            # autopilot sim MISSION ...
-    "autopilot.cli.check",          # autopilot check CONFIG [--mission FILE]
+    "autopilot.cli.check",          # autopilot check --config FILE [--mission FILE]
     "autopilot.cli.plot",           # autopilot plot LOG [-o PNG]
     "autopilot.cli.log",            # autopilot log recover RUN
     "autopilot.bringup.gps",          # autopilot bench gps --port DEV [--baud auto] [--json]
