@@ -404,7 +404,9 @@ def model_notes(vessel) -> List[str]:
         notes.append(f"{head}; stays >= {req} with the true boat's {margins}")
     else:
         upto = margin_kept_to_mps(vessel, fast)
-        upto_text = f"{req} is not kept even at rest" if upto is None else f"{req} is kept up to {upto:.2g} m/s"
+        # rounded down, so a speed short of max_speed_mps never reads as it
+        upto_text = (f"{req} is not kept even at rest" if upto is None else
+                     f"{req} is kept up to {math.floor(upto * 100.0) / 100.0:g} m/s")
         zeta = zeta_keeping_margin(vessel, fast)
         fix = ("" if zeta is None else
                f", or raise control.heading.zeta to {zeta:.2f} (rate damping in place of what the Munk moment "
@@ -413,9 +415,17 @@ def model_notes(vessel) -> List[str]:
     return notes
 
 
-def _margin_text(pm_deg: float) -> str:
+def _margin_text(pm_deg: float, required_deg: Optional[float] = None) -> str:
+    """A phase margin as `check` prints it: one decimal, and never rounded up onto `required_deg` (the default
+    REQUIRED_MARGIN_DEG) from below, so a margin the check calls short never reads as enough (44.96 deg is
+    "44.9 deg", not "45.0 deg ... below 45 deg")."""
+    from autopilot.control.margins import REQUIRED_MARGIN_DEG
     if pm_deg == -math.inf:
         return "none (the loop is unstable)"
     if pm_deg == math.inf:
         return "unbounded (|L| never crosses 1)"
-    return f"{pm_deg:.0f} deg"
+    required = REQUIRED_MARGIN_DEG if required_deg is None else required_deg
+    text = f"{pm_deg:.1f}"
+    if pm_deg < required <= float(text):
+        text = f"{math.floor(pm_deg * 10.0) / 10.0:.1f}"
+    return f"{text} deg"

@@ -98,3 +98,19 @@ def test_loaders_used_elsewhere_still_raise_the_first_mistake_only(tmp_path):
     with pytest.raises(ConfigError) as e:
         load_vessel(v, all_errors=True)
     assert e.value.key == "hull.colour" and len(str(e.value).splitlines()) == 3
+
+
+def test_a_phase_margin_just_short_of_45_deg_is_not_printed_as_45(tmp_path, capsys):
+    """zeta 1.115 gives foka 44.75 deg at its top speed of 1.8 m/s: it printed "phase margin 45 deg ... below
+    45 deg; 45 deg is kept up to 1.8 m/s"."""
+    v = vessel_file(tmp_path, lambda d: d["control"]["heading"].update(zeta=1.115))
+    main(["check", "--config", str(v)])
+    (line,) = [ln for ln in capsys.readouterr().out.splitlines() if "under way" in ln]
+    assert "phase margin 44.8 deg at 1.8 m/s" in line and "warning: below 45 deg" in line
+    assert "45 deg is kept up to 1.77 m/s" in line
+
+
+def test_the_margin_text_never_rounds_up_onto_the_limit():
+    from autopilot.files.check import _margin_text
+    assert _margin_text(44.96) == "44.9 deg"
+    assert _margin_text(45.0) == "45.0 deg" and _margin_text(57.26) == "57.3 deg"
