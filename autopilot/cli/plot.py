@@ -1,5 +1,8 @@
 """`autopilot plot LOG [LOG ...]`: draw a logged run (a run directory or its state.csv) to a PNG.
 
+A LOG that is a log folder (what `--log DIR` or the boat's logging.dir fill with `<time>_<mission>/` runs) means
+its newest run; a note says which.
+
 Further LOGs are drawn over the first for comparison (their estimated track, heading and speed, on the first
 run's time axis): e.g. a run and its `autopilot log replay` with another filter tuning.
 
@@ -22,7 +25,8 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("plot", help="draw a logged run (run directory or state.csv) to a PNG",
                               description="Draw a run's track, cross-track error, heading/speed vs setpoints "
                                           "and thruster commands from its state.csv.")
-    p.add_argument("log", metavar="LOG", help="run directory (runs/<time>_<mission>) or its state.csv")
+    p.add_argument("log", metavar="LOG", help="run directory (runs/<time>_<mission>) or its state.csv, or a log "
+                                              "folder (runs/): its newest run")
     p.add_argument("compare", metavar="LOG", nargs="*",
                    help="more runs whose estimate is drawn over the first (e.g. its replay with other tuning)")
     p.add_argument("-o", "--output", metavar="PNG", help="output image (default: LOG/plot.png)")
@@ -32,26 +36,23 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from autopilot.runlog import read_run
+    from autopilot.runlog.rundir import find_run
 
-    path = Path(args.log)
-    if not path.exists():
-        print(f"{path}: not found")
-        return 1
-    data = read_run(path)
-    if len(data) == 0:
-        print(f"{data.run_dir}: state.csv has no rows to plot")
-        return 1
-    others = []
-    for extra in getattr(args, "compare", None) or ():
-        p = Path(extra)
-        if not p.exists():
-            print(f"{p}: not found")
+    runs = []
+    for given in [args.log, *(getattr(args, "compare", None) or ())]:
+        try:
+            path, note = find_run(given)
+        except FileNotFoundError as e:
+            print(e)
             return 1
-        other = read_run(p)
-        if len(other) == 0:
-            print(f"{other.run_dir}: state.csv has no rows to plot")
+        if note:
+            print(f"note: {note}")
+        run = read_run(path)
+        if len(run) == 0:
+            print(f"{run.run_dir}: state.csv has no rows to plot")
             return 1
-        others.append(other)
+        runs.append(run)
+    data, others = runs[0], runs[1:]
     mission, note = _mission(data, args.mission)
     if note:
         print(f"note: {note}")
