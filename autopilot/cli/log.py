@@ -77,7 +77,8 @@ def register(subparsers) -> None:
 
 
 def play(args) -> int:
-    """Exit 0 when played to the end (or stopped by Ctrl-C), 1 when there is nothing to play, 2 for a bad rate."""
+    """Exit 0 when played to the end (or stopped by Ctrl-C or SIGTERM: a line says how far it got), 1 when there
+    is nothing to play, 2 for a bad rate."""
     if not args.rate > 0.0:
         print(f"--rate must be > 0, got {args.rate}")
         return 2
@@ -98,6 +99,9 @@ def play(args) -> int:
         print(f"{mcap}: cannot be played: {e}")
         return 1
     total = sum(stats.sent.values())
+    if stats.stopped:
+        print(f"stopped: played {total} messages on {len(stats.sent)} topics")
+        return 0
     print(f"played {total} messages on {len(stats.sent)} topics over {stats.duration_s:.1f} s of log time "
           f"(worst lateness {stats.late_max_s * 1000:.0f} ms)")
     for topic, why in sorted(stats.skipped.items()):
