@@ -26,6 +26,7 @@ SUBCOMMAND_MODULES = (
     "autopilot.bringup.esc",          # autopilot bench esc --gpio L,R [--test --propellers-removed]
     "autopilot.cli.run",            # autopilot run --config FILE [--mission FILE]
     "autopilot.cli.command",        # autopilot command --config FILE mode RTL
+    "autopilot.cli.status",         # autopilot status --config FILE [--json]
     "autopilot.cli.keys",           # autopilot keys token --config FILE
     "autopilot.cli.calibrate",      # autopilot calibrate mag (--bus N | --from-log LOG | --sim) ...
     "autopilot.cli.identify",       # autopilot identify thrust BENCH.csv / identify hull RUN_DIR... --vessel F

@@ -370,6 +370,10 @@ class BoatConfig:
     commands: CommandsConfig = param(default_factory=CommandsConfig)
     mavlink: Optional[MavlinkConfig] = param(None, doc="serve MAVLink ground stations (QGC, Mission Planner, "
                                                       "MAVProxy); absent = no MAVLink")
+    status_socket: str = param("", doc="the unix socket `autopilot status` asks the running boat on, relative to "
+                                       "this file; '' = $AUTOPILOT_STATUS_SOCKET, else /run/autopilot/status.sock "
+                                       "under systemd, else one in the temporary folder named after this file "
+                                       "(autopilot/runtime/status_endpoint.py)")
     source_file: str = param("")
 
     def validate(self):
