@@ -19,11 +19,11 @@ from autopilot.cli.stand_ins import register_all
 SUBCOMMAND_MODULES = (
     "autopilot.cli.sim",            # autopilot sim MISSION ...
     "autopilot.cli.check",          # autopilot check --config FILE [--mission FILE]
-    "autopilot.cli.plot",           # autopilot plot LOG [-o PNG]
-    "autopilot.cli.log",            # autopilot log recover RUN
-    "autopilot.bringup.gps",          # autopilot bench gps --port DEV [--baud auto] [--json]
-    "autopilot.bringup.imu",          # autopilot bench imu --bus N [--json]
-    "autopilot.bringup.esc",          # autopilot bench esc --gpio L,R [--test --propellers-removed]
+    "autopilot.cli.plot",           # autopilot plot LOG|LOG_FOLDER [-o PNG]
+    "autopilot.cli.log",            # autopilot log recover|replay|play RUN|LOG_FOLDER
+    "autopilot.bringup.gps",          # autopilot bench gps (--port DEV | --config FILE | --emulated) [--json]
+    "autopilot.bringup.imu",          # autopilot bench imu [--bus N | --config FILE] [--emulated] [--json]
+    "autopilot.bringup.esc",          # autopilot bench esc [--gpio L,R | --config FILE] [--emulated] [--test ...]
     "autopilot.cli.run",            # autopilot run --config FILE [--mission FILE]
     "autopilot.cli.command",        # autopilot command --config FILE mode RTL
     "autopilot.cli.status",         # autopilot status --config FILE [--json]
