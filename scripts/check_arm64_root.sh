@@ -22,7 +22,7 @@
 #            `autopilot check` of the installed config. No systemd runs in a chroot: systemctl gets
 #            SYSTEMD_OFFLINE=1 (its chroot detection needs /proc/1/root, which a container may hide), so
 #            daemon-reload is skipped and enable writes the links, as in a package install into an image.
-#   check    `autopilot check config/boat.yaml` from the repository copy (the hw boat config), with the
+#   check    `autopilot check --config config/boat.yaml` from the repository copy (the hw boat config), with the
 #            installed (not editable) package: its `vessel: foka` preset comes from the wheel's presets.
 #   sim      `autopilot sim config/missions/demo.yaml --vessel /etc/autopilot/vessels/foka.yaml --devices
 #            bytes` (the vessel file install.sh installed): the real drivers on emulated device bytes, the
@@ -208,7 +208,7 @@ if [ "$installed" = 0 ]; then
 fi
 
 # ---------------------------------------------------------------- steps check and sim
-step check "$RUN/check.log" sh -c "cd $APSRC && $AP check config/boat.yaml"
+step check "$RUN/check.log" sh -c "cd $APSRC && $AP check --config config/boat.yaml"
 # the vessel file install.sh put in /etc/autopilot: a preset name (--vessel foka) is looked up beside the
 # installed package, where no vessel files are (the check step above shows it with config/boat.yaml)
 step sim "$RUN/sim.log" sh -c \

@@ -511,7 +511,7 @@ awk -F '\t' -v etc="$ETC" '$1 == "rewrite" { printf "==> in %s/%s: %s: %s -> %s\
 
 say "6/8 autopilot check on $ETC as it will be"
 # in the staging directory, whose paths its output names as /etc/autopilot's
-if check_out=$(cd "$STAGE" && project_py -m autopilot.cli check "$STAGE/boat.yaml" 2>&1); then check_rc=0
+if check_out=$(cd "$STAGE" && project_py -m autopilot.cli check --config "$STAGE/boat.yaml" 2>&1); then check_rc=0
 else check_rc=$?; fi
 printf '%s\n' "$check_out" | sed -e "s|$STAGE|$ETC|g" -e 's/^/    /'
 if [ "$check_rc" != 0 ]; then
@@ -599,7 +599,7 @@ if [ "$DRY_RUN" = 1 ]; then done_what="Dry run: nothing was changed. After the i
 cat <<EOT
 $done_what (ESC backend $ESC_BACKEND), next:
   edit $ETC/boat.yaml (vessel, mission) and $ETC/autopilot.env (ROS_DOMAIN_ID) as needed, then
-  $VENV/bin/autopilot check $ETC/boat.yaml
+  $VENV/bin/autopilot check --config $ETC/boat.yaml
   sudo systemctl start autopilot        # the unit is enabled, so it also starts at boot
   journalctl -u autopilot -f            # follow it; run logs are in $STATE/runs
 EOT

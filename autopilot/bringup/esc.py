@@ -1,23 +1,27 @@
 """`autopilot bench esc`: check the ESC outputs on their backend, and run a guarded motor test.
 
     autopilot bench esc --gpio 13,12                      show pigpiod and the pulses on those GPIOs
-    autopilot bench esc --config /etc/autopilot/boat.yaml --gpio 13,12    the boat's esc: backend (kernel_pwm, ...)
+    autopilot bench esc --config /etc/autopilot/boat.yaml    the boat's esc: backend (kernel_pwm, ...) and outputs
     autopilot bench esc --gpio 13,12 --test --propellers-removed [--offset-us 150] [--ramp-s 3] [--hold-s 2]
+    autopilot bench esc --emulated [--config BOAT.yaml] [--test --propellers-removed]    a pigpiod stand-in
 
 The motor test arms the ESCs (neutral for the arming time), then for each channel in turn ramps gently from
 neutral to neutral + offset, holds, back to neutral, to neutral - offset, holds, and back. It refuses to run
 without --propellers-removed. Whatever happens (end of test, Ctrl-C, SIGTERM, an error) the outputs end at
 neutral. Pulse ranges, neutral, trim and reverse come from the vessel's thruster with the same GPIO, or the
 1100/1500/1900 us defaults. --gpio lists outputs as the backend numbers them: BCM GPIOs for pigpio and
-kernel_pwm, board channels 0-15 for pca9685. Exit status 0; 1 when the backend cannot be used (the message says
-what to do); 2 when the test is refused.
+kernel_pwm, board channels 0-15 for pca9685; without it the outputs are the vessel's (each thruster's gpio, or
+the boat config's esc.pca9685_channels). The vessel is the one --config names, else --vessel, else foka.
+--emulated drives a pigpiod stand-in on this machine (hil/devices/fake_pigpiod.py) in place of the boat's
+backend, to try the tool, and the motor test, without hardware. Exit status 0; 1 when the backend cannot be
+used or a file does not validate (the message says what to do); 2 when the test is refused.
 """
 from __future__ import annotations
 
 import sys
 import time
 
-from autopilot.bringup import get_bench_subparsers
+from autopilot.bringup import add_vessel_arguments, bench_vessel, get_bench_subparsers
 
 CONFIRM_FLAG = "--propellers-removed"
 
@@ -26,13 +30,17 @@ def register(subparsers) -> None:
     p = get_bench_subparsers(subparsers).add_parser(
         "esc", help="check ESC outputs; with --test run a guarded motor test",
         description=__doc__.split("\n\n")[0])
-    p.add_argument("--gpio", required=True, help="comma-separated BCM GPIOs, e.g. 13,12 (left,right)")
-    p.add_argument("--vessel", default="foka", help="vessel preset or YAML for pulse ranges (default foka)")
-    p.add_argument("--config", default=None, help="boat config: its vessel and its esc: backend")
+    p.add_argument("--gpio", default=None, metavar="L,R",
+                   help="comma-separated outputs, e.g. 13,12 (left,right): BCM GPIOs, or pca9685 board channels "
+                        "(default: the vessel's thruster GPIOs, or the boat config's esc.pca9685_channels)")
+    add_vessel_arguments(p, "the outputs and pulse ranges (thrusters)")
     p.add_argument("--backend", choices=("pigpio", "kernel_pwm", "pca9685"), default=None,
                    help="ESC backend (default: the boat config's, else pigpio)")
-    p.add_argument("--host", default="localhost", help="pigpiod host (default localhost)")
-    p.add_argument("--port", type=int, default=8888, help="pigpiod port (default 8888)")
+    p.add_argument("--host", default=None, help="pigpiod host (default: the boat config's, else localhost)")
+    p.add_argument("--port", type=int, default=None, help="pigpiod port (default: the boat config's, else 8888)")
+    p.add_argument("--emulated", action="store_true",
+                   help="drive a pigpiod stand-in on this machine instead of the boat's ESC backend: no hardware "
+                        "needed")
     p.add_argument("--test", action="store_true", help="run the motor test (needs " + CONFIRM_FLAG + ")")
     p.add_argument(CONFIRM_FLAG, dest="propellers_removed", action="store_true",
                    help="confirm the propellers are off (or the thrusters cannot hurt anyone)")
@@ -48,6 +56,22 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+def _outputs(vessel, cfg, kind: str):
+    """The outputs the boat drives its thrusters on: the boat config's pca9685_channels, or each thruster's
+    gpio. ValueError when the files do not say (then --gpio must)."""
+    if kind == "pca9685":
+        channels = tuple(cfg.esc.pca9685_channels) if cfg is not None else ()
+        if not channels:
+            raise ValueError("pca9685: give the board channels with --gpio, e.g. --gpio 0,1 (or --config with "
+                             "esc.pca9685_channels)")
+        return list(channels)
+    unwired = [t.name for t in vessel.thrusters if t.gpio < 0]
+    if unwired:
+        raise ValueError(f"vessel {vessel.name}: thruster {', '.join(unwired)} has no gpio in its file: give the "
+                         f"outputs with --gpio")
+    return [t.gpio for t in vessel.thrusters]
+
+
 def _channels(gpios, vessel):
     from drivers.esc.output import EscChannel
     by_gpio = {t.gpio: t for t in vessel.thrusters if t.gpio >= 0}
@@ -58,28 +82,59 @@ def _channels(gpios, vessel):
 def run(args) -> int:
     import dataclasses
 
-    from autopilot.vocab.config import load_vessel
     from autopilot.vocab.schema import ConfigError
-    from autopilot.vocab.types import PulseCommand
     from drivers.esc.contract import EscBackend, EscError
-    from drivers.esc.output import EscChannel, EscOutput
-    from drivers.esc.ports import open_port
+    from drivers.esc.output import EscChannel
 
+    emulated = getattr(args, "emulated", False)
     try:
-        gpios = [int(g) for g in args.gpio.split(",") if g.strip()]
-        if args.config:
-            from autopilot.files.boat import load_boat_config
-            cfg = load_boat_config(args.config)
-            vessel, backend = load_vessel(cfg.vessel_path()), cfg.esc.backend_spec()
-        else:
-            vessel, backend = load_vessel(args.vessel), EscBackend(host=args.host, port=args.port)
+        cfg, vessel = bench_vessel(args)
+        backend = cfg.esc.backend_spec() if cfg is not None else EscBackend()
+        if args.host is not None:
+            backend = dataclasses.replace(backend, host=args.host)
+        if args.port is not None:
+            backend = dataclasses.replace(backend, port=args.port)
         if args.backend:
             backend = dataclasses.replace(backend, kind=args.backend)
+        if emulated and backend.kind != "pigpio":
+            if args.backend:
+                raise ValueError(f"--emulated stands in for pigpiod: it cannot drive --backend {args.backend}")
+            print(f"bench esc: --emulated: a pigpiod stand-in in place of the boat config's {backend.kind} backend",
+                  file=sys.stderr)
+            backend = dataclasses.replace(backend, kind="pigpio")
+        if args.gpio:
+            try:
+                gpios = [int(g) for g in args.gpio.split(",") if g.strip()]
+            except ValueError:
+                raise ValueError(f"--gpio {args.gpio}: expected whole numbers separated by commas, e.g. "
+                                 f"13,12") from None
+        else:
+            gpios = _outputs(vessel, cfg, backend.kind)
         channels = _channels(gpios, vessel) if backend.kind != "pca9685" else [
             EscChannel.from_thruster(t, o) for t, o in zip(vessel.thrusters, gpios)]
     except (ValueError, ConfigError, EscError) as e:
         print(f"bench esc: {e}", file=sys.stderr)
         return 1
+    if not emulated:
+        return _bench(args, backend, gpios, channels)
+    from autopilot.bringup import stand_ins
+    daemon = stand_ins.make("pigpiod")
+    print(f"bench esc: emulated pigpiod on {daemon.host}:{daemon.port}", file=sys.stderr)
+    try:
+        return _bench(args, dataclasses.replace(backend, host=daemon.host, port=daemon.port), gpios, channels)
+    finally:
+        daemon.close()
+
+
+def _bench(args, backend, gpios, channels) -> int:
+    """The status report, the calibration or the motor test on a resolved backend and its channels."""
+    import dataclasses
+
+    from autopilot.vocab.types import PulseCommand
+    from drivers.esc.contract import EscError
+    from drivers.esc.output import EscOutput
+    from drivers.esc.ports import open_port
+
     if args.calibrate:
         return _calibrate(args, backend, gpios)
     if args.test and not args.propellers_removed:

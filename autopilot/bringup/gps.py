@@ -2,12 +2,18 @@
 
     autopilot bench gps --port /dev/serial0 [--baud auto|9600|115200] [--rate-hz 1|2|5] [--configure] [--save]
                         [--count N] [--json] [--timeout-s S]
+    autopilot bench gps --config /etc/autopilot/boat.yaml [...]    the port of the boat's vessel (sensors.gnss)
+    autopilot bench gps --emulated [--config BOAT.yaml] [...]      an emulated L76K on a pseudo-terminal
+
+--port overrides the port of --config or --vessel (sensors.gnss.port of the vessel file). --emulated reads an
+emulated L76K (the vessel's baud and rate, a still boat) instead of a device, to try the tool without hardware.
 
 With --json every fix is one JSON object a line on stdout: time (ISO 8601 UTC), lat, lon [deg], alt_m,
 fix_quality, sats, hdop, sog_mps, cog_deg, valid; unknown values are null. The last line is the line's
 counters: good_sentences, bad_checksums, binary_bytes_skipped and the rest of the driver's statistics.
 Progress and set-up messages go to stderr. Exit status: 0 with at least one valid fix, 2 when only
-no-position fixes came, 1 when the port could not be read or nothing came for --timeout-s.
+no-position fixes came, 1 when the port could not be read or nothing came for --timeout-s (or no port was given,
+or the --config or --vessel file does not validate: the message says why).
 """
 from __future__ import annotations
 
@@ -16,7 +22,7 @@ import math
 import sys
 import time
 
-from autopilot.bringup import get_bench_subparsers
+from autopilot.bringup import add_vessel_arguments, bench_vessel, get_bench_subparsers
 
 BAUD_CHOICES = ("auto", "4800", "9600", "19200", "38400", "57600", "115200")
 
@@ -25,7 +31,12 @@ def register(subparsers) -> None:
     p = get_bench_subparsers(subparsers).add_parser(
         "gps", help="read the L76K GNSS receiver and print fixes",
         description=__doc__.split("\n\n")[0])
-    p.add_argument("--port", required=True, help="serial device, e.g. /dev/serial0 or /dev/ttyUSB0")
+    p.add_argument("--port", default=None, help="serial device, e.g. /dev/serial0 or /dev/ttyUSB0 (default: the "
+                                                "vessel's sensors.gnss.port with --config or --vessel)")
+    add_vessel_arguments(p, "the GNSS port (sensors.gnss.port)")
+    p.add_argument("--emulated", action="store_true",
+                   help="read an emulated L76K on a pseudo-terminal (the vessel's baud and rate, a still boat) "
+                        "instead of a device: no hardware needed")
     p.add_argument("--baud", default="auto", choices=BAUD_CHOICES,
                    help="the module's current baud, or auto to search (default auto)")
     p.add_argument("--rate-hz", type=float, default=None, choices=(1.0, 2.0, 5.0), metavar="{1,2,5}",
@@ -79,11 +90,44 @@ def _human(rec: dict) -> str:
 
 
 def run(args) -> int:
-    from drivers.gnss import l76k_commands as cmd
-    from drivers.gnss.l76k import L76K, GnssLinkError
-
     def say(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
+
+    emulated = None
+    port = getattr(args, "port", None)
+    if getattr(args, "config", None) or getattr(args, "vessel", None) or getattr(args, "emulated", False):
+        from autopilot.vocab.schema import ConfigError
+        try:
+            _cfg, vessel = bench_vessel(args)
+        except (ConfigError, ValueError) as e:
+            say(f"bench gps: {e}")
+            return 1
+        if getattr(args, "emulated", False):
+            if port is not None:
+                say("bench gps: --emulated makes its own port: leave out --port")
+                return 1
+            from autopilot.bringup import stand_ins
+            emulated = stand_ins.make("l76k", vessel.sensors.gnss, seed=1)
+            port = emulated.path
+            say(f"bench gps: emulated L76K on {port} ({vessel.sensors.gnss.baud} baud, "
+                f"{vessel.sensors.gnss.rate_hz:g} Hz, a still boat)")
+        elif port is None:
+            port = vessel.sensors.gnss.port
+    if port is None:
+        say("bench gps: give the receiver's --port DEV, or --config BOAT.yaml (its vessel's sensors.gnss.port), "
+            "or --emulated")
+        return 1
+    args.port = port
+    try:
+        return _run(args, say)
+    finally:
+        if emulated is not None:
+            emulated.close()
+
+
+def _run(args, say) -> int:
+    from drivers.gnss import l76k_commands as cmd
+    from drivers.gnss.l76k import L76K, GnssLinkError
 
     baud = "auto" if args.baud == "auto" else int(args.baud)
     try:

@@ -1,6 +1,7 @@
 """`autopilot bench imu`: read the LSM9DS1 on its own and stream accel, gyro, field and tilt-compensated heading.
 
     autopilot bench imu --bus 1 [--vessel foka] [--rate-hz 10] [--count N] [--json] [--emulated]
+    autopilot bench imu --config /etc/autopilot/boat.yaml [--emulated]    the boat's vessel: its bus and mounting
     autopilot bench imu --bus 1 --axes-check [--emulated]
     autopilot bench imu --bus 1 --vessel boat.yaml --orientation-check [--mount R,P,Y]
     autopilot bench imu --orientation-check --emulated [--emulated-mount R,P,Y]
@@ -29,7 +30,7 @@ import math
 import sys
 import time
 
-from autopilot.bringup import get_bench_subparsers
+from autopilot.bringup import add_vessel_arguments, bench_vessel, get_bench_subparsers
 
 
 def register(subparsers) -> None:
@@ -37,7 +38,7 @@ def register(subparsers) -> None:
         "imu", help="read the LSM9DS1 IMU and print accel, gyro, field and heading",
         description=__doc__.split("\n\n")[0])
     p.add_argument("--bus", type=int, default=None, help="I2C bus number (/dev/i2c-N); default: the vessel's")
-    p.add_argument("--vessel", default="foka", help="vessel preset or YAML (mounting, ranges, declination)")
+    add_vessel_arguments(p, "the I2C bus, mounting, ranges and declination (sensors.imu, sensors.mag)")
     p.add_argument("--rate-hz", type=float, default=10.0, help="printed samples per second (default 10)")
     p.add_argument("--count", type=int, default=0, help="stop after N samples (default: until Ctrl-C)")
     p.add_argument("--json", action="store_true", help="one JSON object a line")
@@ -69,15 +70,14 @@ def _rpy(text: str):
 def run(args) -> int:
     import dataclasses
 
-    from autopilot.vocab.config import load_vessel
     from autopilot.vocab.schema import ConfigError
     from drivers.i2c_adapter import I2CBusError
     from drivers.lsm9ds1 import ImuError, Lsm9ds1Driver
     from estimation.heading.tilt_compensated import heading_from_vectors_rad
 
     try:
-        vessel = load_vessel(args.vessel)
-    except ConfigError as e:
+        _cfg, vessel = bench_vessel(args)
+    except (ConfigError, ValueError) as e:
         print(f"bench imu: {e}", file=sys.stderr)
         return 1
     imu_cfg, mag_cfg = vessel.sensors.imu, vessel.sensors.mag

@@ -46,7 +46,9 @@ def register(subparsers) -> None:
     p.add_argument("--vessel", default="foka", help="preset name or vessel YAML (field strength, dip, IMU)")
     p.add_argument("--duration", type=float, default=120.0, metavar="S", help="live recording time [s]")
     p.add_argument("--out", metavar="FILE", help="calibration YAML to write")
-    p.add_argument("--method", choices=("auto", "2d", "3d"), default="auto")
+    p.add_argument("--method", choices=("auto", "2d", "3d"), default="auto",
+                   help="2d: level turns (x-y only); 3d: the full ellipsoid; auto (default): 3d when the readings "
+                        "cover enough orientations, else 2d")
     p.add_argument("--force", action="store_true", help="write the file even when the fit is refused")
     p.add_argument("--report", metavar="FILE.json", help="--sim: write the figures as JSON")
     p.add_argument("--seed", type=int, default=1, help="--sim: random seed")

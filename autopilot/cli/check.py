@@ -1,13 +1,17 @@
-"""`autopilot check CONFIG [--mission FILE]`: validate the config and mission, print every problem, start nothing.
+"""`autopilot check --config FILE [--mission FILE]`: validate the config and mission, print every problem, start
+nothing.
 
-Exit status 0 when everything is fine (a short summary is printed), 1 when any problem was found (one line
-each, `FILE: KEY: REASON`, on stdout). Notes (things skipped or worth knowing, not errors) start with `note:`.
+Every problem of every file is printed in one go (all the schema mistakes of a file, not only the first), one
+line each, `FILE: KEY: REASON`, on stdout. Exit status 0 when everything is fine (a short summary is printed),
+1 when any problem was found, 2 for a bad command line. Notes (things skipped or worth knowing, not errors)
+start with `note:`. `autopilot check CONFIG` (the file without --config) still works, with a note on stderr.
 `--allow-sim-calibration`: a boat config with backend hw accepts a magnetometer calibration written by
 `autopilot calibrate mag --sim` (a note says so).
 """
 from __future__ import annotations
 
 import math
+import sys
 
 from autopilot.files.check import DEFAULT_MAX_LEG_M, check_config
 from autopilot.guidance.path_following import mission_frame, point_to_ned
@@ -19,7 +23,9 @@ def register(subparsers) -> None:
         description="Validate CONFIG (a vessel YAML or a boat config) and the mission (YAML or QGC WPL 110): "
                     "schemas, magnetometer calibration file, speeds, leg lengths, geofence. Exits 1 on any "
                     "problem.")
-    p.add_argument("config", metavar="CONFIG", help="vessel YAML or boat config YAML")
+    p.add_argument("--config", dest="config", metavar="FILE", help="vessel YAML or boat config YAML to check")
+    p.add_argument("legacy_config", metavar="CONFIG", nargs="?",
+                   help="deprecated: the file to check without --config (use --config FILE)")
     p.add_argument("--mission", metavar="FILE", help="mission YAML, QGC WPL 110 waypoint file or QGroundControl "
                                                      ".plan (default: the boat config's mission)")
     p.add_argument("--max-leg-m", type=float, default=DEFAULT_MAX_LEG_M, metavar="M",
@@ -31,6 +37,18 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    legacy = getattr(args, "legacy_config", None)
+    if legacy is not None:
+        if args.config is not None:
+            print(f"check: give the file once: --config {args.config} (and not also {legacy})", file=sys.stderr)
+            return 2
+        print(f"note: `autopilot check CONFIG` is deprecated: use `autopilot check --config {legacy}`",
+              file=sys.stderr)
+        args.config = legacy
+    if args.config is None:
+        print("check: give the file to check: autopilot check --config FILE (a vessel YAML or a boat config)",
+              file=sys.stderr)
+        return 2
     if not args.max_leg_m > 0:
         print(f"--max-leg-m: must be > 0, got {args.max_leg_m}")
         return 2

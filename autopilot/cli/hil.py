@@ -40,8 +40,11 @@ def register(subparsers) -> None:
                         "R / 20 ms to run near real time)")
     s.add_argument("--duration", type=float, metavar="S", help="simulated seconds (default: until complete)")
     s.add_argument("--wait", type=float, default=300.0, metavar="S", help="how long to wait for the autopilot")
-    s.add_argument("--seed", type=int, default=1)
-    s.add_argument("--gps-noise", choices=("realistic", "white", "none"), default="realistic")
+    s.add_argument("--seed", type=int, default=1,
+                   help="random seed of the simulated sensors' noise and the waves (default 1)")
+    s.add_argument("--gps-noise", choices=("realistic", "white", "none"), default="realistic",
+                   help="realistic (default): white noise plus a Gauss-Markov bias; white: the noise only; none: "
+                        "exact fixes")
     add_weather_arguments(s)
     add_plant_arguments(s)
     s.add_argument("--report", metavar="FILE.json", help="write the report here")
@@ -55,7 +58,8 @@ def register(subparsers) -> None:
     d.add_argument("--pi-ip", required=True, help="the Pi's address")
     d.add_argument("--domain-id", type=int, default=0, help="ROS_DOMAIN_ID for both (0..232)")
     d.add_argument("--security-keystore", metavar="DIR", help="SROS2 keystore: turn DDS security on (Enforce)")
-    d.add_argument("--out", default="hil-discovery", metavar="DIR")
+    d.add_argument("--out", default="hil-discovery", metavar="DIR",
+                   help="folder the four files are written to (default hil-discovery)")
     d.set_defaults(func=discovery)
 
 

@@ -20,12 +20,14 @@ def register(subparsers) -> None:
     ks = p.add_subparsers(dest="what", metavar="WHAT")
     ks.required = True
     t = ks.add_parser("token", help="create the shared command token named by the boat config (mode 600)")
-    t.add_argument("--config", required=True, metavar="FILE")
+    t.add_argument("--config", required=True, metavar="FILE",
+                   help="the boat config; the token goes to its commands.token_file")
     t.add_argument("--replace", action="store_true", help="replace an existing token (every station needs the new one)")
     t.set_defaults(func=run_token)
     m = ks.add_parser("mavlink", help="create the MAVLink 2 signing passphrase named by the boat config's "
                                       "mavlink.signing_key_file (mode 600)")
-    m.add_argument("--config", required=True, metavar="FILE")
+    m.add_argument("--config", required=True, metavar="FILE",
+                   help="the boat config; the passphrase goes to its mavlink.signing_key_file")
     m.add_argument("--replace", action="store_true", help="replace an existing key (every GCS needs the new one)")
     m.set_defaults(func=run_mavlink_key)
     w = ks.add_parser("web", help="set the web page's password (stored as a scrypt hash, mode 600, in the boat "
@@ -35,8 +37,10 @@ def register(subparsers) -> None:
                    help="read the password from the first line of standard input instead of asking twice")
     w.set_defaults(func=run_web_password)
     s = ks.add_parser("sros2", help="print the SROS2 keystore, enclave and environment set-up for this boat")
-    s.add_argument("--config", required=True, metavar="FILE")
-    s.add_argument("--keystore", default="/etc/autopilot/sros2_keystore", metavar="DIR")
+    s.add_argument("--config", required=True, metavar="FILE",
+                   help="the boat config (its ROS namespace and node names make the enclaves)")
+    s.add_argument("--keystore", default="/etc/autopilot/sros2_keystore", metavar="DIR",
+                   help="where the printed commands put the keystore (default /etc/autopilot/sros2_keystore)")
     s.set_defaults(func=run_sros2)
 
 

@@ -1,4 +1,7 @@
-"""`autopilot log recover RUN` and `autopilot log replay RUN`.
+"""`autopilot log recover RUN`, `autopilot log replay RUN` and `autopilot log play RUN`.
+
+RUN is a run directory (or its run.mcap), or a log folder holding `<time>_<mission>/` runs: then its newest run,
+and a note says which.
 
 replay: re-run the run's navigation filter on its recorded inputs (estimator_inputs.bin), optionally with
 another tuning (--ekf-tuning FILE, a YAML of EkfTuning fields), and write a new run directory that
@@ -19,6 +22,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+RUN_HELP = "run directory or its run.mcap, or a log folder (its newest run)"
+
+
+def _run(given: str) -> Path:
+    """The run `given` names (autopilot.runlog.rundir.find_run), saying which when it picked one; raises
+    FileNotFoundError with the reason."""
+    from autopilot.runlog.rundir import find_run
+    path, note = find_run(given)
+    if note:
+        print(f"note: {note}")
+    return path
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("log", help="run log tools (replay a run's estimator, recover a crashed MCAP)")
@@ -27,14 +42,15 @@ def register(subparsers) -> None:
     r = sub.add_parser("recover", help="rewrite a crashed run's run.mcap complete and indexed",
                        description="Rewrite the readable part of a crashed run's run.mcap with a summary and "
                                    "footer; keeps the original as run.mcap.partial.")
-    r.add_argument("run", metavar="RUN", help="run directory or its run.mcap")
+    r.add_argument("run", metavar="RUN", help=RUN_HELP)
     r.set_defaults(func=recover)
     p2 = sub.add_parser("replay", help="re-run a run's estimator on its logged inputs (e.g. with another tuning)",
                         description="Re-run the navigation filter on a run's recorded sensor inputs, with the "
                                     "run's tuning or --ekf-tuning FILE, and write a new run directory (same "
                                     "state.csv, replayed estimate); prints how far the replay is from the "
                                     "original, and from the truth of a simulated run.")
-    p2.add_argument("run", metavar="RUN_DIR", help="run directory with an estimator_inputs.bin")
+    p2.add_argument("run", metavar="RUN_DIR", help="run directory with an estimator_inputs.bin, or a log folder "
+                                                   "(its newest run)")
     p2.add_argument("--ekf-tuning", metavar="FILE",
                     help="YAML of EkfTuning fields to change (the others keep the run's values)")
     p2.add_argument("--vessel", metavar="FILE", help="vessel file (default: the copy kept in RUN_DIR)")
@@ -52,7 +68,7 @@ def register(subparsers) -> None:
                         description="Publish every message of a run directory's run.mcap on its recorded topic, "
                                     "with the recorded QoS and stamps, at recorded speed (like `ros2 bag play`, "
                                     "without a ROS install: rclpy from PyPI is enough).")
-    p3.add_argument("run", metavar="RUN", help="run directory or its run.mcap")
+    p3.add_argument("run", metavar="RUN", help=RUN_HELP)
     p3.add_argument("--rate", type=float, default=1.0, help="playback speed (2 = twice as fast)")
     p3.add_argument("--clock", action="store_true", help="also publish /clock from the log time (use_sim_time)")
     p3.add_argument("--delay", type=float, default=1.0,
@@ -61,13 +77,14 @@ def register(subparsers) -> None:
 
 
 def play(args) -> int:
-    """Exit 0 when played to the end (or stopped by Ctrl-C), 1 when there is nothing to play, 2 for a bad rate."""
+    """Exit 0 when played to the end (or stopped by Ctrl-C or SIGTERM: a line says how far it got), 1 when there
+    is nothing to play, 2 for a bad rate."""
     if not args.rate > 0.0:
         print(f"--rate must be > 0, got {args.rate}")
         return 2
     try:
         from autopilot.ros.bag_player import run_mcap
-        mcap = run_mcap(args.run)
+        mcap = run_mcap(_run(args.run))
     except FileNotFoundError as e:
         print(e)
         return 1
@@ -82,6 +99,9 @@ def play(args) -> int:
         print(f"{mcap}: cannot be played: {e}")
         return 1
     total = sum(stats.sent.values())
+    if stats.stopped:
+        print(f"stopped: played {total} messages on {len(stats.sent)} topics")
+        return 0
     print(f"played {total} messages on {len(stats.sent)} topics over {stats.duration_s:.1f} s of log time "
           f"(worst lateness {stats.late_max_s * 1000:.0f} ms)")
     for topic, why in sorted(stats.skipped.items()):
@@ -93,7 +113,11 @@ def recover(args) -> int:
     from autopilot.runlog.bag_metadata import FILE_NAME, BagStats, write_metadata
     from autopilot.runlog.mcap_log import mcap_is_complete, mcap_stats, recover_mcap
 
-    p = Path(args.run)
+    try:
+        p = _run(args.run)
+    except FileNotFoundError as e:
+        print(e)
+        return 1
     mcap = p / "run.mcap" if p.is_dir() else p
     if not mcap.is_file():
         print(f"{mcap}: not found")
@@ -137,7 +161,12 @@ def replay(args) -> int:
     from autopilot.vocab.schema import ConfigError
 
     try:
-        result = replay_run(args.run, out_base=args.out, tuning_file=args.ekf_tuning, vessel_file=args.vessel,
+        run_dir = _run(args.run)
+    except FileNotFoundError as e:
+        print(f"error: cannot replay: {e}", file=sys.stderr)
+        return 1
+    try:
+        result = replay_run(run_dir, out_base=args.out, tuning_file=args.ekf_tuning, vessel_file=args.vessel,
                             control=getattr(args, "control", False))
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)

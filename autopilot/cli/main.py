@@ -9,21 +9,24 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
+from pathlib import Path
 
 from autopilot.cli.stand_ins import register_all
 
 # (module, what it adds). Add a line here to add a sub-command.
 SUBCOMMAND_MODULES = (
     "autopilot.cli.sim",            # autopilot sim MISSION ...
-    "autopilot.cli.check",          # autopilot check CONFIG [--mission FILE]
-    "autopilot.cli.plot",           # autopilot plot LOG [-o PNG]
-    "autopilot.cli.log",            # autopilot log recover RUN
-    "autopilot.bringup.gps",          # autopilot bench gps --port DEV [--baud auto] [--json]
-    "autopilot.bringup.imu",          # autopilot bench imu --bus N [--json]
-    "autopilot.bringup.esc",          # autopilot bench esc --gpio L,R [--test --propellers-removed]
+    "autopilot.cli.check",          # autopilot check --config FILE [--mission FILE]
+    "autopilot.cli.plot",           # autopilot plot LOG|LOG_FOLDER [-o PNG]
+    "autopilot.cli.log",            # autopilot log recover|replay|play RUN|LOG_FOLDER
+    "autopilot.bringup.gps",          # autopilot bench gps (--port DEV | --config FILE | --emulated) [--json]
+    "autopilot.bringup.imu",          # autopilot bench imu [--bus N | --config FILE] [--emulated] [--json]
+    "autopilot.bringup.esc",          # autopilot bench esc [--gpio L,R | --config FILE] [--emulated] [--test ...]
     "autopilot.cli.run",            # autopilot run --config FILE [--mission FILE]
     "autopilot.cli.command",        # autopilot command --config FILE mode RTL
+    "autopilot.cli.status",         # autopilot status --config FILE [--json]
     "autopilot.cli.keys",           # autopilot keys token --config FILE
     "autopilot.cli.calibrate",      # autopilot calibrate mag (--bus N | --from-log LOG | --sim) ...
     "autopilot.cli.identify",       # autopilot identify thrust BENCH.csv / identify hull RUN_DIR... --vessel F
@@ -33,9 +36,31 @@ SUBCOMMAND_MODULES = (
 )
 
 
+DISTRIBUTION = "boat-autopilot"          # the [project] name in pyproject.toml
+
+
+def package_version() -> str:
+    """The installed distribution's version (importlib.metadata); for a source tree that was never installed,
+    the `version` in pyproject.toml beside the package; "unknown" when neither says."""
+    from importlib import metadata
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        pass
+    try:
+        text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8")
+    except OSError:
+        return "unknown"
+    project = re.search(r"^\[project\]\s*$(.*?)(?=^\[|\Z)", text, re.M | re.S)
+    found = re.search(r"^version\s*=\s*[\"']([^\"']+)[\"']", project.group(1), re.M) if project else None
+    return found.group(1) if found else "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="autopilot",
                                      description="Onboard autopilot for small Raspberry Pi boats.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}",
+                        help="print the autopilot's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     register_all()

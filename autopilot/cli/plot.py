@@ -1,11 +1,16 @@
 """`autopilot plot LOG [LOG ...]`: draw a logged run (a run directory or its state.csv) to a PNG.
 
+A LOG that is a log folder (what `--log DIR` or the boat's logging.dir fill with `<time>_<mission>/` runs) means
+its newest run; a note says which.
+
 Further LOGs are drawn over the first for comparison (their estimated track, heading and speed, on the first
 run's time axis): e.g. a run and its `autopilot log replay` with another filter tuning.
 
 Panels: the track (estimate, and the true track of a simulation) against the mission's path, waypoints and
-geofence; cross-track error; heading and speed against their setpoints; thrust per thruster. Time panels are
-shaded by mode and marked at warning/error events. The mission comes from the copy kept in the run directory
+geofence; cross-track error; heading (compass degrees 0..360, as `autopilot sim --plot` draws it) and speed
+against their setpoints; thrust per thruster, named as in the run's vessel file. Time panels are shaded by mode
+and marked at warning/error events; the cross-track panel's legend says which shade is which mode and which
+line which event. The mission comes from the copy kept in the run directory
 (or --mission); north_m/east_m in state.csv are in the mission's frame (origin at its anchor, else at its first
 waypoint), which is where the waypoints are drawn. matplotlib's Agg backend: no display needed.
 """
@@ -15,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from autopilot.vocab.angles import HEADING_TICKS_DEG, compass_deg_for_plot
+
 MODE_COLOURS = {"MANUAL": "#d0d0ff", "HOLD": "#e0e0e0", "LOITER": "#d8f0d8", "AUTO": "#ffffff", "RTL": "#ffe0c0"}
 
 
@@ -22,7 +29,8 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("plot", help="draw a logged run (run directory or state.csv) to a PNG",
                               description="Draw a run's track, cross-track error, heading/speed vs setpoints "
                                           "and thruster commands from its state.csv.")
-    p.add_argument("log", metavar="LOG", help="run directory (runs/<time>_<mission>) or its state.csv")
+    p.add_argument("log", metavar="LOG", help="run directory (runs/<time>_<mission>) or its state.csv, or a log "
+                                              "folder (runs/): its newest run")
     p.add_argument("compare", metavar="LOG", nargs="*",
                    help="more runs whose estimate is drawn over the first (e.g. its replay with other tuning)")
     p.add_argument("-o", "--output", metavar="PNG", help="output image (default: LOG/plot.png)")
@@ -32,26 +40,23 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from autopilot.runlog import read_run
+    from autopilot.runlog.rundir import find_run
 
-    path = Path(args.log)
-    if not path.exists():
-        print(f"{path}: not found")
-        return 1
-    data = read_run(path)
-    if len(data) == 0:
-        print(f"{data.run_dir}: state.csv has no rows to plot")
-        return 1
-    others = []
-    for extra in getattr(args, "compare", None) or ():
-        p = Path(extra)
-        if not p.exists():
-            print(f"{p}: not found")
+    runs = []
+    for given in [args.log, *(getattr(args, "compare", None) or ())]:
+        try:
+            path, note = find_run(given)
+        except FileNotFoundError as e:
+            print(e)
             return 1
-        other = read_run(p)
-        if len(other) == 0:
-            print(f"{other.run_dir}: state.csv has no rows to plot")
+        if note:
+            print(f"note: {note}")
+        run = read_run(path)
+        if len(run) == 0:
+            print(f"{run.run_dir}: state.csv has no rows to plot")
             return 1
-        others.append(other)
+        runs.append(run)
+    data, others = runs[0], runs[1:]
     mission, note = _mission(data, args.mission)
     if note:
         print(f"note: {note}")
@@ -97,14 +102,14 @@ def plot_run(data, mission, out: Path, others=()) -> None:
     a.set_ylabel("cross-track [m]")
 
     a = axes[1]
-    a.plot(t, _wrap_break(data["heading_deg"]), color="tab:blue", lw=1, label="heading")
-    a.plot(t, _wrap_break(data["heading_ref_deg"]), color="k", ls="--", lw=1, label="setpoint")
+    a.plot(t, compass_deg_for_plot(data["heading_deg"]), color="tab:blue", lw=1, label="heading")
+    a.plot(t, compass_deg_for_plot(data["heading_ref_deg"]), color="k", ls="--", lw=1, label="setpoint")
     for i, o in enumerate(others):
-        a.plot(o["time_s"] - data["time_s"][0], _wrap_break(o["heading_deg"]), color=_other_colour(i), lw=1,
-               ls=":", label=f"heading: {o.run_dir.name}")
-    a.set_ylabel("heading [deg]")
+        a.plot(o["time_s"] - data["time_s"][0], compass_deg_for_plot(o["heading_deg"]), color=_other_colour(i),
+               lw=1, ls=":", label=f"heading: {o.run_dir.name}")
+    a.set_ylabel("heading [deg, compass]")
     a.set_ylim(0, 360)
-    a.set_yticks([0, 90, 180, 270, 360])
+    a.set_yticks(HEADING_TICKS_DEG)
     a.legend(loc="upper right", fontsize=7)
 
     a = axes[2]
@@ -119,17 +124,24 @@ def plot_run(data, mission, out: Path, others=()) -> None:
     a.legend(loc="upper right", fontsize=7)
 
     a = axes[3]
-    for i in range(data.thruster_count()):
-        a.plot(t, data[f"thrust_n_{i}"], lw=1, label=f"thruster {i}")
+    for i, name in enumerate(thruster_names(data)):
+        a.plot(t, data[f"thrust_n_{i}"], lw=1, label=name)
     a.set_ylabel("thrust [N]")
     a.set_xlabel("time since start [s]")
     if data.thruster_count():
         a.legend(loc="upper right", fontsize=7)
 
+    shown_modes: list = []
+    shown_events: set = set()
     for a in axes:
-        _modes(a, t, data)
-        _events(a, data)
+        shown_modes = _modes(a, t, data)
+        shown_events = _events(a, data)
         a.grid(alpha=0.3)
+    key = shading_legend(shown_modes, shown_events)
+    if key:                                       # on the cross-track panel, the one without a legend of its own
+        handles, labels = zip(*key)
+        axes[0].legend(handles, labels, loc="best", ncol=min(len(key), 4), fontsize=7,
+                       title="background: mode; vertical lines: events", title_fontsize=7)
     title = data.meta.get("mission_name") or data.run_dir.name
     fig.suptitle(f"{data.run_dir.name}: {title}", fontsize=11)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -176,30 +188,68 @@ def _track(ax, data, mission, others=()) -> None:
     ax.legend(loc="best", fontsize=8)
 
 
-def _wrap_break(deg: np.ndarray) -> np.ndarray:
-    """Degrees in [0, 360) with a gap where the value wraps, so no line crosses the whole panel."""
-    d = np.mod(deg, 360.0)
-    jumps = np.abs(np.diff(d)) > 180.0
-    d = d.copy()
-    d[1:][jumps] = np.nan
-    return d
+def thruster_names(data) -> list:
+    """The names of the run's thrusters (its vessel file's, in the order of the thrust_n_<i> columns); the
+    index ("thruster 0") where the run kept no readable vessel file or it has another number of thrusters."""
+    n = data.thruster_count()
+    fallback = [f"thruster {i}" for i in range(n)]
+    path = data.file("vessel")
+    if path is None:
+        return fallback
+    from autopilot.vocab.config import load_vessel
+    from autopilot.vocab.schema import ConfigError
+    try:
+        names = [t.name for t in load_vessel(path).thrusters]
+    except (ConfigError, OSError):
+        return fallback
+    return names if len(names) == n else fallback
 
 
-def _modes(ax, t, data) -> None:
+MODE_ALPHA = 0.6
+EVENT_COLOURS = {"warn": "tab:orange", "error": "tab:red"}
+
+
+def _modes(ax, t, data) -> list:
+    """Shade the time axis by mode; returns the modes shown, in the order they first came."""
     modes = data.columns.get("mode")
     if modes is None or len(modes) == 0:
-        return
+        return []
+    shown: list = []
     start = 0
     for k in range(1, len(modes) + 1):
         if k == len(modes) or modes[k] != modes[start]:
-            colour = MODE_COLOURS.get(str(modes[start]), "#f4f4f4")
-            ax.axvspan(t[start], t[min(k, len(t) - 1)], color=colour, alpha=0.6, lw=0, zorder=0)
+            mode = str(modes[start])
+            ax.axvspan(t[start], t[min(k, len(t) - 1)], color=_mode_colour(mode), alpha=MODE_ALPHA, lw=0,
+                       zorder=0)
+            if mode not in shown:
+                shown.append(mode)
             start = k
+    return shown
 
 
-def _events(ax, data) -> None:
+def _mode_colour(mode: str) -> str:
+    return MODE_COLOURS.get(mode, "#f4f4f4")
+
+
+def _events(ax, data) -> set:
+    """Mark warning and error events; returns the levels marked."""
     t0 = data["time_s"][0]
+    shown = set()
     for ev in data.events:
-        if ev.get("level") in ("warn", "error") and ev.get("time_s") is not None:
-            ax.axvline(ev["time_s"] - t0, color="tab:red" if ev["level"] == "error" else "tab:orange",
-                       lw=0.8, alpha=0.8)
+        if ev.get("level") in EVENT_COLOURS and ev.get("time_s") is not None:
+            ax.axvline(ev["time_s"] - t0, color=EVENT_COLOURS[ev["level"]], lw=0.8, alpha=0.8)
+            shown.add(ev["level"])
+    return shown
+
+
+def shading_legend(modes, event_levels) -> list:
+    """(handle, label) pairs explaining the time panels' shading (one per mode shown, white AUTO included) and
+    event lines (one per level shown)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    key: list = [(Patch(facecolor=_mode_colour(m), alpha=MODE_ALPHA, edgecolor="0.6", lw=0.5), m) for m in modes]
+    for level in ("warn", "error"):
+        if level in event_levels:
+            key.append((Line2D([], [], color=EVENT_COLOURS[level], lw=0.8),
+                        "warning event" if level == "warn" else "error event"))
+    return key

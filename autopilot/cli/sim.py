@@ -10,7 +10,7 @@ from pathlib import Path
 from autopilot.cli.sim_summary import format_summary, jsonable
 from autopilot.files.mission_files import load_mission_file
 from autopilot.runlog.sim_log import SimRunLog
-from autopilot.vocab.config import load_vessel
+from autopilot.vocab.config import load_vessel, vessel_presets
 from autopilot.vocab.schema import ConfigError
 from drivers.esc.contract import EscError
 
@@ -90,9 +90,13 @@ def _force(text):
 
 def add_weather_arguments(p) -> None:
     """--wind, --current, --waves (read back by environment_from_args)."""
-    p.add_argument("--wind", type=_wind, default=(0.0, 0.0), metavar="SPEED_MPS,FROM_DEG")
-    p.add_argument("--current", type=_current, default=(0.0, 0.0), metavar="SPEED_MPS,TOWARD_DEG")
-    p.add_argument("--waves", type=_waves, default=(0.0, 4.0, 0.0), metavar="HS_M,PERIOD_S,FROM_DEG")
+    p.add_argument("--wind", type=_wind, default=(0.0, 0.0), metavar="SPEED_MPS,FROM_DEG",
+                   help="steady wind: speed [m/s] and the compass direction it blows from [deg] (default calm)")
+    p.add_argument("--current", type=_current, default=(0.0, 0.0), metavar="SPEED_MPS,TOWARD_DEG",
+                   help="water current: speed [m/s] and the compass direction it flows toward [deg] (default none)")
+    p.add_argument("--waves", type=_waves, default=(0.0, 4.0, 0.0), metavar="HS_M,PERIOD_S,FROM_DEG",
+                   help="irregular waves: significant height [m], peak period [s] and the compass direction they "
+                        "come from [deg] (default none)")
 
 
 def environment_from_args(args):
@@ -128,12 +132,15 @@ def register(subparsers) -> None:
                                           "report and a CSV log.")
     p.add_argument("mission", help="mission YAML (e.g. config/missions/demo.yaml) or a QGroundControl / Mission "
                                    "Planner waypoint file (QGC WPL 110)")
-    p.add_argument("--vessel", default="foka", help="preset name (foka, iacquabot, wamv) or vessel YAML path")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--vessel", default="foka",
+                   help=f"preset name ({', '.join(vessel_presets())}; default foka) or vessel YAML path")
+    p.add_argument("--seed", type=int, default=1,
+                   help="random seed of the sensor noise, the GNSS bias and the waves (default 1)")
     add_weather_arguments(p)
     p.add_argument("--gps-noise", choices=("white", "realistic"), default="realistic",
                    help="white: 2 m CEP white noise; realistic (default): plus a Gauss-Markov bias")
-    p.add_argument("--gps-rate-hz", type=_positive, default=None)
+    p.add_argument("--gps-rate-hz", type=_positive, default=None, metavar="HZ",
+                   help="GNSS fixes per second (default: the vessel file's sensors.gnss.rate_hz)")
     p.add_argument("--duration", type=_positive, default=None, metavar="S",
                    help="simulated seconds (default: until the mission completes)")
     p.add_argument("--realtime", action="store_true", help="run at wall-clock speed")
@@ -221,8 +228,9 @@ def register(subparsers) -> None:
     p.add_argument("--follow-sway", action="store_true",
                    help="with --follow-model: also drive the plant's sway, by a body force its thrusters cannot give "
                         "(a lateral thruster or a force plugin would have to); the report gives its RMS and peak")
-    p.add_argument("--plot", metavar="FILE.png")
-    p.add_argument("--report", metavar="FILE.json")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="draw the run (track, cross-track error, heading and speed, thrust) to this PNG")
+    p.add_argument("--report", metavar="FILE.json", help="write the summary's figures to this JSON file")
     p.add_argument("--log", metavar="DIR",
                    help="write the run log into DIR/<time>_<mission>/: state.csv (opens in a spreadsheet), "
                         "events.jsonl, run.mcap + metadata.yaml (a rosbag2 bag of the live topics); `autopilot "

@@ -19,9 +19,12 @@ def register(subparsers) -> None:
     p.add_argument("--trials", type=int, default=20, help="candidates tried, the file's own gains first "
                                                           "(default 20)")
     p.add_argument("--seed", type=int, default=1, help="the search's random seed")
-    p.add_argument("--workers", type=int, default=None, metavar="N")
-    p.add_argument("--ray", metavar="auto|ADDRESS")
-    p.add_argument("--out", metavar="DIR", help="default: tune/<campaign name>")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="local worker processes flying each candidate's runs (default: all cores)")
+    p.add_argument("--ray", metavar="auto|ADDRESS", help="fly the runs as Ray tasks: `auto` joins the local "
+                                                         "cluster (or starts one), an ADDRESS joins that one")
+    p.add_argument("--out", metavar="DIR", help="where the overlay and the trials go (default: tune/<campaign "
+                                                "name>)")
     p.set_defaults(func=run)
 
 

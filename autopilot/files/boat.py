@@ -409,6 +409,10 @@ class BoatConfig:
                                                       "MAVProxy); absent = no MAVLink")
     web: Optional[WebConfig] = param(None, doc="the boat's web page (status, map, commands, calibration); "
                                                "absent = no page")
+    status_socket: str = param("", doc="the unix socket `autopilot status` asks the running boat on, relative to "
+                                       "this file; '' = $AUTOPILOT_STATUS_SOCKET, else /run/autopilot/status.sock "
+                                       "under systemd, else one in the temporary folder named after this file "
+                                       "(autopilot/runtime/status_endpoint.py)")
     source_file: str = param("")
 
     def validate(self):

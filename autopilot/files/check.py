@@ -34,7 +34,7 @@ from autopilot.files.mission_files import read_mission_file
 from autopilot.guidance.path_following import mission_frame, point_to_ned
 from autopilot.safety.geofence import Geofence
 from autopilot.vocab.config import MissionConfig, VesselConfig, load_vessel, read_yaml
-from autopilot.vocab.schema import ConfigError, build
+from autopilot.vocab.schema import ConfigError, build, every_error
 from estimation.heading.mag_calibration import calibration_from_simulator, calibration_path
 
 DEFAULT_MAX_LEG_M = 5000.0
@@ -53,6 +53,11 @@ class Problem:
     def from_error(cls, e: ConfigError) -> "Problem":
         return cls(e.file, e.key, e.reason)
 
+    @classmethod
+    def all_from(cls, e: ConfigError) -> List["Problem"]:
+        """One Problem per mistake `e` stands for (several for a schema.ConfigErrors)."""
+        return [cls.from_error(one) for one in every_error(e)]
+
 
 @dataclass
 class CheckReport:
@@ -69,6 +74,11 @@ class CheckReport:
         if problem not in self.problems:
             self.problems.append(problem)
 
+    def add_error(self, e: ConfigError) -> None:
+        """Every mistake of a ConfigError (one, or each of a schema.ConfigErrors)."""
+        for problem in Problem.all_from(e):
+            self.add(problem)
+
 
 def check_config(config_path, mission_path=None, max_leg_m: float = DEFAULT_MAX_LEG_M,
                  allow_sim_calibration: bool = False) -> CheckReport:
@@ -78,7 +88,7 @@ def check_config(config_path, mission_path=None, max_leg_m: float = DEFAULT_MAX_
     try:
         data = read_yaml(config_path)
     except ConfigError as e:
-        report.add(Problem.from_error(e))
+        report.add_error(e)
         data = None
 
     vessel_path: Optional[Path] = None
@@ -95,9 +105,9 @@ def check_config(config_path, mission_path=None, max_leg_m: float = DEFAULT_MAX_
                                                      "(no 'vessel:')"))
     if vessel_path is not None:
         try:
-            report.vessel = load_vessel(str(vessel_path))
+            report.vessel = load_vessel(str(vessel_path), all_errors=True)
         except ConfigError as e:
-            report.add(Problem.from_error(e))
+            report.add_error(e)
         if report.vessel is not None:
             _check_mag_calibration(report.vessel, report, backend, allow_sim_calibration)
             report.notes.extend(model_notes(report.vessel))
@@ -106,9 +116,9 @@ def check_config(config_path, mission_path=None, max_leg_m: float = DEFAULT_MAX_
         report.notes.append("no mission checked (give --mission FILE, or name one in a boat config)")
         return report
     try:
-        loaded = read_mission_file(mission_path)
+        loaded = read_mission_file(mission_path, all_errors=True)
     except ConfigError as e:
-        report.add(Problem.from_error(e))
+        report.add_error(e)
         return report
     report.mission = loaded.mission
     report.notes.extend(loaded.notes)
@@ -270,12 +280,17 @@ def _trajectory_checks(mission, vessel, wps, vmax, where_max, file, problems):
 
 
 def _check_boat_config(path: Path, data: dict, report: CheckReport):
-    """Validate a boat config; returns (vessel path, mission path, backend) it names (None where unusable)."""
+    """Validate a boat config; returns (vessel path, mission path, backend) it names (None where unusable). A
+    boat config with mistakes of its own still has the vessel and mission files it names checked."""
     try:
-        cfg = build(BoatConfig, normalise_boat_yaml(data), str(path))
+        cfg = build(BoatConfig, normalise_boat_yaml(data), str(path), all_errors=True)
     except ConfigError as e:
-        report.add(Problem.from_error(e))
-        return None, None, None
+        report.add_error(e)
+        vessel, mission = data.get("vessel"), data.get("mission")
+        if not isinstance(vessel, str) or not vessel or not isinstance(mission, (str, type(None))):
+            return None, None, None
+        named = BoatConfig(vessel=vessel, mission=mission, source_file=str(path))
+        return named.vessel_path(), named.mission_path(), None
     cfg = dataclasses.replace(cfg, source_file=str(path))
     _check_command_auth(cfg, report)
     _check_ros(cfg, report)
@@ -289,7 +304,7 @@ def _check_boat_config(path: Path, data: dict, report: CheckReport):
             load_boat_config(path)
         except ConfigError as e:
             if Path(e.file) == path:
-                report.add(Problem.from_error(e))
+                report.add_error(e)
     return vessel_path, cfg.mission_path(), cfg.backend
 
 
@@ -389,7 +404,9 @@ def model_notes(vessel) -> List[str]:
         notes.append(f"{head}; stays >= {req} with the true boat's {margins}")
     else:
         upto = margin_kept_to_mps(vessel, fast)
-        upto_text = f"{req} is not kept even at rest" if upto is None else f"{req} is kept up to {upto:.2g} m/s"
+        # rounded down, so a speed short of max_speed_mps never reads as it
+        upto_text = (f"{req} is not kept even at rest" if upto is None else
+                     f"{req} is kept up to {math.floor(upto * 100.0) / 100.0:g} m/s")
         zeta = zeta_keeping_margin(vessel, fast)
         fix = ("" if zeta is None else
                f", or raise control.heading.zeta to {zeta:.2f} (rate damping in place of what the Munk moment "
@@ -398,9 +415,17 @@ def model_notes(vessel) -> List[str]:
     return notes
 
 
-def _margin_text(pm_deg: float) -> str:
+def _margin_text(pm_deg: float, required_deg: Optional[float] = None) -> str:
+    """A phase margin as `check` prints it: one decimal, and never rounded up onto `required_deg` (the default
+    REQUIRED_MARGIN_DEG) from below, so a margin the check calls short never reads as enough (44.96 deg is
+    "44.9 deg", not "45.0 deg ... below 45 deg")."""
+    from autopilot.control.margins import REQUIRED_MARGIN_DEG
     if pm_deg == -math.inf:
         return "none (the loop is unstable)"
     if pm_deg == math.inf:
         return "unbounded (|L| never crosses 1)"
-    return f"{pm_deg:.0f} deg"
+    required = REQUIRED_MARGIN_DEG if required_deg is None else required_deg
+    text = f"{pm_deg:.1f}"
+    if pm_deg < required <= float(text):
+        text = f"{math.floor(pm_deg * 10.0) / 10.0:.1f}"
+    return f"{text} deg"

@@ -112,9 +112,10 @@ def load_mission_file(path, defaults: Optional[Mapping] = None,
     return loaded.mission
 
 
-def read_mission_file(path, defaults: Optional[Mapping] = None) -> LoadedMission:
+def read_mission_file(path, defaults: Optional[Mapping] = None, *, all_errors: bool = False) -> LoadedMission:
     """Load any of the three formats (recognised by content); raises ConfigError(file, key, reason) on any
-    problem. `defaults` apply to waypoint and plan files (YAML missions carry every field themselves)."""
+    problem. `defaults` apply to waypoint and plan files (YAML missions carry every field themselves).
+    `all_errors`: a YAML mission's schema mistakes all at once (schema.ConfigErrors when there are several)."""
     path = Path(path)
     text = _read_text(path)
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
@@ -130,7 +131,7 @@ def read_mission_file(path, defaults: Optional[Mapping] = None) -> LoadedMission
         else:
             if isinstance(doc, dict) and "fileType" in doc:
                 return _plan_from_doc(doc, str(path), defaults)
-    mission = load_mission(path)
+    mission = load_mission(path, all_errors=all_errors)
     return LoadedMission(mission, "yaml", tuple(f"waypoints[{i}]" for i in range(len(mission.waypoints))))
 
 

@@ -33,6 +33,7 @@ class PlayStats:
     skipped: Dict[str, str] = field(default_factory=dict)     # topic -> why it was not played
     duration_s: float = 0.0                                   # log time from the first to the last message
     late_max_s: float = 0.0                                   # worst lateness of a send against the schedule
+    stopped: bool = False                                     # ended early by `stop` (SIGINT, SIGTERM)
 
 
 def message_class(type_name: str):
@@ -137,6 +138,7 @@ def play(node, path, rate: float = 1.0, clock: bool = False, stop: Optional[thre
     with open(mcap, "rb") as f:
         for schema, channel, message in NonSeekingReader(f, validate_crcs=False).iter_messages():
             if stop is not None and stop.is_set():
+                stats.stopped = True
                 break
             topic = channel.topic
             if topic in stats.skipped:
@@ -177,12 +179,27 @@ def play(node, path, rate: float = 1.0, clock: bool = False, stop: Optional[thre
 
 def play_in_own_node(path, rate: float = 1.0, clock: bool = False, delay_s: float = 1.0) -> PlayStats:
     """`play` through a node of its own ("autopilot_log_play") on the default context (initialised and shut
-    down here)."""
+    down here). SIGINT and SIGTERM stop it between two messages (PlayStats.stopped), not rclpy's own handlers,
+    which would shut the context down under a publish in progress."""
     import rclpy
-    rclpy.init()
-    node = rclpy.create_node("autopilot_log_play")
+
+    from autopilot.runtime.signals import StopOnSignal
     try:
-        return play(node, path, rate=rate, clock=clock, discovery_s=max(0.0, delay_s))
+        from rclpy.signals import SignalHandlerOptions
+        rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    except ImportError:                 # an rclpy without signal options installs none
+        rclpy.init()
+    stop = threading.Event()
+    signals = StopOnSignal(stop)
+    node = None
+    try:
+        node = rclpy.create_node("autopilot_log_play")
+        stats = play(node, path, rate=rate, clock=clock, stop=stop, sleep=stop.wait,
+                     discovery_s=max(0.0, delay_s))
+        stats.stopped = stats.stopped or stop.is_set()
+        return stats
     finally:
-        node.destroy_node()
+        if node is not None:
+            node.destroy_node()
         rclpy.try_shutdown()
+        signals.close()

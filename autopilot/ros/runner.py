@@ -148,7 +148,7 @@ def run_boat_on_ros(cfg, vessel, mission, config_file: str = "", seed: int = 1, 
     """`autopilot run` with the ROS 2 rim: spin the composed process until SIGINT/SIGTERM; thrusters neutral on
     the way out. Exit codes as autopilot.runtime.boat_process.run_boat_plain."""
     from autopilot.mavlink.server import MavlinkError
-    from autopilot.runtime.boat_process import make_services, startup_errors
+    from autopilot.runtime.boat_process import make_services, start_status_endpoint, startup_errors
     from autopilot.runtime.signals import StopOnSignal
     from autopilot.web.errors import WebError
 
@@ -158,6 +158,7 @@ def run_boat_on_ros(cfg, vessel, mission, config_file: str = "", seed: int = 1, 
     signals = StopOnSignal(stop)
     proc = None
     services = None
+    endpoint = None
     try:
         services = make_services(cfg, vessel, mission, config_file)
         try:
@@ -183,6 +184,7 @@ def run_boat_on_ros(cfg, vessel, mission, config_file: str = "", seed: int = 1, 
         log.info(status)
         if services.log is not None:
             log.info(f"run log: {services.log.run_dir}")
+        endpoint = start_status_endpoint(cfg, proc.autopilot.runtime, services, proc.mavlink, ros=True)
         services.ready(status)   # the backend's sensors opened in BoatProcess: READY=1 for systemd
         gc.collect()
         gc.freeze()         # start-up objects live for the whole run: keep the collector from rescanning them
@@ -194,6 +196,8 @@ def run_boat_on_ros(cfg, vessel, mission, config_file: str = "", seed: int = 1, 
     finally:
         if proc is not None:
             proc.stop()
+        if endpoint is not None:
+            endpoint.close()
         if services is not None:
             services.close()
         if rclpy.ok():

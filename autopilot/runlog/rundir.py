@@ -10,7 +10,7 @@ import re
 import shutil
 from datetime import datetime
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 RUN_NAME_RE = re.compile(r"^\d{8}T\d{6}Z_")
 
@@ -47,6 +47,28 @@ def list_runs(base_dir: Path) -> List[Path]:
         return []
     return sorted((Path(e.path) for e in entries if e.is_dir(follow_symlinks=False) and RUN_NAME_RE.match(e.name)),
                   key=lambda p: p.name)
+
+
+RUN_FILES = ("state.csv", "run.mcap", "events.jsonl", "meta.json")     # any one of them makes a run folder
+
+
+def find_run(path) -> Tuple[Path, str]:
+    """The run a user means by `path`: a run folder (or a file in one) as it is, or for a log folder holding
+    `<time>_<mission>/` runs (what `--log DIR` and logging.dir fill) its newest run. Returns (path, note), the
+    note saying which run was taken ('' when `path` was taken as given); FileNotFoundError (its message says
+    what is wrong) for a path that is neither."""
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: not found (not a run directory, nor a log folder)")
+    if not p.is_dir() or any((p / f).exists() for f in RUN_FILES):
+        return p, ""
+    runs = list_runs(p)
+    if not runs:
+        raise FileNotFoundError(f"{p}: no run.mcap or state.csv here: neither a run folder nor a log folder "
+                                f"holding runs (<time>_<mission>/ folders)")
+    newest = runs[-1]
+    many = f"the newest of its {len(runs)} runs" if len(runs) > 1 else "its only run"
+    return newest, f"{p} is a log folder: using {many}, {newest.name}"
 
 
 def dir_size_bytes(path: Path) -> int:

@@ -83,6 +83,28 @@ def start_web_page(cfg, runtime, run_dir=None):
     return server
 
 
+def start_status_endpoint(cfg, runtime, services, mavlink=None, ros: bool = False, lock=None):
+    """Serve `autopilot status` for `runtime` (a BoatRuntime) on the boat config's status socket
+    (autopilot/runtime/status_endpoint.py); `lock` is what guards the runtime (default its own). None, with a
+    warning, when the socket cannot be made: the boat runs on without it."""
+    from autopilot.runtime.status_endpoint import StatusEndpoint, boat_status, status_socket_path
+    guard = lock if lock is not None else runtime.lock
+    log_dir = str(services.log.run_dir) if services is not None and services.log is not None else None
+
+    def snapshot() -> dict:
+        with guard:
+            return boat_status(runtime, backend=cfg.backend, ros=ros, log_dir=log_dir, mavlink=mavlink,
+                               sensor_timeout_s=cfg.ros.sensor_timeout_s)
+    path = status_socket_path(cfg)
+    try:
+        endpoint = StatusEndpoint(path, snapshot, on_error=LOG.warning).start()
+    except OSError as e:
+        LOG.warning(f"no status for `autopilot status`: {path}: {e}")
+        return None
+    LOG.info(f"status: {path} (`autopilot status --config {cfg.source_file or 'FILE'}`)")
+    return endpoint
+
+
 def _log_to_stderr() -> None:
     if not LOG.handlers:
         handler = logging.StreamHandler(sys.stderr)
@@ -104,7 +126,7 @@ def run_boat_plain(cfg, vessel, mission, config_file: str = "", seed: int = 1, p
     _log_to_stderr()
     stop = threading.Event()
     signals = StopOnSignal(stop)
-    services = runtime = mav = page = None
+    services = runtime = mav = page = endpoint = None
     try:
         services = make_services(cfg, vessel, mission, config_file)
         origin_ns, epoch_ns = time.monotonic_ns(), time.time_ns()
@@ -134,6 +156,7 @@ def run_boat_plain(cfg, vessel, mission, config_file: str = "", seed: int = 1, p
         LOG.info(status)
         if services.log is not None:
             LOG.info(f"run log: {services.log.run_dir}")
+        endpoint = start_status_endpoint(cfg, runtime, services, mav, ros=False)
         services.ready(status)     # the backend's devices opened: READY=1 for systemd
         gc.collect()
         gc.freeze()                # start-up objects live for the whole run: keep the collector off them
@@ -147,6 +170,8 @@ def run_boat_plain(cfg, vessel, mission, config_file: str = "", seed: int = 1, p
     finally:
         if runtime is not None:
             runtime.stop("stopping on request")     # neutral first, then the links and the log
+        if endpoint is not None:
+            endpoint.close()
         if mav is not None:
             mav.stop()
         if page is not None:

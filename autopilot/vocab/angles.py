@@ -22,6 +22,20 @@ def wrap_pi(angle_rad: Union[float, Array]) -> Union[float, Array]:
     return (float(angle_rad) + math.pi) % (2.0 * math.pi) - math.pi
 
 
+def compass_deg_for_plot(heading_deg: Array) -> Array:
+    """Headings [deg, compass: clockwise from true north, any wrap] as every plot draws them: in [0, 360), with
+    a gap (NaN) where consecutive values wrap across north, so no line crosses the whole panel."""
+    d = np.mod(np.asarray(heading_deg, dtype=float), 360.0)
+    out: Array = d.copy()
+    if len(d) > 1:
+        jumps = np.abs(np.diff(d)) > 180.0
+        out[1:][jumps] = np.nan
+    return out
+
+
+HEADING_TICKS_DEG = (0, 90, 180, 270, 360)   # the heading axis of every plot: N, E, S, W, N
+
+
 def rotation_rpy(roll_rad: float, pitch_rad: float, yaw_rad: float) -> Array:
     """R = Rz(yaw) Ry(pitch) Rx(roll) [rad in, 3x3 out]: maps vectors of the rotated frame into the reference
     frame (body -> NED for the vessel's attitude; its transpose maps NED into the body)."""

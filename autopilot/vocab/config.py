@@ -589,6 +589,11 @@ def resolve_vessel_path(name_or_file: Union[str, "os.PathLike[str]"]) -> Path:
     return CONFIG_DIR / "vessels" / f"{name_or_file}.yaml"
 
 
+def vessel_presets() -> Tuple[str, ...]:
+    """The preset names `resolve_vessel_path` takes (the vessel files shipped in the presets folder), sorted."""
+    return tuple(sorted(p.stem for p in (CONFIG_DIR / "vessels").glob("*.yaml")))
+
+
 def _recognisably(cls: type, data: Dict[str, Any], path: object, what: str) -> None:
     """Refuse, without naming any of its keys, a mapping that has none of `cls`'s required keys: it is some
     other file (a secrets file, another program's config) and its key names are not ours to echo."""
@@ -598,20 +603,23 @@ def _recognisably(cls: type, data: Dict[str, Any], path: object, what: str) -> N
         raise ConfigError(path, "", f"not a {what} (it has none of the keys {', '.join(required)})")
 
 
-def load_vessel(name_or_file: Union[str, "os.PathLike[str]"]) -> VesselConfig:
+def load_vessel(name_or_file: Union[str, "os.PathLike[str]"], *, all_errors: bool = False) -> VesselConfig:
+    """Read and validate a vessel preset or file; ConfigError on the first mistake, or with `all_errors` on
+    every schema mistake at once (schema.ConfigErrors when there are several)."""
     path = resolve_vessel_path(name_or_file)
     data = read_yaml(path)
     _recognisably(VesselConfig, data, path, "vessel file")
     data.pop("source_file", None)
-    vessel = build(VesselConfig, data, str(path))
+    vessel = build(VesselConfig, data, str(path), all_errors=all_errors)
     return dataclasses.replace(vessel, source_file=str(path))
 
 
-def load_mission(path: Union[str, "os.PathLike[str]"]) -> MissionConfig:
+def load_mission(path: Union[str, "os.PathLike[str]"], *, all_errors: bool = False) -> MissionConfig:
+    """Read and validate a mission YAML; ConfigError as load_vessel raises it."""
     data = read_yaml(path)
     _recognisably(MissionConfig, data, path, "mission file")
     data.pop("source_file", None)
-    mission = build(MissionConfig, data, str(path))
+    mission = build(MissionConfig, data, str(path), all_errors=all_errors)
     return dataclasses.replace(mission, source_file=str(path))
 
 

@@ -1,16 +1,13 @@
 """The picture of a simulated run: path vs trajectory, cross-track error, heading and speed vs setpoints,
-thruster commands. Written with matplotlib's Agg backend (no screen needed)."""
+thruster commands. Written with matplotlib's Agg backend (no screen needed).
+
+Headings are compass degrees 0..360 wrapped as `autopilot plot` draws them (autopilot.vocab.angles
+.compass_deg_for_plot); thrusters are named as in the vessel file."""
 from __future__ import annotations
 
 import numpy as np
 
-
-def _break_wraps(deg: np.ndarray) -> np.ndarray:
-    """Insert gaps where an angle wraps across +-180 deg, so the plot draws no vertical lines there."""
-    out = deg.astype(float).copy()
-    jumps = np.abs(np.diff(out)) > 180.0
-    out[1:][jumps] = np.nan
-    return out
+from autopilot.vocab.angles import HEADING_TICKS_DEG, compass_deg_for_plot
 
 
 def plot_run(result, path: str) -> None:
@@ -51,9 +48,11 @@ def plot_run(result, path: str) -> None:
     ax1.legend(fontsize=8)
 
     ax2 = fig.add_subplot(gs[1, 1], sharex=ax1)
-    ax2.plot(t, _break_wraps(np.degrees(tr["truth_psi"])), lw=1, label="heading (true)")
-    ax2.plot(t, _break_wraps(np.degrees(tr["ref_psi"])), "--", lw=1, label="heading setpoint")
-    ax2.set_ylabel("heading [deg]")
+    ax2.plot(t, compass_deg_for_plot(np.degrees(tr["truth_psi"])), lw=1, label="heading (true)")
+    ax2.plot(t, compass_deg_for_plot(np.degrees(tr["ref_psi"])), "--", lw=1, label="heading setpoint")
+    ax2.set_ylabel("heading [deg, compass]")
+    ax2.set_ylim(0, 360)
+    ax2.set_yticks(HEADING_TICKS_DEG)
     ax2b = ax2.twinx()
     ax2b.plot(t, tr["truth_u"], color="tab:green", lw=1, label="surge (true)")
     ax2b.plot(t, tr["ref_u"], "--", color="tab:olive", lw=1, label="speed setpoint")
@@ -64,8 +63,9 @@ def plot_run(result, path: str) -> None:
     ax2.grid(alpha=0.3)
 
     ax3 = fig.add_subplot(gs[2, 1], sharex=ax1)
+    names = list(result.thruster_names)
     for i in range(result.thrust_n.shape[1]):
-        ax3.plot(t, result.thrust_n[:, i], lw=0.8, label=f"thruster {i}")
+        ax3.plot(t, result.thrust_n[:, i], lw=0.8, label=names[i] if i < len(names) else f"thruster {i}")
     ax3.set_ylabel("thrust command [N]")
     ax3.set_xlabel("time [s]")
     ax3.grid(alpha=0.3)

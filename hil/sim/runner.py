@@ -108,6 +108,7 @@ class SimResult:
     events: list
     frame: object
     rows: list = field(default_factory=list)
+    thruster_names: tuple = ()        # the vessel file's, in the order of thrust_n's columns
 
 
 def identification_time_s(mission: MissionConfig) -> float:
@@ -467,7 +468,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
     trace_d = {name: trace[:n_done, i] for i, name in enumerate(TRACE_FIELDS)}
     return SimResult(report=report, trace=trace_d, thrust_n=thrust_log[:n_done], pulses_us=pulse_log[:n_done],
                      gps_ne=np.array(gps_ne).reshape(-1, 2), waypoints_ned=list(waypoints_ned),
-                     start_ned=(n0, e0), events=list(autopilot.events), frame=frame)
+                     start_ned=(n0, e0), events=list(autopilot.events), frame=frame,
+                     thruster_names=tuple(t.name for t in vessel.thrusters))
 
 
 def distorted_mag(vessel: VesselConfig) -> VesselConfig:
