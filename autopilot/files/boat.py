@@ -369,8 +369,11 @@ class WebConfig:
                                                    "file; `autopilot keys web --config FILE` writes it")
     public_status: bool = param(False, doc="show the status and map without logging in (read-only; commands "
                                            "still need the password)")
-    tiles_url: str = param("", doc="map tiles under the drawing, {z}/{x}/{y} in the URL: a folder the page "
-                                   "serves (/static/...) or an online source; '' = the plain drawing")
+    tiles_dir: str = param("", doc="a folder of map tiles on the boat (Z/X/Y.png, relative to this file), served "
+                                   "at /tiles/ for the map; '' = none")
+    tiles_url: str = param("", doc="map tiles under the drawing, {z}/{x}/{y} in the URL: an online source, or "
+                                   "'' = the tiles_dir folder's (/tiles/{z}/{x}/{y}.png) when one is set, else "
+                                   "none")
     session_idle_timeout_s: float = param(8 * 3600.0, unit="s", min=60.0, max=7 * 86400.0,
                                           doc="a login unused this long must log in again")
 
@@ -442,6 +445,14 @@ class BoatConfig:
         if self.mavlink is None or not self.mavlink.signing_key_file:
             return None
         p = Path(self.mavlink.signing_key_file)
+        if p.is_absolute() or not self.source_file:
+            return p
+        return Path(self.source_file).resolve().parent / p
+
+    def web_tiles_dir(self) -> Optional[Path]:
+        if self.web is None or not self.web.tiles_dir:
+            return None
+        p = Path(self.web.tiles_dir)
         if p.is_absolute() or not self.source_file:
             return p
         return Path(self.source_file).resolve().parent / p

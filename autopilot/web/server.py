@@ -77,10 +77,14 @@ def _answer(ans) -> Dict[str, Any]:
 
 
 class WebServer:
-    def __init__(self, cfg, link: BoatLink, password, *, on_log: Optional[Callable[[str], None]] = None):
+    def __init__(self, cfg, link: BoatLink, password, *, on_log: Optional[Callable[[str], None]] = None,
+                 tiles_dir: Optional[Path] = None):
         """`cfg`: WebConfig; `password`: a PasswordHash (autopilot/web/passwords.py) or None (then only public
-        status is served, if configured, and every login is refused)."""
+        status is served, if configured, and every login is refused). `tiles_dir`: a folder of map tiles
+        (Z/X/Y.png) served at /tiles/, or None."""
         self.cfg = cfg
+        self.tiles_dir = Path(tiles_dir) if tiles_dir else None
+        self.tiles_url = cfg.tiles_url or ("/tiles/{z}/{x}/{y}.png" if self.tiles_dir else "")
         self.link = link
         self.password = password
         self.sessions = Sessions(idle_timeout_s=cfg.session_idle_timeout_s)
@@ -166,6 +170,8 @@ class WebServer:
         r = app.router
         r.add_get("/", self._index)
         r.add_static("/static/", STATIC, show_index=False, follow_symlinks=False)
+        if self.tiles_dir is not None and self.tiles_dir.is_dir():
+            r.add_static("/tiles/", self.tiles_dir, show_index=False, follow_symlinks=False)
         r.add_get("/api/session", self._session_info)
         r.add_post("/api/login", self._login)
         r.add_post("/api/logout", self._logout)
@@ -258,7 +264,7 @@ class WebServer:
         s = self._session(request)
         return _json({"logged_in": s is not None, "csrf": s.csrf if s is not None else None,
                       "public_status": bool(self.cfg.public_status), "password_set": self.password is not None,
-                      "tiles_url": self.cfg.tiles_url or None})
+                      "tiles_url": self.tiles_url or None})
 
     async def _login(self, request: web.Request) -> web.Response:
         addr = request.remote or "?"
@@ -575,4 +581,7 @@ def start_web(cfg, desk, calls, *, log_root=None, upload_dir=None, on_log=None) 
         say(f"web page: read-only status only: {e}")
         password = None
     link = BoatLink(desk, calls, log_root=log_root, upload_dir=upload_dir)
-    return WebServer(web_cfg, link, password, on_log=on_log).start()
+    tiles = cfg.web_tiles_dir()
+    if tiles is not None and not tiles.is_dir():
+        say(f"web page: web.tiles_dir {tiles} is not a folder: the map draws without tiles")
+    return WebServer(web_cfg, link, password, on_log=on_log, tiles_dir=tiles).start()

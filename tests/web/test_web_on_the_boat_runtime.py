@@ -21,10 +21,17 @@ NO_ROS = REPO / "tests" / "support" / "no_ros.py"
 PASSWORD = "pond page password"
 
 
+PNG = b"\x89PNG\r\n\x1a\n" + b"a lake tile"
+
+
 def _config(tmp_path):
+    tile = tmp_path / "tiles" / "17" / "71982" / "43447.png"
+    tile.parent.mkdir(parents=True)
+    tile.write_bytes(PNG)
     cfg = tmp_path / "boat.yaml"
     cfg.write_text(f"vessel: foka\nmission: {DATA / 'mavlink_pond.yaml'}\nbackend: sim\nros: auto\n"
-                   f"logging: {{dir: {tmp_path / 'runs'}, rate_hz: 10}}\nweb: {{listen: '127.0.0.1:0'}}\n")
+                   f"logging: {{dir: {tmp_path / 'runs'}, rate_hz: 10}}\n"
+                   f"web: {{listen: '127.0.0.1:0', tiles_dir: tiles}}\n")
     return cfg
 
 
@@ -67,6 +74,10 @@ def test_the_boat_runtime_serves_its_page_and_takes_commands_through_the_desk(tm
             with opener.open(req, timeout=10) as r:
                 return json.loads(r.read())
         csrf = call("/api/login", {"password": PASSWORD})["csrf"]
+        # the offline tile folder beside the boat config is the map's background
+        assert call("/api/session")["tiles_url"] == "/tiles/{z}/{x}/{y}.png"
+        with opener.open(url + "tiles/17/71982/43447.png", timeout=10) as r:
+            assert r.read() == PNG
         status = call("/api/status")
         assert status["mode"] == "HOLD" and status["armed"] is False
         assert status["mission"]["name"] == "mavlink-pond"
