@@ -470,6 +470,12 @@ class Autopilot:
         pending = self._pending_mode[0] if self._pending_mode else None
         return pending == ModeName.GUIDED or (pending is None and self.mode is self._guided)
 
+    @property
+    def guided_target(self) -> Optional[tuple[tuple[float, float], Optional[float]]]:
+        """GUIDED's position target being flown or about to be, ((north, east) [m, local NED], speed [m/s] or
+        None: cruise); None without one (a velocity target, station keeping where it entered)."""
+        return self._guided.position_target
+
     def guided_target_problem(self, north_m: float, east_m: float) -> Optional[str]:
         """Why a GUIDED position target [m, local NED] would be refused (None: it would be taken): not finite,
         outside a geofence (the mission's or the vessel's), or over GUIDED_MAX_RANGE_M from the boat."""

@@ -235,6 +235,13 @@ class OperatorDesk:
         problem = ap.guided_target_problem(n, e)
         if problem is not None:
             return self._answer(_refused(f"GUIDED target refused: {problem}"), origin)
+        if speed_mps is not None:
+            speed_mps = float(speed_mps)
+        same = ap.guided_target
+        if same is not None and ap.mode.name == "GUIDED" and math.hypot(same[0][0] - n, same[0][1] - e) < 0.05 \
+                and same[1] == speed_mps:
+            ap.operator_heartbeat(self.now_s())
+            return Answer(True, "GUIDED target unchanged")     # a setpoint stream: the leg is not started again
         if switch_mode and ap.mode.name != "GUIDED":
             try:
                 ap.set_mode("GUIDED", f"go-to command ({origin or 'operator'})")
@@ -251,16 +258,21 @@ class OperatorDesk:
                     speed_mps: Optional[float] = None, switch_mode: bool = False) -> Answer:
         """`goto` for a WGS84 position [deg], taken into the mission's local frame; refused for a latitude
         outside -90..90, a longitude outside -180..180, or 0, 0 (no position)."""
+        local = self.local_of(lat_deg, lon_deg)
+        if isinstance(local, str):
+            return self._answer(_refused(f"GUIDED target refused: {local}"), origin)
+        return self.goto(*local, origin, speed_mps, switch_mode)
+
+    def local_of(self, lat_deg: Union[float, str], lon_deg: Union[float, str]) -> Union[Tuple[float, float], str]:
+        """(north, east) [m] of a WGS84 position [deg] in the mission's local frame, or why it is not one."""
         try:
             lat, lon = float(lat_deg), float(lon_deg)
         except (TypeError, ValueError):
             lat = lon = math.nan
         if not (math.isfinite(lat) and math.isfinite(lon) and -90.0 <= lat <= 90.0 and -180.0 <= lon <= 180.0) \
                 or (lat == 0.0 and lon == 0.0):
-            return self._answer(_refused(f"GUIDED target refused: latitude {str(lat_deg)[:40]!r}, longitude "
-                                         f"{str(lon_deg)[:40]!r} is not a position"), origin)
-        n, e = self.autopilot.frame.to_ned(lat, lon)
-        return self.goto(n, e, origin, speed_mps, switch_mode)
+            return f"latitude {str(lat_deg)[:40]!r}, longitude {str(lon_deg)[:40]!r} is not a position"
+        return self.autopilot.frame.to_ned(lat, lon)
 
     def guided_velocity(self, kind: str, a: Union[float, str], b: Union[float, str], origin: str = "") -> Answer:
         """GUIDED's velocity target: kind "body" (a surge [m/s, + ahead], b yaw rate [rad/s, + to starboard]),

@@ -89,6 +89,16 @@ class GuidedMode(Mode):
         """The position target given but not yet taken [m N, E], None: none."""
         return None if self._staged is None else self._staged[0]
 
+    @property
+    def position_target(self) -> Optional[tuple[tuple[float, float], Optional[float]]]:
+        """The position target being flown or about to be, with its speed ((north, east) [m], m/s or None); None
+        when a velocity target rules or there is none."""
+        if self._staged is not None:
+            return self._staged
+        if self.target_ned is not None and not self._kind:
+            return self.target_ned, self.target_speed_mps
+        return None
+
     def _take_position(self) -> None:
         assert self._staged is not None
         (n, e), speed = self._staged
