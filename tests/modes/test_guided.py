@@ -142,3 +142,70 @@ def test_the_geofence_acts_in_guided_and_targets_outside_it_are_refused():
     south = min(p.north_m for p in mission.geofence)
     assert min(n for t, n, *_ in seen) > south, (min(n for t, n, *_ in seen), south)
 
+
+
+def test_text_commands_and_bad_targets_get_a_clear_refusal_never_a_traceback():
+    said: dict = {}
+
+    def script(t, ap, desk):
+        nav = ap.nav
+        if "done" in said or nav is None or not nav.valid or t < 5.0:
+            return
+        said["done"] = True
+        n, e = nav.north_m, nav.east_m
+        lat, lon = ap.frame.to_wgs84(n + 10.0, e)
+        said["local"] = desk.text(f"goto local {n + 5.0:.2f} {e:.2f} 0.6", "test")
+        said["target"] = ap.guided_target
+        said["global"] = desk.text(f"goto global {lat:.8f} {lon:.8f}", "test")
+        said["global_target"] = ap.guided_target
+        said["zero"] = desk.text("goto global 0 0", "test")
+        said["words"] = desk.text("goto local north 3", "test")
+        said["frame"] = desk.text("goto sideways 1 2", "test")
+        said["speed"] = desk.goto(n, e, "test", speed_mps=-1.0)
+        said["far"] = desk.goto(n + 50_000.0, e, "test")
+        said["kind"] = desk.guided_velocity("sideways", 1.0, 0.0, "test")
+        said["nan_v"] = desk.text("velocity ned nan 0.5", "test")
+        said["ned"] = desk.text("velocity ned 0.2 0.3", "test")
+        said["mode"] = desk.text("mode GUIDED", "test")
+
+    _fly(script, 12.0, env=EnvironmentConfig())
+    assert said["local"].ok and said["target"][1] == 0.6, said["local"]
+    (gn, ge), _ = said["global_target"]
+    assert said["global"].ok
+    local_n = said["target"][0][0] - 5.0
+    assert abs(gn - (local_n + 10.0)) < 0.05, (gn, local_n)
+    for key, fragment in (("zero", "not a position"), ("words", "numbers"), ("frame", "goto local"),
+                          ("speed", "positive"), ("far", "km away"), ("kind", "unknown kind"),
+                          ("nan_v", "finite")):
+        answer = said[key]
+        assert not answer.ok and "refused" in answer.text and fragment in answer.text, (key, answer)
+    assert said["ned"].ok and said["mode"].ok
+
+
+def test_a_goto_outside_guided_is_refused_unless_it_switches_the_mode():
+    """A typed or ROS goal does not take the boat out of another mode; MAVLink's DO_REPOSITION with its
+    change-mode flag (switch_mode) asks for GUIDED and the target is flown once the mode is in."""
+    vessel = load_vessel("foka")
+    mission = load_mission(CONFIG_DIR / "missions" / "demo.yaml")
+    seen: dict = {}
+
+    def operator(t, ap, truth):
+        desk = seen.setdefault("desk", OperatorDesk(ap, vessel, lambda: seen["t"]))
+        seen["t"] = t
+        nav = ap.nav
+        if ap.armed and "plain" not in seen and nav is not None and nav.valid and t > 5.0:
+            seen["start"] = (nav.north_m, nav.east_m)
+            seen["target"] = (nav.north_m - 15.0, nav.east_m + 5.0)
+            seen["plain"] = desk.goto(*seen["target"], "test")
+            seen["switch"] = desk.goto(*seen["target"], "test", switch_mode=True)
+        if truth is not None and "target" in seen:
+            seen.setdefault("closest", math.inf)
+            seen["closest"] = min(seen["closest"], math.hypot(truth.north_m - seen["target"][0],
+                                                              truth.east_m - seen["target"][1]))
+            seen["mode"] = ap.mode.name
+
+    run_sim(vessel, mission, SimOptions(seed=2, env=WINDY, duration_s=70.0, initial_mode="HOLD", on_cycle=operator,
+                                        plant_spec=PlantSpec.resolve(vessel, 2, mismatch=MISMATCH), devices="typed"))
+    assert not seen["plain"].ok and "not GUIDED" in seen["plain"].text, seen["plain"]
+    assert seen["switch"].ok, seen["switch"]
+    assert seen["mode"] == "GUIDED" and seen["closest"] <= mission.acceptance_radius_m, seen
