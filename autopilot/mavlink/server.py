@@ -662,6 +662,8 @@ class MavlinkServer:
         """A refused target, said once per sender and reason until one of its targets is taken (in the loop)."""
         if (partner, why) in self._target_refused:
             return
+        if len(self._target_refused) > 256:          # reasons carry values: a hostile stream must not grow it
+            self._target_refused.clear()
         self._target_refused.add((partner, why))
         text = why if why.startswith(what) else (f"{what}: {why}" if "refused" in why else f"{what} refused: {why}")
         self.desk.refuse(text, origin)
