@@ -11,11 +11,15 @@ Commands (any thread that owns the autopilot, between cycles; times on the runne
                                    (autopilot/safety/prearm.py: all of them in a navigating mode, the ESC output in
                                    HOLD/MANUAL); `prearm_failures(t_s)` lists them without arming
   disarm(t_s, reason); load_mission(mission)
-  set_mode(name, reason)           MANUAL, HOLD, LOITER, AUTO, RTL, CALIBRATE_ON_WATER; ValueError when unknown
-                                   or forbidden by an active failsafe; takes effect on the next cycle; a navigating
-                                   mode chosen while armed stays neutral until the navigation checks pass
+  set_mode(name, reason)           MANUAL, HOLD, LOITER, AUTO, RTL, VELOCITY, GUIDED, CALIBRATE_ON_WATER; ValueError
+                                   when unknown or forbidden by an active failsafe; takes effect on the next cycle; a
+                                   navigating mode chosen while armed stays neutral until the navigation checks pass
   operator_command(t_s, throttle, steering)   MANUAL's input in [-1, 1]; also an operator heartbeat
   operator_heartbeat(t_s)          the operator's station is alive (link-loss failsafe)
+  guided_position(t_s, n, e, ...)  GUIDED's position target [m, local NED] (autopilot/modes/guided.py); with
+                                   stage=True also from another mode, for the next entry into GUIDED
+  guided_velocity(t_s, kind, a, b) GUIDED's velocity target (body, ground NED or heading+speed); ValueError when
+                                   not in GUIDED, for a non-finite value, or (positions) outside the geofence
   report_overrun(t_s, late_s)      the runner missed a cycle's deadline (overrun failsafe)
   set_actuator(sink)               what `connected` is read from (ESC-disconnect failsafe, pre-arm check)
 
@@ -48,6 +52,7 @@ from autopilot.interfaces import NavigationFilter, ThrusterOutput
 from autopilot.modes.auto import AutoMode
 from autopilot.modes.base import NEUTRAL, Mode
 from autopilot.modes.calibrate_on_water import CalibrateOnWaterMode
+from autopilot.modes.guided import GuidedMode
 from autopilot.modes.heading_hold import HeadingHoldMode
 from autopilot.modes.hold import HoldMode
 from autopilot.modes.identification import IdentificationMode
@@ -76,6 +81,8 @@ ZERO_WRENCH = Wrench(0.0, 0.0)
 CALIBRATE = ModeName.CALIBRATE_ON_WATER
 # what a failsafe may report while CALIBRATE_ON_WATER flies without stopping it
 _LEAVES_THE_MODE_ALONE = frozenset({Action.DISARM, Action.REPORT, Action.RECOVERED, Action.NONE})
+GUIDED_MAX_RANGE_M = 20_000.0   # a GUIDED position target further than this from the boat is refused (the flat
+#                                 local frame and a mistyped coordinate both end well before)
 MODEL_WARN_NIS = 3.0       # GNSS velocity NIS per dof above which the vessel model is reported as mispredicting
 
 
@@ -187,6 +194,10 @@ class Autopilot:
             ModeName.AUTO: AutoMode(None),
             ModeName.RTL: RtlMode(self._home, 0.5, 1.0, 1.0),
             ModeName.VELOCITY: self.velocity,
+            ModeName.GUIDED: GuidedMode(LoiterMode(mission.loiter_radius_m, 0.5, drift_fn=self._drift_ne,
+                                                   drift_std_fn=self._drift_std_mps),
+                                        0.5, 1.0, 1.0, vessel.hull.max_speed_mps, self.velocity_ctl.max_yaw_rate_rps,
+                                        fs.manual.timeout_s),
             ModeName.HEADING_HOLD: HeadingHoldMode(ModeName.HEADING_HOLD, fs.gnss.slow_speed_mps),
             ModeName.BRAKE: HeadingHoldMode(ModeName.BRAKE, 0.0),
             CALIBRATE: CalibrateOnWaterMode(vessel.sensors.mag.on_water, vessel, self.allocator.max_surge_n,
@@ -303,6 +314,15 @@ class Autopilot:
         rtl.crab_compensation = mission.guidance.crab_compensation
         rtl.crab_hull_sway = self.guidance.crab_hull_sway
         rtl.arrive_m = max(mission.acceptance_radius_m, mission.loiter_radius_m)
+        guided = self.modes[ModeName.GUIDED]
+        assert isinstance(guided, GuidedMode)
+        for attr in ("radius_m", "astern", "max_speed_mps"):
+            setattr(guided.loiter, attr, getattr(loiter, attr))
+        guided.speed_mps = cruise
+        guided.leg.lookahead_m = self.guidance.lookahead_m
+        guided.leg.crab_compensation = mission.guidance.crab_compensation
+        guided.leg.crab_hull_sway = self.guidance.crab_hull_sway
+        guided.leg.arrive_m = mission.acceptance_radius_m
         heading_hold = self.modes[ModeName.HEADING_HOLD]
         assert isinstance(heading_hold, HeadingHoldMode)
         heading_hold.speed_mps = min(self.vessel.failsafe.gnss.slow_speed_mps, cruise)
@@ -314,6 +334,7 @@ class Autopilot:
         self.vessel = self.compass.vessel = vessel
         self.failsafe.cfg = vessel.failsafe
         self.manual.timeout_s = self.velocity.timeout_s = vessel.failsafe.manual.timeout_s
+        self._guided.timeout_s = vessel.failsafe.manual.timeout_s
         fresh = HeadingController(vessel, self.allocator.max_yaw_nm)
         for attr in ("integral_limit_nm", "_w", "_z", "_ti"):
             setattr(self.heading_ctl, attr, getattr(fresh, attr))
@@ -431,9 +452,75 @@ class Autopilot:
         """VELOCITY's surge speed [m/s] and yaw rate [rad/s, + starboard], clamped to the hull's top speed and
         control.velocity.max_yaw_rate_dps. Counts as a heartbeat. ValueError when not in VELOCITY (a stray
         stream must not wait to drive the boat when someone switches modes) or for a non-finite value."""
+        if self.mode is self._guided:
+            self.guided_velocity(t_s, "body", surge_mps, yaw_rate_rps)
+            return
         if self.mode is not self.velocity:
-            raise ValueError(f"velocity command refused: the mode is {self.mode.name}, not VELOCITY")
+            raise ValueError(f"velocity command refused: the mode is {self.mode.name}, not VELOCITY or GUIDED")
         self.velocity.command(t_s, surge_mps, yaw_rate_rps)
+        self.failsafe.operator_heartbeat(t_s)
+
+    @property
+    def _guided(self) -> GuidedMode:
+        mode = self.modes[ModeName.GUIDED]
+        assert isinstance(mode, GuidedMode)
+        return mode
+
+    def _guided_or_pending(self) -> bool:
+        pending = self._pending_mode[0] if self._pending_mode else None
+        return pending == ModeName.GUIDED or (pending is None and self.mode is self._guided)
+
+    @property
+    def guided_target(self) -> Optional[tuple[tuple[float, float], Optional[float]]]:
+        """GUIDED's position target being flown or about to be, ((north, east) [m, local NED], speed [m/s] or
+        None: cruise); None without one (a velocity target, station keeping where it entered)."""
+        return self._guided.position_target
+
+    def guided_target_problem(self, north_m: float, east_m: float) -> Optional[str]:
+        """Why a GUIDED position target [m, local NED] would be refused (None: it would be taken): not finite,
+        outside a geofence (the mission's or the vessel's), or over GUIDED_MAX_RANGE_M from the boat."""
+        if not (math.isfinite(north_m) and math.isfinite(east_m)):
+            return f"the target must be finite numbers, got {north_m!r} m N, {east_m!r} m E"
+        for fence in self.fences:
+            if not fence.contains(north_m, east_m):
+                return (f"the target {north_m:.1f} m N, {east_m:.1f} m E is outside the geofence by "
+                        f"{-fence.signed_distance_m(north_m, east_m):.1f} m")
+        nav = self.nav
+        if nav is not None and nav.valid:
+            far = math.hypot(north_m - nav.north_m, east_m - nav.east_m)
+            if far > GUIDED_MAX_RANGE_M:
+                return f"the target is {far / 1000:.1f} km away (at most {GUIDED_MAX_RANGE_M / 1000:g} km)"
+        return None
+
+    def guided_position(self, t_s: float, north_m: float, east_m: float, speed_mps: Optional[float] = None,
+                        stage: bool = False) -> None:
+        """GUIDED's position target [m, local NED frame of the mission] at `speed_mps` [m/s, > 0; None: the
+        mission's cruise speed; clamped to the hull's top speed]: a leg from where the boat is, then station
+        keeping there. In GUIDED (or with GUIDED requested) it replaces the target; `stage`: from any other mode,
+        it is kept for the next entry into GUIDED (the caller asks for the mode). ValueError, with the reason,
+        for a target guided_target_problem refuses, a speed that is not a positive number, or outside GUIDED
+        without `stage`. Counts as a heartbeat."""
+        why = self.guided_target_problem(north_m, east_m)
+        if why is None and speed_mps is not None and not (math.isfinite(speed_mps) and speed_mps > 0):
+            why = f"the speed must be a positive number of m/s, got {speed_mps!r}"
+        if why is None and not stage and not self._guided_or_pending():
+            why = f"the mode is {self.mode.name}, not GUIDED"
+        if why is not None:
+            raise ValueError(f"GUIDED target refused: {why}")
+        if speed_mps is not None:
+            speed_mps = min(speed_mps, self.vessel.hull.max_speed_mps)
+        self._guided.set_position(north_m, east_m, speed_mps)
+        self.failsafe.operator_heartbeat(t_s)
+
+    def guided_velocity(self, t_s: float, kind: str, a: float, b: float) -> None:
+        """GUIDED's velocity target (autopilot/modes/guided.py, GuidedMode.set_velocity): "body" (surge [m/s],
+        yaw rate [rad/s, + starboard]), "ground" (north, east [m/s]) or "heading" (heading [rad, compass], speed
+        [m/s]); renewed within failsafe.manual.timeout_s or neutral. ValueError when not in GUIDED (a stream
+        must not wait to drive the boat when someone switches modes), for a non-finite value or an unknown
+        kind. Counts as a heartbeat."""
+        if self.mode is not self._guided:
+            raise ValueError(f"GUIDED velocity target refused: the mode is {self.mode.name}, not GUIDED")
+        self._guided.set_velocity(t_s, kind, float(a), float(b))
         self.failsafe.operator_heartbeat(t_s)
 
     def operator_heartbeat(self, t_s: float) -> None:
@@ -694,6 +781,8 @@ class Autopilot:
         why = self.failsafe.blocked(name) if self.armed else None
         if why:
             self._emit(t_s, "warning", f"mode {name} refused: {why}")
+            if name == ModeName.GUIDED and self.mode is not self._guided:
+                self._guided.drop_pending()      # a target for a GUIDED that never came
             return
         before = self.mode
         self._switch(t_s, nav, name, reason)
@@ -709,6 +798,8 @@ class Autopilot:
             return
         old = self.mode.name
         self.mode = self.modes[name]
+        if name != ModeName.GUIDED:
+            self._guided.drop_pending()          # a failsafe or an operator took the boat elsewhere first
         self._enter_pending = False
         if nav is not None:
             self.mode.enter(t_s, nav)
@@ -781,7 +872,7 @@ class Autopilot:
         and a path's LOS laws (crab angle)."""
         drift = self._drift_ne()
         self.guidance.drift_ne = drift
-        for mode in (self.modes[ModeName.RTL], self.modes[ModeName.AUTO]):
+        for mode in (self.modes[ModeName.RTL], self.modes[ModeName.AUTO], self.modes[ModeName.GUIDED]):
             mode.drift_ne = drift
 
     def _drift_ne(self) -> tuple[float, float]:

@@ -165,9 +165,10 @@ def register(subparsers) -> None:
                    help="--transport ros without --realtime: simulator steps in flight before the plant waits for "
                         "the autopilot's answer (default 1: strict lockstep; a link of round trip R needs about "
                         "R / 20 ms to run near real time)")
-    p.add_argument("--mode", choices=("AUTO", "LOITER", "HOLD", "MANUAL"), default=None,
+    p.add_argument("--mode", choices=("AUTO", "LOITER", "HOLD", "MANUAL", "GUIDED"), default=None,
                    help="mode asked for at the start; the run arms once its pre-arm checks pass (default AUTO; "
-                        "HOLD with --mavlink; MANUAL with --transport ros: a gamepad's joy_node drives)")
+                        "HOLD with --mavlink; MANUAL with --transport ros: a gamepad's joy_node drives; GUIDED "
+                        "keeps station until a companion computer's targets come, e.g. over --mavlink)")
     p.add_argument("--gnss-velocity", action="store_true",
                    help="--transport ros: the stand-in's GNSS also gives its velocity (speed and course, as the "
                         "boat's receiver does) on a topic beside the fix; Gazebo's bridged NavSatFix has none. "

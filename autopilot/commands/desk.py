@@ -37,7 +37,10 @@ class Answer:
 STREAM_GAP_S = 5.0      # a heartbeat/manual/velocity stream silent this long [s] is logged again when it resumes
 
 TEXT_COMMANDS = ("'arm', 'disarm [REASON]', 'mode NAME', 'mission PATH', 'heartbeat', "
-                 "'manual THROTTLE STEERING' or 'velocity SPEED_MPS YAW_RATE_DPS'")
+                 "'manual THROTTLE STEERING', 'velocity SPEED_MPS YAW_RATE_DPS', "
+                 "'velocity ned NORTH_MPS EAST_MPS', 'goto local NORTH_M EAST_M [SPEED_MPS]' or "
+                 "'goto global LAT_DEG LON_DEG [SPEED_MPS]'")
+GUIDED_KINDS = {"body": "surge and yaw rate", "ground": "velocity north and east", "heading": "heading and speed"}
 
 
 def _refused(text: str) -> Answer:
@@ -114,7 +117,8 @@ class OperatorDesk:
         return self._answer(Answer(True, "disarmed"), origin)
 
     def set_mode(self, name: str, origin: str = "", reason: str = "") -> Answer:
-        """Ask for MANUAL, HOLD, LOITER, AUTO, RTL or CALIBRATE_ON_WATER (case-insensitive); refused when unknown
+        """Ask for MANUAL, HOLD, LOITER, AUTO, RTL, VELOCITY, GUIDED or CALIBRATE_ON_WATER (case-insensitive);
+        refused when unknown
         or blocked by an active failsafe (it takes effect on the next cycle)."""
         name = name.strip().upper()
         try:
@@ -203,8 +207,9 @@ class OperatorDesk:
         return Answer(True, "manual")
 
     def velocity(self, surge_mps: float, yaw_rate_rps: float, origin: str = "") -> Answer:
-        """VELOCITY's surge speed [m/s] and yaw rate [rad/s, + turn to starboard]; also a heartbeat. Refused
-        outside VELOCITY and for values that are not finite numbers; beyond the limits they are clamped.
+        """VELOCITY's surge speed [m/s] and yaw rate [rad/s, + turn to starboard], in GUIDED its body velocity
+        target (guided_velocity "body"); also a heartbeat. Refused outside VELOCITY and GUIDED and for values that
+        are not finite numbers; beyond the limits they are clamped.
         Commands come as streams (cmd_vel, SET_POSITION_TARGET_LOCAL_NED): a refusal is logged once, not again
         for the same reason from the same origin until a command is carried out."""
         try:
@@ -212,14 +217,92 @@ class OperatorDesk:
         except (TypeError, ValueError) as e:
             text = str(e) if "refused" in str(e) else (f"velocity command refused: SPEED and YAW RATE must be "
                                                        f"finite numbers ({e})")
-            answer = _refused(text)
-            if self._velocity_refused == (origin, answer.text):
-                return answer
-            self._velocity_refused = (origin, answer.text)
-            return self._answer(answer, origin)
+            return self._stream_refusal(_refused(text), origin)
         self._velocity_refused = None
         self._stream("velocity", origin)
         return Answer(True, "velocity")
+
+    # ------------------------------------------------------------------ GUIDED
+    def goto(self, north_m: Union[float, str], east_m: Union[float, str], origin: str = "",
+             speed_mps: Optional[float] = None, switch_mode: bool = False) -> Answer:
+        """GUIDED's position target [m, local NED frame of the mission: + north, + east of its origin] at
+        `speed_mps` [m/s, > 0; None: the mission's cruise speed]: a straight leg from where the boat is, then
+        station keeping there (autopilot/modes/guided.py). Refused outside GUIDED unless `switch_mode`, which asks
+        for GUIDED first (MAV_CMD_DO_REPOSITION with its change-mode flag); refused, with the reason, for a value
+        that is not a finite number, a target outside the geofence or out of range."""
+        try:
+            n, e = float(north_m), float(east_m)
+        except (TypeError, ValueError):
+            return self._answer(_refused(f"GUIDED target refused: NORTH_M and EAST_M must be numbers, got "
+                                         f"{str(north_m)[:40]!r}, {str(east_m)[:40]!r}"), origin)
+        ap = self.autopilot
+        problem = ap.guided_target_problem(n, e)
+        if problem is not None:
+            return self._answer(_refused(f"GUIDED target refused: {problem}"), origin)
+        if speed_mps is not None:
+            speed_mps = float(speed_mps)
+        same = ap.guided_target
+        if same is not None and ap.mode.name == "GUIDED" and math.hypot(same[0][0] - n, same[0][1] - e) < 0.05 \
+                and same[1] == speed_mps:
+            ap.operator_heartbeat(self.now_s())
+            return Answer(True, "GUIDED target unchanged")     # a setpoint stream: the leg is not started again
+        if switch_mode and ap.mode.name != "GUIDED":
+            try:
+                ap.set_mode("GUIDED", f"go-to command ({origin or 'operator'})")
+            except ValueError as err:
+                return self._answer(_refused(f"GUIDED target refused: {err}"), origin)
+        try:
+            ap.guided_position(self.now_s(), n, e, speed_mps, stage=switch_mode)
+        except ValueError as err:
+            return self._answer(_refused(str(err)), origin)
+        speed = f" at {speed_mps:.2f} m/s" if speed_mps is not None else ""
+        return self._answer(Answer(True, f"GUIDED target {n:.1f} m N, {e:.1f} m E{speed} accepted"), origin)
+
+    def goto_global(self, lat_deg: Union[float, str], lon_deg: Union[float, str], origin: str = "",
+                    speed_mps: Optional[float] = None, switch_mode: bool = False) -> Answer:
+        """`goto` for a WGS84 position [deg], taken into the mission's local frame; refused for a latitude
+        outside -90..90, a longitude outside -180..180, or 0, 0 (no position)."""
+        local = self.local_of(lat_deg, lon_deg)
+        if isinstance(local, str):
+            return self._answer(_refused(f"GUIDED target refused: {local}"), origin)
+        return self.goto(*local, origin, speed_mps, switch_mode)
+
+    def local_of(self, lat_deg: Union[float, str], lon_deg: Union[float, str]) -> Union[Tuple[float, float], str]:
+        """(north, east) [m] of a WGS84 position [deg] in the mission's local frame, or why it is not one."""
+        try:
+            lat, lon = float(lat_deg), float(lon_deg)
+        except (TypeError, ValueError):
+            lat = lon = math.nan
+        if not (math.isfinite(lat) and math.isfinite(lon) and -90.0 <= lat <= 90.0 and -180.0 <= lon <= 180.0) \
+                or (lat == 0.0 and lon == 0.0):
+            return f"latitude {str(lat_deg)[:40]!r}, longitude {str(lon_deg)[:40]!r} is not a position"
+        return self.autopilot.frame.to_ned(lat, lon)
+
+    def guided_velocity(self, kind: str, a: Union[float, str], b: Union[float, str], origin: str = "") -> Answer:
+        """GUIDED's velocity target: kind "body" (a surge [m/s, + ahead], b yaw rate [rad/s, + to starboard]),
+        "ground" (a north, b east [m/s], over ground) or "heading" (a heading [rad, compass: from north,
+        clockwise], b speed [m/s, - astern]); renewed within the VELOCITY timeout (failsafe.manual.timeout_s)
+        or the thrusters go neutral. Also a heartbeat. Refused outside GUIDED and for values that are not finite
+        numbers; a stream's refusal is logged once per origin and reason, as `velocity`'s."""
+        if kind not in GUIDED_KINDS:
+            return self._answer(_refused(f"GUIDED velocity target refused: unknown kind {str(kind)[:40]!r} (one of "
+                                         f"{', '.join(GUIDED_KINDS)})"), origin)
+        try:
+            self.autopilot.guided_velocity(self.now_s(), kind, float(a), float(b))
+        except (TypeError, ValueError) as e:
+            text = str(e) if "refused" in str(e) else (f"GUIDED velocity target refused: the {GUIDED_KINDS[kind]} "
+                                                       f"must be finite numbers ({e})")
+            return self._stream_refusal(_refused(text), origin)
+        self._velocity_refused = None
+        self._stream("GUIDED velocity", origin)
+        return Answer(True, "GUIDED velocity")
+
+    def _stream_refusal(self, answer: Answer, origin: str) -> Answer:
+        """A refused stream command: logged once per (origin, text) until one is carried out."""
+        if self._velocity_refused == (origin, answer.text):
+            return answer
+        self._velocity_refused = (origin, answer.text)
+        return self._answer(answer, origin)
 
     def set_param(self, name: str, value: float, origin: str = "") -> Answer:
         """Set a field tunable (autopilot/files/tunables.py): validated by the vessel/mission schema, persisted to the
@@ -266,6 +349,14 @@ class OperatorDesk:
                 return self._answer(_refused(f"manual command {arg[:80]!r} refused: expected two numbers "
                                              f"THROTTLE STEERING in -1..1"), origin)
             return self.manual(parts[0], parts[1], origin)
+        if verb == "goto":
+            return self._goto_text(arg, origin)
+        if verb == "velocity" and arg.split()[:1] == ["ned"]:
+            parts = arg.split()[1:]
+            if len(parts) != 2:
+                return self._answer(_refused(f"velocity command {arg[:80]!r} refused: expected 'velocity ned "
+                                             f"NORTH_MPS EAST_MPS'"), origin)
+            return self.guided_velocity("ground", parts[0], parts[1], origin)
         if verb == "velocity":
             parts = arg.split()
             try:
@@ -278,6 +369,24 @@ class OperatorDesk:
             assert rate_dps is not None       # None together with surge
             return self.velocity(surge, math.radians(rate_dps), origin)
         return self._answer(_refused(f"unknown command {command[:200]!r}: use {TEXT_COMMANDS}"), origin)
+
+    def _goto_text(self, arg: str, origin: str) -> Answer:
+        """'goto local NORTH_M EAST_M [SPEED_MPS]' or 'goto global LAT_DEG LON_DEG [SPEED_MPS]': in GUIDED only
+        (a typed go-to does not take the boat out of another mode; 'mode GUIDED' first)."""
+        parts = arg.split()
+        usage = _refused(f"goto command {arg[:80]!r} refused: expected 'goto local NORTH_M EAST_M [SPEED_MPS]' or "
+                         f"'goto global LAT_DEG LON_DEG [SPEED_MPS]'")
+        if len(parts) not in (3, 4) or parts[0].lower() not in ("local", "global"):
+            return self._answer(usage, origin)
+        speed: Optional[float] = None
+        if len(parts) == 4:
+            try:
+                speed = float(parts[3])
+            except ValueError:
+                return self._answer(usage, origin)
+        if parts[0].lower() == "local":
+            return self.goto(parts[1], parts[2], origin, speed)
+        return self.goto_global(parts[1], parts[2], origin, speed)
 
     def admit_text(self, text: str, gate, sender_node: Optional[str] = None) -> Answer:
         """A text command through `gate` (autopilot.commands.auth.CommandGate), then carried out."""

@@ -37,7 +37,7 @@ class FramesConfig:
     imu: str = param("imu_link", doc="frame of the IMU (Imu and MagneticField headers)")
 
 
-OPTIONAL_TOPICS = ("joystick", "cmd_vel")      # '' switches these off
+OPTIONAL_TOPICS = ("joystick", "cmd_vel", "goal")      # '' switches these off
 _ROS_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -96,6 +96,9 @@ class TopicsConfig:
     joystick: str = param("joy", doc="sensor_msgs/Joy (the `joy` package) for MANUAL and VELOCITY; '' = none")
     cmd_vel: str = param("cmd_vel", doc="geometry_msgs/Twist for VELOCITY: linear.x surge [m/s], angular.z yaw "
                                         "rate [rad/s, + counter-clockwise, REP-103]; '' = none")
+    goal: str = param("goal_pose", doc="geometry_msgs/PoseStamped for GUIDED: a position target, header.frame_id "
+                                       "frames.map or frames.odom (ENU, REP-105: x east, y north [m]); the "
+                                       "orientation is not used; '' = none")
 
     def validate(self):
         for f in dataclasses.fields(self):
@@ -269,6 +272,8 @@ class CommandsConfig:
                                                    "client, /station/qgc_bridge]; [] = any holding the token")
     joystick_nodes: Tuple[str, ...] = param(("joy_node",), doc="nodes whose sensor_msgs/Joy may drive MANUAL "
                                                                "when auth is on (a Joy message carries no token)")
+    goal_nodes: Tuple[str, ...] = param((), doc="nodes whose geometry_msgs/PoseStamped goals GUIDED takes when "
+                                                "auth is on (a pose carries no token); [] = none")
     max_age_s: float = param(30.0, unit="s", min=1.0, max=3600.0,
                              doc="a signed command older (or newer) than this by the boat's clock is refused")
     mission_dirs: Tuple[str, ...] = param((), doc="`mission PATH` loads only from these folders (relative to "

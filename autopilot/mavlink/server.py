@@ -9,12 +9,16 @@ Commands go to the OperatorDesk (autopilot/commands/desk.py), the same one the R
 - COMMAND_LONG / COMMAND_INT: COMPONENT_ARM_DISARM (the pre-arm checks decide; refusals come back as
   COMMAND_ACK DENIED and each reason as a STATUSTEXT), DO_SET_MODE and SET_MODE (Rover numbers, modes.py),
   NAV_RETURN_TO_LAUNCH, MISSION_START (AUTO), DO_SET_HOME, DO_SET_MISSION_CURRENT, SET_MESSAGE_INTERVAL,
-  REQUEST_MESSAGE, REQUEST_AUTOPILOT_CAPABILITIES; anything else is answered UNSUPPORTED;
+  REQUEST_MESSAGE, REQUEST_AUTOPILOT_CAPABILITIES, DO_REPOSITION (lat/lon, param1 speed [m/s] when > 0: a
+  GUIDED position target; outside GUIDED only with param2's MAV_DO_REPOSITION_FLAGS_CHANGE_MODE, which switches
+  to GUIDED first, as Rover does); anything else is answered UNSUPPORTED;
 - MISSION_SET_CURRENT; MANUAL_CONTROL (x: throttle, r (else y): steering, each -1000..1000) and
   RC_CHANNELS_OVERRIDE (channel 1 steering, channel 3 throttle, 1100..1900 us about 1500) drive MANUAL (in
   VELOCITY, Rover's ACRO, the same sticks ask for a speed and a turn rate), whose 1 s timeout returns the
   thrusters to neutral when they stop; SET_POSITION_TARGET_LOCAL_NED in a body frame (vx, yaw_rate) drives
-  VELOCITY; a ground station's HEARTBEAT feeds the operator-link failsafe;
+  VELOCITY; in GUIDED (Rover's 15) SET_POSITION_TARGET_LOCAL_NED and SET_POSITION_TARGET_GLOBAL_INT are its
+  position and velocity targets, read as Rover reads them (targets.py); outside those two modes they are refused,
+  said once per sender and reason; a ground station's HEARTBEAT feeds the operator-link failsafe;
 - the mission protocol (missions.py; MISSION_CLEAR_ALL leaves nothing to fly: AUTO refused, HOLD if in AUTO)
   and PARAM_REQUEST_LIST / PARAM_REQUEST_READ / PARAM_SET (the desk's parameter store,
   autopilot/files/tunables.py; a refused value re-sent within a second is answered without another text).
@@ -53,6 +57,7 @@ from typing import Callable, Dict, List, Optional
 from autopilot.files import mission_files as mission_io
 from autopilot.files.link_specs import parse_link
 from autopilot.mavlink import missions as M
+from autopilot.mavlink import targets as TG
 from autopilot.mavlink import telemetry as T
 from autopilot.mavlink.links import open_link
 from autopilot.mavlink.modes import describe, mode_name
@@ -70,10 +75,12 @@ FORCE_ARM_MAGIC = 21196         # COMPONENT_ARM_DISARM param2: "force"; never sk
 PREARM_EVERY_S = 1.0            # the pre-arm checks are evaluated for SYS_STATUS this often
 # AUTOPILOT_VERSION's capabilities: only what this server handles. Missions as MISSION_ITEM_INT and
 # MISSION_ITEM, fences and rally points (kept and downloaded, not flown: RTL goes home), COMMAND_INT,
-# PARAM_SET as floats, MAVLink 2. Not SET_POSITION_TARGET_LOCAL_NED: only body-frame velocity targets are
-# taken, not the local-NED positions and velocities the capability promises; no FTP, no terrain.
+# PARAM_SET as floats, MAVLink 2, SET_POSITION_TARGET_LOCAL_NED and _GLOBAL_INT (GUIDED's positions and
+# velocities, as Rover takes them); no FTP, no terrain.
 CAPABILITIES = (S.MAV_PROTOCOL_CAPABILITY_MISSION_FLOAT | S.MAV_PROTOCOL_CAPABILITY_MISSION_INT
                 | S.MAV_PROTOCOL_CAPABILITY_COMMAND_INT | S.MAV_PROTOCOL_CAPABILITY_PARAM_FLOAT
+                | S.MAV_PROTOCOL_CAPABILITY_SET_POSITION_TARGET_LOCAL_NED
+                | S.MAV_PROTOCOL_CAPABILITY_SET_POSITION_TARGET_GLOBAL_INT
                 | S.MAV_PROTOCOL_CAPABILITY_MAVLINK2 | S.MAV_PROTOCOL_CAPABILITY_MISSION_FENCE
                 | S.MAV_PROTOCOL_CAPABILITY_MISSION_RALLY)
 _RELEASE = re.compile(r"^(\d+)(?:\.(\d+))?(?:\.(\d+))?(.*)$")
@@ -491,9 +498,34 @@ class MavlinkServer:
             result = self._request_message(conn, msg_id)
         elif command == S.MAV_CMD_REQUEST_AUTOPILOT_CAPABILITIES:
             result = self._request_message(conn, S.MAVLINK_MSG_ID_AUTOPILOT_VERSION)
+        elif command == S.MAV_CMD_DO_REPOSITION:
+            result = self._reposition(p, msg.frame if is_int else None, origin)
         else:
             result = S.MAV_RESULT_UNSUPPORTED
         self._ack(conn, msg, command, result)
+
+    def _reposition(self, p: list, frame: Optional[int], origin: str) -> int:
+        """MAV_CMD_DO_REPOSITION: go to lat p[4], lon p[5] [deg] in GUIDED, at p[0] [m/s] when it is > 0 (else
+        the cruise speed). Outside GUIDED it needs MAV_DO_REPOSITION_FLAGS_CHANGE_MODE in p[1] and then switches
+        to GUIDED first (Rover's rule); `frame` (COMMAND_INT's) must be a global one. DENIED, with the reason as
+        a STATUSTEXT, otherwise or when the desk refuses the target (outside the fence, not a position)."""
+        desk = self.desk
+        if frame is not None and frame not in TG.GLOBAL_FRAMES:
+            desk.log(f"refused: DO_REPOSITION in frame {frame}: only global frames (GLOBAL_INT, "
+                     f"GLOBAL_RELATIVE_ALT_INT, ...) (from {origin})", True)
+            return S.MAV_RESULT_DENIED
+        speed = p[0] if math.isfinite(p[0]) and p[0] > 0 else None
+        change = math.isfinite(p[1]) and bool(int(p[1]) & S.MAV_DO_REPOSITION_FLAGS_CHANGE_MODE)
+        lat, lon = p[4], p[5]
+
+        def go():
+            mode = desk.autopilot.mode.name
+            if mode != "GUIDED" and not change:
+                return desk.refuse(f"DO_REPOSITION refused: the mode is {mode}, not GUIDED, and param2 does not "
+                                   f"set MAV_DO_REPOSITION_FLAGS_CHANGE_MODE (1)", origin)
+            return desk.goto_global(lat, lon, origin, speed, switch_mode=change)
+        answer = self._run_desk(go)
+        return S.MAV_RESULT_ACCEPTED if answer.ok else S.MAV_RESULT_DENIED
 
     def _prearm_texts(self, answer) -> None:
         """One STATUSTEXT per failed pre-arm check, as ground stations show them ("PreArm: ...")."""
@@ -503,8 +535,8 @@ class MavlinkServer:
     def _set_mode(self, number: int, origin: str) -> int:
         name = mode_name(number)
         if name is None:
-            self.desk.log(f"refused: mode {describe(number)}: this boat flies MANUAL, HOLD, LOITER, AUTO and RTL "
-                          f"(from {origin})", True)
+            self.desk.log(f"refused: mode {describe(number)}: this boat flies MANUAL, ACRO, HOLD, LOITER, AUTO, "
+                          f"RTL and GUIDED (from {origin})", True)
             return S.MAV_RESULT_DENIED
         answer = self._run_desk(lambda: self.desk.set_mode(name, origin))
         return S.MAV_RESULT_ACCEPTED if answer.ok else S.MAV_RESULT_DENIED
@@ -598,25 +630,78 @@ class MavlinkServer:
         self.calls.submit(lambda: self.desk.manual(throttle, steering, origin), key=f"manual{partner}")
 
     def _on_set_position_target_local_ned(self, index, conn, msg, partner) -> None:
-        """A body-frame velocity target (vx forward [m/s], yaw_rate [rad/s, + clockwise seen from above = to
-        starboard]) for VELOCITY; other frames, or a mask that ignores vx or yaw_rate, are refused with the
-        reason (a position target is not something this mode follows)."""
+        self._position_target(index, conn, msg, partner, is_global=False)
+
+    def _on_set_position_target_global_int(self, index, conn, msg, partner) -> None:
+        self._position_target(index, conn, msg, partner, is_global=True)
+
+    def _position_target(self, index, conn, msg, partner, is_global: bool) -> None:
+        """In GUIDED: the position or velocity target the message asks for (targets.py, Rover's reading of the
+        type_mask and frames), resolved against the boat's position and heading when the loop takes it. In
+        VELOCITY: a LOCAL_NED message in a body frame with vx and yaw_rate is its surge speed [m/s] and yaw rate
+        [rad/s, + clockwise seen from above = to starboard]. Anything else is refused with the reason, said once
+        per sender and reason (these come as streams)."""
+        what = "SET_POSITION_TARGET_GLOBAL_INT" if is_global else "SET_POSITION_TARGET_LOCAL_NED"
         if not self._signed(msg):
-            self._refuse_unsigned(conn, "SET_POSITION_TARGET_LOCAL_NED")
+            self._refuse_unsigned(conn, what)
             return
         origin = self._origin(index, msg)
-        body = (S.MAV_FRAME_BODY_NED, S.MAV_FRAME_BODY_OFFSET_NED, S.MAV_FRAME_BODY_FRD)
-        uses = not msg.type_mask & (S.POSITION_TARGET_TYPEMASK_VX_IGNORE | S.POSITION_TARGET_TYPEMASK_YAW_RATE_IGNORE)
-        if msg.coordinate_frame not in body or not uses:
-            why = (f"frame {msg.coordinate_frame} is not a body frame (BODY_NED, BODY_OFFSET_NED, BODY_FRD)"
-                   if msg.coordinate_frame not in body else "it must set vx and yaw_rate (type_mask)")
-            if (partner, why) not in self._target_refused:     # a stream: said once, not per message
-                self._target_refused.add((partner, why))
-                self.calls.submit(lambda: self.desk.refuse(f"SET_POSITION_TARGET_LOCAL_NED refused: {why}", origin),
-                                  key=f"velocity{partner}")
-            return
+        parsed = TG.parse(msg, is_global)
+        velocity_why = ""
+        if is_global:
+            velocity_why = "VELOCITY takes SET_POSITION_TARGET_LOCAL_NED in a body frame, not global targets"
+        elif msg.coordinate_frame not in (S.MAV_FRAME_BODY_NED, S.MAV_FRAME_BODY_OFFSET_NED, S.MAV_FRAME_BODY_FRD):
+            velocity_why = f"frame {msg.coordinate_frame} is not a body frame (BODY_NED, BODY_OFFSET_NED, BODY_FRD)"
+        elif msg.type_mask & (S.POSITION_TARGET_TYPEMASK_VX_IGNORE | S.POSITION_TARGET_TYPEMASK_YAW_RATE_IGNORE):
+            velocity_why = "it must set vx and yaw_rate (type_mask)"
         surge, rate = float(msg.vx), float(msg.yaw_rate)
-        self.calls.submit(lambda: self.desk.velocity(surge, rate, origin), key=f"velocity{partner}")
+        self.calls.submit(lambda: self._apply_target(what, parsed, velocity_why, surge, rate, origin, partner),
+                          key=f"target{partner}")
+
+    def _say_target_refused(self, partner, what: str, why: str, origin: str) -> None:
+        """A refused target, said once per sender and reason until one of its targets is taken (in the loop)."""
+        if (partner, why) in self._target_refused:
+            return
+        if len(self._target_refused) > 256:          # reasons carry values: a hostile stream must not grow it
+            self._target_refused.clear()
+        self._target_refused.add((partner, why))
+        text = why if why.startswith(what) else (f"{what}: {why}" if "refused" in why else f"{what} refused: {why}")
+        self.desk.refuse(text, origin)
+
+    def _apply_target(self, what, parsed, velocity_why: str, surge: float, rate: float, origin: str, partner):
+        """In the loop: carry a parsed target out on the desk for the mode the boat is in now."""
+        desk = self.desk
+        ap = desk.autopilot
+        mode = ap.mode.name
+        if mode == "VELOCITY":
+            if velocity_why:
+                return self._say_target_refused(partner, what, velocity_why, origin)
+            answer = desk.velocity(surge, rate, origin)
+        elif mode != "GUIDED":
+            return self._say_target_refused(partner, what, f"the mode is {mode}, not GUIDED (or VELOCITY for a "
+                                                           f"body-frame vx and yaw_rate)", origin)
+        elif isinstance(parsed, str):
+            return self._say_target_refused(partner, what, parsed, origin)
+        else:
+            nav = ap.nav
+            needs_nav = parsed.frame in ("offset", "body")
+            if needs_nav and (nav is None or not nav.valid):
+                return self._say_target_refused(partner, what, "no position estimate yet to take a relative target "
+                                                               "from", origin)
+            n, e, psi = (nav.north_m, nav.east_m, nav.heading_rad) if nav is not None else (0.0, 0.0, 0.0)
+            t = TG.resolve(parsed, n, e, psi)
+            if t.kind == "position":
+                local = desk.local_of(t.a, t.b) if t.frame == "global" else (t.a, t.b)
+                problem = local if isinstance(local, str) else ap.guided_target_problem(*local)
+                if problem is not None:                       # a setpoint stream: said once, not per message
+                    return self._say_target_refused(partner, what, f"GUIDED target refused: {problem}", origin)
+                assert not isinstance(local, str)
+                answer = desk.goto(*local, origin)
+            else:
+                answer = desk.guided_velocity(t.kind, t.a, t.b, origin)
+        if answer.ok:
+            self._target_refused = {k for k in self._target_refused if k[0] != partner}
+        return answer
 
     def _on_rc_channels_override(self, index, conn, msg, partner) -> None:
         if not self._signed(msg):

@@ -56,7 +56,7 @@ def encode_heartbeat(mav, snap: VehicleSnapshot):
         base |= S.MAV_MODE_FLAG_SAFETY_ARMED
     if snap.mode == ModeName.MANUAL:
         base |= S.MAV_MODE_FLAG_MANUAL_INPUT_ENABLED
-    elif snap.mode in (ModeName.AUTO, ModeName.RTL, ModeName.LOITER):
+    elif snap.mode in (ModeName.AUTO, ModeName.RTL, ModeName.LOITER, ModeName.GUIDED):
         base |= S.MAV_MODE_FLAG_AUTO_ENABLED | S.MAV_MODE_FLAG_GUIDED_ENABLED | S.MAV_MODE_FLAG_STABILIZE_ENABLED
     if snap.mode in (ModeName.HEADING_HOLD, ModeName.BRAKE):
         status = S.MAV_STATE_CRITICAL                  # a failsafe is flying the boat

@@ -151,6 +151,9 @@ class AutopilotNode(Node):
         if t.cmd_vel:       # best effort: it matches a teleop publisher of either reliability
             from geometry_msgs.msg import Twist
             quiet_subscription(self, Twist, t.cmd_vel, _with_info(self._on_cmd_vel), sensor_qos(ros.qos.sensor_depth))
+        if t.goal:          # reliable, as RViz's and nav2's goal publishers are
+            from geometry_msgs.msg import PoseStamped
+            quiet_subscription(self, PoseStamped, t.goal, _with_info(self._on_goal), command_qos(depth))
 
         self._tf = None
         if ros.publish_tf:
@@ -441,13 +444,39 @@ class AutopilotNode(Node):
 
     def _on_cmd_vel(self, msg, info=None) -> None:
         """geometry_msgs/Twist in the body frame (REP-103 FLU): linear.x is VELOCITY's surge speed, angular.z
-        its yaw rate counter-clockwise, so the autopilot's starboard-positive rate is -angular.z. Outside
-        VELOCITY it is refused (the desk says so once per stream, not per message)."""
+        its yaw rate counter-clockwise, so the autopilot's starboard-positive rate is -angular.z; in GUIDED the
+        same is its body velocity target. Outside VELOCITY and GUIDED it is refused (the desk says so once per
+        stream, not per message)."""
         sender = self._sender_node(info, self.cfg.ros.topics.cmd_vel)
         if not self._stick_sender_allowed(sender, "cmd_vel"):
             return
         with self.lock:
             self.desk.velocity(float(msg.linear.x), -float(msg.angular.z), f"cmd_vel node {sender or '(unknown)'}")
+
+    def _on_goal(self, msg, info=None) -> None:
+        """geometry_msgs/PoseStamped: GUIDED's position target. header.frame_id must be frames.map or frames.odom
+        (ENU, REP-105; the node publishes map -> odom as identity and odom's origin is the mission's), so x is
+        east and y north [m] of the mission origin; the orientation is not used (the boat arrives on the line it
+        ran). Refused, with the reason on the events topic, outside GUIDED, in another frame, for values that are
+        not finite numbers, outside the geofence; with commands.auth on, from a node not in commands.goal_nodes."""
+        sender = self._sender_node(info, self.cfg.ros.topics.goal)
+        origin = f"goal node {sender or '(unknown)'}"
+        if self.gate.auth != "off":
+            from autopilot.commands.auth import node_allowed
+            if not node_allowed(sender, self.cfg.commands.goal_nodes or ("",)):
+                with self.lock:
+                    self.desk.refuse(f"goal from node {sender or '(unknown)'} refused: not in commands.goal_nodes",
+                                     origin)
+                return
+        f = self.cfg.ros.frames
+        p = msg.pose.position
+        where = frames.goal_to_ned(msg.header.frame_id, float(p.x), float(p.y), (f.map, f.odom))
+        with self.lock:
+            if isinstance(where, str):
+                self.desk.refuse(f"goal refused: {where}", origin)
+            else:
+                self.desk.goto(where[0], where[1], origin)
+            self._publish_state()
 
     def _on_joy(self, msg, info=None) -> None:
         """A gamepad (sensor_msgs/Joy): with the enable button held, its sticks are MANUAL's throttle and

@@ -60,6 +60,20 @@ def heading_to_enu_yaw(heading_rad: float) -> float:
     return wrap_pi(math.pi / 2.0 - heading_rad)
 
 
+def goal_to_ned(frame_id: str, x_m: float, y_m: float, world_frames: Sequence[str]) -> Tuple[float, float] | str:
+    """A goal position in a world ENU frame (x east, y north [m], REP-105 map/odom, which this autopilot keeps
+    identical) -> (north, east) [m] in the local NED frame; or why not: a frame that is not one of
+    `world_frames` (leading '/' ignored, as tf2 does), or values that are not finite numbers."""
+    name = (frame_id or "").lstrip("/")
+    allowed = [f.lstrip("/") for f in world_frames]
+    if name not in allowed:
+        return f"frame {frame_id[:60]!r} is not {' or '.join(repr(f) for f in allowed)} (a world ENU frame)"
+    if not (math.isfinite(x_m) and math.isfinite(y_m)):
+        return f"the position must be finite numbers, got x={x_m!r}, y={y_m!r}"
+    north, east, _ = enu_to_ned((x_m, y_m, 0.0))
+    return north, east
+
+
 def enu_yaw_to_heading(yaw_rad: float) -> float:
     """ENU yaw (counter-clockwise from east) -> compass heading (clockwise from north), [-pi, pi)."""
     return wrap_pi(math.pi / 2.0 - yaw_rad)

@@ -46,7 +46,8 @@ if TYPE_CHECKING:
 NAVIGATING = modes_that(position=True)       # the GNSS and position failsafes act
 ESTIMATED = modes_that(estimate=True)        # control feeds back the estimate: the IMU failsafes act too
 DRIVEN = modes_that(drives=True)             # the thrusters are driven: link, battery and overrun act
-MOVING = frozenset({ModeName.AUTO, ModeName.RTL})   # modes that follow a track (the GNSS 'slow' stage applies)
+MOVING = frozenset({ModeName.AUTO, ModeName.RTL, ModeName.GUIDED})   # modes that follow a track (the GNSS 'slow'
+#                                                                        stage applies)
 SLOW_MOVING_MPS = 0.15                       # below this speed over ground the boat has no course to speak of
 
 # the actions that steer on a heading, which an IMU or magnetometer loss turns into HOLD

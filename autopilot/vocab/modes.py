@@ -49,6 +49,7 @@ class ModeName(str, Enum):
     AUTO = "AUTO", Needs(position=True, estimate=True)
     RTL = "RTL", Needs(position=True, estimate=True)
     VELOCITY = "VELOCITY", Needs(estimate=True, operator=True)
+    GUIDED = "GUIDED", Needs(position=True, estimate=True)   # targets from a companion computer or a GCS
     CALIBRATE_ON_WATER = "CALIBRATE_ON_WATER", Needs(position=True, estimate=True)
     HEADING_HOLD = "HEADING_HOLD", Needs(position=True, estimate=True, selectable=False)
     BRAKE = "BRAKE", Needs(position=True, estimate=True, selectable=False)

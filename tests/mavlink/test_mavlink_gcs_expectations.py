@@ -114,11 +114,11 @@ def test_autopilot_version_and_request_message_say_what_the_boat_is_and_sends(bo
     assert av.flight_sw_version & 0xFF in (M.FIRMWARE_VERSION_TYPE_OFFICIAL, M.FIRMWARE_VERSION_TYPE_DEV,
                                            M.FIRMWARE_VERSION_TYPE_ALPHA, M.FIRMWARE_VERSION_TYPE_BETA,
                                            M.FIRMWARE_VERSION_TYPE_RC)
+    # GUIDED takes position targets in local and global frames (SET_POSITION_TARGET_LOCAL_NED, _GLOBAL_INT)
     for cap in ("MISSION_INT", "MISSION_FLOAT", "PARAM_FLOAT", "MAVLINK2", "COMMAND_INT", "MISSION_FENCE",
-                "MISSION_RALLY"):
+                "MISSION_RALLY", "SET_POSITION_TARGET_LOCAL_NED", "SET_POSITION_TARGET_GLOBAL_INT"):
         assert av.capabilities & getattr(M, f"MAV_PROTOCOL_CAPABILITY_{cap}"), cap
-    for cap in ("SET_POSITION_TARGET_LOCAL_NED", "SET_POSITION_TARGET_GLOBAL_INT", "SET_ATTITUDE_TARGET", "FTP",
-                "TERRAIN"):
+    for cap in ("SET_ATTITUDE_TARGET", "FTP", "TERRAIN"):
         assert not av.capabilities & getattr(M, f"MAV_PROTOCOL_CAPABILITY_{cap}"), cap
 
     # a message it does not send: UNSUPPORTED, and nothing arrives

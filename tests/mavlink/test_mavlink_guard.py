@@ -4,6 +4,7 @@ on 127.0.0.1 against `autopilot sim --mavlink ... --realtime` in its own process
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import random
 import socket
@@ -181,3 +182,25 @@ def test_an_uploaded_fence_is_checked_against_the_mission_and_a_fence_crossing_i
         owner.poll(0.1)
         hit = next((t for t in owner.texts if "geofence" in t.lower()), None)
     assert hit is not None, owner.texts[-8:]
+
+
+def test_unsigned_guided_targets_are_refused_and_the_owner_s_are_taken(signed_boat):
+    """A stranger on an open link cannot send the boat somewhere: DO_REPOSITION (which would switch to GUIDED)
+    and position setpoints need a signature like every other command."""
+    sim, owner, stranger, _ = signed_boat
+    guided = 15
+    assert owner.connect() is not None, sim.output()
+    assert stranger.connect() is not None
+    point = (HOME[0] + 8.0 / M_PER_DEG_LAT, HOME[1])
+    ack = stranger.command(M.MAV_CMD_DO_REPOSITION, -1, M.MAV_DO_REPOSITION_FLAGS_CHANGE_MODE, 0, math.nan,
+                           *point, 0)
+    assert ack is not None and ack.result == M.MAV_RESULT_DENIED
+    stranger.mav.set_position_target_global_int_send(0, 1, 1, M.MAV_FRAME_GLOBAL_INT, 0xDF8,
+                                                     int(point[0] * 1e7), int(point[1] * 1e7), 0,
+                                                     0, 0, 0, 0, 0, 0, 0, 0)
+    assert stranger.wait_text("unsigned SET_POSITION_TARGET_GLOBAL_INT"), stranger.texts[-5:]
+    owner.poll(1.0)
+    assert owner.mode() == HOLD
+    ack = owner.command(M.MAV_CMD_DO_REPOSITION, -1, M.MAV_DO_REPOSITION_FLAGS_CHANGE_MODE, 0, math.nan, *point, 0)
+    assert ack is not None and ack.result == M.MAV_RESULT_ACCEPTED, owner.texts[-5:]
+    assert owner.until(lambda: owner.mode() == guided, 10.0)

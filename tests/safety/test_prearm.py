@@ -195,7 +195,7 @@ def test_a_named_calibration_not_written_yet_refuses_the_navigating_modes_only(t
     _, vfile, cal = boat_files(tmp_path)
     vessel = load_vessel(str(vfile))
     refused_modes = set(modes_refused_without_mag_calibration())
-    assert refused_modes == {ModeName.AUTO, ModeName.LOITER, ModeName.RTL, ModeName.VELOCITY}
+    assert refused_modes == {ModeName.AUTO, ModeName.LOITER, ModeName.RTL, ModeName.VELOCITY, ModeName.GUIDED}
     first_day = (f"magnetometer calibration: {cal} does not exist yet (sensors.mag.calibration_file of {vfile}): "
                  f"running on raw readings; arm in CALIBRATE_ON_WATER to fly two circles and write it, or run "
                  f"`autopilot calibrate mag`")
