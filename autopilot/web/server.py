@@ -14,8 +14,9 @@ request whose Origin is not this server is refused; the WebSocket is refused wit
 Bodies are capped (MAX_UPLOAD_BYTES); a client that sends more is refused, the loop never sees it.
 
 HTTP API (JSON unless said): GET /api/session; POST /api/login {password}; POST /api/logout; GET /api/status;
-GET /api/geometry; GET /api/compass; POST /api/command {verb: arm|disarm|mode|hold, mode?}; POST /api/mission
-(multipart field `file`: YAML, QGC WPL or .plan); GET /api/params; POST /api/params {name, value};
+GET /api/geometry; GET /api/compass; POST /api/command {verb: arm|disarm|mode|hold|goto, mode?, north_m?,
+east_m?} (goto: GUIDED's target [m, local NED], switching to GUIDED); POST /api/mission (multipart field
+`file`: YAML, QGC WPL or .plan); GET /api/params; POST /api/params {name, value};
 GET /api/logs; GET /api/logs/{run}.zip; GET /api/logs/{run}/plot.png; WS /ws (status pushed at STATUS_HZ;
 the page sends {"type": "heartbeat"} each second, the operator heartbeat the link failsafe watches).
 """
@@ -334,9 +335,16 @@ class WebServer:
             if not isinstance(name, str) or not name or len(name) > 40:
                 return _json({"ok": False, "text": "refused: mode needs a mode name"}, 400)
             ans = await self._on_loop(lambda: desk.set_mode(name, origin))
+        elif verb == "goto":          # a tap on the map: GUIDED's position target, switching to GUIDED
+            n, e = data.get("north_m"), data.get("east_m")
+            if not (isinstance(n, (int, float)) and isinstance(e, (int, float))) or isinstance(n, bool) \
+                    or isinstance(e, bool):
+                return _json({"ok": False, "text": "refused: goto needs north_m and east_m in metres"}, 400)
+            north, east = float(n), float(e)
+            ans = await self._on_loop(lambda: desk.goto(north, east, origin, switch_mode=True))
         else:
             return _json({"ok": False, "text": f"refused: unknown command {str(verb)[:40]!r} "
-                                               f"(arm, disarm, hold, mode)"}, 400)
+                                               f"(arm, disarm, hold, mode, goto)"}, 400)
         return _json(_answer(ans), 200 if ans.ok else 409)
 
     async def _mission(self, request: web.Request) -> web.Response:

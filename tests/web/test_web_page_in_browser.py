@@ -2,8 +2,9 @@
 (`autopilot sim --realtime --web`), a first day as a student has it: no magnetometer calibration yet, 0.1 m/s of
 current. Log in; the status shows the boat drifting; arming in AUTO is refused with the pre-arm reasons listed;
 the compass page flies CALIBRATE_ON_WATER to an accepted fit; a QGC .plan is uploaded, drawn and flown to its
-end; HOLD is one tap; a parameter set on the page is read back over MAVLink. What the boat did is checked from
-a pymavlink ground station on 127.0.0.1, not from the page's text alone.
+end; HOLD is one tap; a tap on the map sends the boat there in GUIDED; a parameter set on the page is read back
+over MAVLink. What the boat did is checked from a pymavlink ground station on 127.0.0.1, not from the page's
+text alone.
 
 Set WEB_SCREENSHOTS=DIR to keep the status, map and compass screenshots (the manual's pictures)."""
 from __future__ import annotations
@@ -13,15 +14,17 @@ import os
 from pathlib import Path
 
 import pytest
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
+from autopilot.vocab.geodesy import LocalFrame
 from tests.support.mavlink_gcs import Gcs, M, free_udp_port
 from tests.support.paths import DATA
 from tests.support.web_boat import WebSimBoat, chromium, wait_for
 
 WALL_TIME_S = 240.0
-HOLD, AUTO = 4, 10                   # ArduPilot Rover's custom modes
+HOLD, AUTO, GUIDED = 4, 10, 15       # ArduPilot Rover's custom modes
 PLAN_LAST_WP = (51.1100180, 17.0600005)
 
 
@@ -126,6 +129,27 @@ def test_a_first_day_from_the_browser(rig):
     # --- HOLD by one tap, in the header of every page
     _click(driver, "hold-button")
     wait_for(lambda: _hb_mode(gcs)[0] == HOLD, 10, "HOLD seen over MAVLink")
+    # --- a tap on the map sends the boat there in GUIDED (Rover's 15)
+    _tab(driver, "map")
+    geo = driver.execute_script("return state.geometry")
+    target = (geo["waypoints"][0][0] - 5.0, geo["waypoints"][0][1] + 3.0)
+    css = driver.execute_script(
+        "const c = $('map'), r = c.getBoundingClientRect(), [x, y] = mapView(c).xy(arguments[0], arguments[1]);"
+        "return [x * r.width / c.width - r.width / 2, y * r.height / c.height - r.height / 2];", *target)
+    driver.find_element(By.ID, "guided-tap").click()
+    canvas = driver.find_element(By.ID, "map")
+    ActionChains(driver).move_to_element_with_offset(canvas, css[0], css[1]).click().perform()
+    wait_for(lambda: "GUIDED" in _text(driver, "map-answer") or "target" in _text(driver, "map-answer"), 10,
+             "the GUIDED target accepted")
+    wait_for(lambda: _hb_mode(gcs)[0] == GUIDED, 10, "GUIDED seen over MAVLink")
+    goal = LocalFrame(geo["origin"]["lat_deg"], geo["origin"]["lon_deg"]).to_wgs84(*target)
+
+    def near_goal():
+        p = gcs.wait("GLOBAL_POSITION_INT", timeout=2.0)
+        return p is not None and _metres(p.lat / 1e7, p.lon / 1e7, *goal) < 2.5
+    wait_for(near_goal, 60, "the boat at the tapped point")
+    _shot(driver, "map-guided")
+    _click(driver, "hold-button")
     # --- a parameter set on the page, read back over MAVLink
     _tab(driver, "params")
     box = wait_for(lambda: driver.find_element(By.ID, "param-WP_RADIUS"), 10, "the parameters table")

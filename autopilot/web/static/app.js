@@ -44,6 +44,7 @@ async function start() {
   show($("stop-buttons"), s.logged_in);
   show($("commands"), s.logged_in);
   show($("mission-form"), s.logged_in);
+  show($("guided-label"), s.logged_in);
   if (s.logged_in || s.public_status) { selectTab(state.tab); connect(); }
   else { for (const t of document.querySelectorAll(".tab")) show(t, false); }
   if (!s.password_set) text($("login-answer"), "No web password is set on the boat: autopilot keys web --config BOAT.yaml");
@@ -236,6 +237,11 @@ function drawMap() {
     });
     if (geo.home) { const [x, y] = v.xy(...geo.home); ctx.fillStyle = "#080"; ctx.fillRect(x - 6, y - 6, 12, 12); ctx.fillStyle = "#000"; ctx.fillText("H", x + 8, y + 4); }
   }
+  if (state.target && state.status && state.status.mode === "GUIDED") {
+    const [x, y] = v.xy(...state.target);
+    ctx.strokeStyle = "#a0a"; ctx.lineWidth = 2; ctx.beginPath();
+    ctx.moveTo(x - 8, y - 8); ctx.lineTo(x + 8, y + 8); ctx.moveTo(x + 8, y - 8); ctx.lineTo(x - 8, y + 8); ctx.stroke();
+  }
   ctx.strokeStyle = "#888"; ctx.lineWidth = 1.5; ctx.beginPath();
   state.track.forEach(([pn, pe], i) => { const [x, y] = v.xy(pn, pe); i ? ctx.lineTo(x, y) : ctx.moveTo(x, y); });
   ctx.stroke();
@@ -252,6 +258,17 @@ function drawMap() {
   text($("map-info"), geo ? `${geo.mission}: ${geo.waypoints.length} waypoints, ${geo.fences.length} fence(s)${geo.home ? ", home set" : ""}` : "");
   $("map-info").dataset.waypoints = geo ? geo.waypoints.length : 0;
 }
+
+// a tap on the map sends the boat there in GUIDED (once asked for with the checkbox, so a stray tap does nothing)
+$("map").addEventListener("click", async (ev) => {
+  if (!state.loggedIn || !$("guided-tap").checked) return;
+  const canvas = $("map"), r = canvas.getBoundingClientRect();
+  const x = (ev.clientX - r.left) * canvas.width / r.width, y = (ev.clientY - r.top) * canvas.height / r.height;
+  const [pn, pe] = mapView(canvas).ne(x, y);
+  state.target = [pn, pe];
+  answer($("map-answer"), await api("POST", "/api/command", { verb: "goto", north_m: pn, east_m: pe }));
+  drawMap();
+});
 
 // ---------------------------------------------------------------- compass
 function drawCompass() {
