@@ -70,7 +70,17 @@ from autopilot.vocab.config import MissionConfig, VesselConfig
 from autopilot.vocab.geodesy import LocalFrame
 from autopilot.vocab.modes import ModeName
 from autopilot.vocab.schema import ConfigError
-from autopilot.vocab.types import GpsFix, GuidanceSetpoint, NavState, PulseCommand, SensorBatch, ThrustCommand, Wrench
+from autopilot.vocab.types import (
+    GpsFix,
+    GuidanceSetpoint,
+    ImuSample,
+    MagSample,
+    NavState,
+    PulseCommand,
+    SensorBatch,
+    ThrustCommand,
+    Wrench,
+)
 from drivers.thrust_map import make_thrust_map
 from estimation.navekf.model import IX_E, IX_N
 
@@ -160,6 +170,8 @@ class Autopilot:
         self.nav: Optional[NavState] = None
         self.health: Optional[EstimatorHealth] = None   # the estimator's latest health report (failsafe check rate)
         self.last_fix: Optional[GpsFix] = None
+        self.last_imu: Optional[ImuSample] = None        # the sensor path's latest samples (the web page's
+        self.last_mag: Optional[MagSample] = None        # sensor readings; the field calibrated), None until then
         self.battery_v: Optional[float] = None
         self.actuator = actuator
         self._last_thrust: Optional[ThrustCommand] = None
@@ -571,6 +583,8 @@ class Autopilot:
         thrust_in = self._last_thrust if self._thrust_delivered and not self._gap_thrust_unknown else None
         self._gap_thrust_unknown = False
         est_batch = self.compass.corrected(batch)
+        if est_batch.mag:
+            self.last_mag = est_batch.mag[-1]          # with the calibration in use applied
         if self.mode.name == CALIBRATE and self.armed and not self._enter_pending:
             assert isinstance(self.mode, CalibrateOnWaterMode)
             self.mode.record(t_s, est_batch.mag)
@@ -586,6 +600,8 @@ class Autopilot:
                                   converged=not batch.gps or self.estimator.health(t_s).converged)
         if batch.gps:
             self.last_fix = batch.gps[-1]
+        if batch.imu:
+            self.last_imu = batch.imu[-1]
         if batch.battery_v is not None:
             self.battery_v = batch.battery_v
         if self._pending_mode is not None:

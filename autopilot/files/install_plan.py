@@ -15,7 +15,8 @@ relative to /etc/autopilot and whose `action` is
 The files a new boat.yaml names: its vessel (a preset name `foka` -> vessels/foka.yaml, a path -> copied to
 vessels/), the vessel file's sensors.mag.calibration_file (calibration/, the one folder the service may write), the
 mission
-(missions/), commands.token_file and mavlink.signing_key_file (top level). Each is resolved as the autopilot
+(missions/), commands.token_file, mavlink.signing_key_file and web.password_file (top level; a missing web
+password stays missing: only the user knows it). Each is resolved as the autopilot
 resolves it (BoatConfig.vessel_path(), mission_path(), token_path(), signing_key_path(); the calibration file
 relative to the vessel file), and the key naming it is rewritten to the installed copy, relative to the file
 that names it, so the installed tree checks and runs the same wherever it is laid out (a staging directory for
@@ -46,7 +47,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import yaml
 
-from autopilot.files.boat import BoatConfig, CommandsConfig, MavlinkConfig
+from autopilot.files.boat import BoatConfig, CommandsConfig, MavlinkConfig, WebConfig
 from autopilot.vocab.config import read_yaml
 from autopilot.vocab.schema import ConfigError
 
@@ -158,6 +159,8 @@ def _plan_boat_config(plan: InstallPlan, boat: Path) -> None:
         key = cfg.signing_key_path()
         if key is not None:
             _plan_secret(plan, key, ("mavlink", "signing_key_file"), data, new, "the MAVLink signing key")
+        if cfg.web is not None:
+            _plan_web_password(plan, cfg.web_password_path(), data, new)
     plan.rewrite(InstallFile("boat.yaml", "write", boat, "the boat config"), data, new)
 
 
@@ -171,9 +174,13 @@ def _paths_only(data: Dict[str, Any], boat: Path) -> Optional[BoatConfig]:
     token = _lookup(data, ("commands", "token_file"))
     key = _lookup(data, ("mavlink", "signing_key_file"))
     cmds = CommandsConfig(token_file=token) if isinstance(token, str) and token else CommandsConfig()
+    web = None
+    if isinstance(data.get("web"), dict):
+        pw = _lookup(data, ("web", "password_file"))
+        web = WebConfig(password_file=pw) if isinstance(pw, str) and pw else WebConfig()
     return BoatConfig(vessel=vessel, mission=mission if isinstance(mission, str) else None, source_file=str(boat),
                       commands=cmds, mavlink=MavlinkConfig(signing_key_file=key) if isinstance(key, str) and key
-                      else None)
+                      else None, web=web)
 
 
 def _plan_vessel(plan: InstallPlan, cfg: BoatConfig, data: Dict[str, Any], new: Dict[Keys, str]) -> None:
@@ -219,6 +226,20 @@ def _plan_secret(plan: InstallPlan, path: Path, keys: Keys, data: Dict[str, Any]
     plan.add(InstallFile(dest, action, source, what, mode="0600", secret=True))
     if _lookup(data, keys) not in (None, dest):
         new[keys] = dest
+
+
+def _plan_web_password(plan: InstallPlan, path: Path, data: Dict[str, Any], new: Dict[Keys, str]) -> None:
+    """The web page's password hash (mode 0600, the service user's): copied when it exists; otherwise "later"
+    and not a secret the installer makes, since only the user knows the password: its text says how to set it."""
+    dest = path.name
+    if path.is_file():
+        plan.add(InstallFile(dest, "copy", path, "the web page's password", mode="0600", secret=True))
+    else:
+        plan.add(InstallFile(dest, "later", None, "the web page's password: not set, so the page is not served; "
+                             "set it with `sudo autopilot keys web --config /etc/autopilot/boat.yaml`, then "
+                             f"`sudo chown autopilot: /etc/autopilot/{dest}`", mode="0600"))
+    if _lookup(data, ("web", "password_file")) not in (None, dest):
+        new[("web", "password_file")] = dest
 
 
 def _lookup(data: Any, keys: Keys) -> Any:

@@ -14,9 +14,9 @@ request whose Origin is not this server is refused; the WebSocket is refused wit
 Bodies are capped (MAX_UPLOAD_BYTES); a client that sends more is refused, the loop never sees it.
 
 HTTP API (JSON unless said): GET /api/session; POST /api/login {password}; POST /api/logout; GET /api/status;
-GET /api/geometry; GET /api/compass; POST /api/command {verb: arm|disarm|mode|hold|goto, mode?, north_m?,
-east_m?} (goto: GUIDED's target [m, local NED], switching to GUIDED); POST /api/mission (multipart field
-`file`: YAML, QGC WPL or .plan); GET /api/params; POST /api/params {name, value};
+GET /api/geometry; GET /api/compass; GET /api/sensors; POST /api/command {verb: arm|disarm|mode|hold|goto,
+mode?, north_m?, east_m?} (goto: GUIDED's target [m, local NED], switching to GUIDED); POST /api/mission
+(multipart field `file`: YAML, QGC WPL or .plan); GET /api/params; POST /api/params {name, value};
 GET /api/logs; GET /api/logs/{run}.zip; GET /api/logs/{run}/plot.png; WS /ws (status pushed at STATUS_HZ;
 the page sends {"type": "heartbeat"} each second, the operator heartbeat the link failsafe watches).
 """
@@ -179,6 +179,7 @@ class WebServer:
         r.add_get("/api/status", self._status)
         r.add_get("/api/geometry", self._geometry)
         r.add_get("/api/compass", self._compass)
+        r.add_get("/api/sensors", self._sensors)
         r.add_post("/api/command", self._command)
         r.add_post("/api/mission", self._mission)
         r.add_get("/api/params", self._params)
@@ -317,6 +318,11 @@ class WebServer:
     async def _compass(self, request: web.Request) -> web.Response:
         self._may_read(request)
         return _json(await self._on_loop(self.link.reader.compass, key="web-compass"))
+
+    async def _sensors(self, request: web.Request) -> web.Response:
+        self._may_read(request)
+        link = self.link
+        return _json(await self._on_loop(lambda: link.reader.sensors(link.desk.now_s()), key="web-sensors"))
 
     # ------------------------------------------------------------------ commands
     async def _command(self, request: web.Request) -> web.Response:

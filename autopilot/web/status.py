@@ -21,6 +21,11 @@ from autopilot.vocab.modes import ModeName
 
 _SELECTABLE = tuple(m.value for m in ModeName if m.needs.selectable)
 MAX_COMPASS_POINTS = 600
+G_MPS2 = 9.80665
+
+
+def _check(name: str, ok: Optional[bool], text: str) -> Dict[str, Any]:
+    return {"check": name, "ok": ok, "text": text}
 
 
 def _num(x, digits: int = 3) -> Optional[float]:
@@ -118,6 +123,73 @@ class StatusReader:
                 "acceptance_radius_m": _num(ap.mission.acceptance_radius_m, 2),
                 "fences": fences, "home": home,
                 "origin": {"lat_deg": _num(ap.frame.origin_lat_deg, 7), "lon_deg": _num(ap.frame.origin_lon_deg, 7)}}
+
+    # ------------------------------------------------------------------ sensors
+    def sensors(self, t_s: float) -> Dict[str, Any]:
+        """The latest GNSS fix, IMU and magnetometer samples as the sensor path delivered them (body FRD), each
+        with its plausibility checks: a list of {check, ok, text}. ok None: not judged (no sample yet, or the
+        boat is turning, so the accelerometer does not read gravity alone)."""
+        ap = self.autopilot
+        arming = ap.vessel.failsafe.arming
+        out: Dict[str, Any] = {"t_s": _num(t_s, 2)}
+        fix = ap.last_fix
+        g_checks = []
+        if fix is None:
+            g_checks.append(_check("fix", False, "no fix received from the receiver"))
+        else:
+            age = t_s - fix.time_s
+            g_checks += [
+                _check("fix", bool(fix.valid), "position fix" if fix.valid else
+                       f"no position ({fix.refused or 'receiver reports none'})"),
+                _check("satellites", fix.sats >= arming.min_sats, f"{fix.sats} used (arming needs {arming.min_sats})"),
+                _check("HDOP", fix.hdop <= arming.max_hdop, f"{fix.hdop:.1f} (arming needs at most "
+                                                            f"{arming.max_hdop:g})"),
+                _check("age", age < 2.5, f"{age:.1f} s since the last epoch"),
+            ]
+        out["gnss"] = {"lat_deg": None if fix is None else _num(fix.lat_deg, 7),
+                       "lon_deg": None if fix is None else _num(fix.lon_deg, 7),
+                       "checks": g_checks}
+        imu = ap.last_imu
+        i_checks = []
+        if imu is None:
+            i_checks.append(_check("samples", False, "no IMU sample received"))
+            out["imu"] = {"accel_mps2": None, "gyro_dps": None, "checks": i_checks}
+        else:
+            a = imu.accel_mps2
+            g = math.sqrt(sum(x * x for x in a))
+            rate = math.degrees(math.sqrt(sum(w * w for w in imu.gyro_rps)))
+            still = rate < 3.0
+            tilt = math.degrees(math.acos(max(-1.0, min(1.0, -a[2] / g)))) if g > 0 else math.nan
+            i_checks += [
+                _check("gravity", abs(g - G_MPS2) < 1.0 if still else None,
+                       f"|a| {g:.2f} m/s^2 (at rest {G_MPS2:.2f})" + ("" if still else "; turning: not judged")),
+                _check("level", tilt < 20.0 if still else None,
+                       f"tilt {tilt:.0f} deg from level (z down reads -g when level)"),
+                _check("gyro", rate < 30.0, f"{rate:.1f} deg/s"),
+                _check("fresh", not imu.stale and t_s - imu.time_s < 0.5,
+                       "repeating its last good sample after a fault" if imu.stale else
+                       f"{1e3 * (t_s - imu.time_s):.0f} ms old"),
+            ]
+            out["imu"] = {"accel_mps2": [_num(x, 2) for x in a],
+                          "gyro_dps": [_num(math.degrees(w), 2) for w in imu.gyro_rps], "checks": i_checks}
+        mag = ap.last_mag
+        m_checks = []
+        expect = float(ap.vessel.sensors.mag.field_t)
+        if mag is None:
+            m_checks.append(_check("samples", False, "no magnetometer sample received"))
+            out["mag"] = {"field_ut": None, "checks": m_checks}
+        else:
+            b = math.sqrt(sum(x * x for x in mag.field_t))
+            m_checks += [
+                _check("strength", abs(b / expect - 1.0) < 0.25,
+                       f"|B| {1e6 * b:.1f} uT (the vessel file's field {1e6 * expect:.1f} uT; a calibrated sensor "
+                       f"reads within 25 %)"),
+                _check("fresh", not mag.stale and t_s - mag.time_s < 1.0,
+                       "repeating its last good sample after a fault" if mag.stale else
+                       f"{1e3 * (t_s - mag.time_s):.0f} ms old"),
+            ]
+            out["mag"] = {"field_ut": [_num(1e6 * x, 2) for x in mag.field_t], "checks": m_checks}
+        return out
 
     # ------------------------------------------------------------------ compass
     def compass(self) -> Dict[str, Any]:

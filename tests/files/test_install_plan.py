@@ -73,3 +73,17 @@ def test_a_rewrite_reaches_flow_and_block_mappings_and_leaves_absent_keys_alone(
     out = replace_scalars(text, {("commands", "token_file"): "t", ("mavlink", "signing_key_file"): "m",
                                  ("mission",): "missions/x.yaml"})
     assert out == "commands: {auth: token, token_file: t}\nmavlink:\n  links: [x]\n  # key\n  signing_key_file: m\n"
+
+
+def test_the_web_password_travels_with_the_boat_config_and_a_missing_one_says_how_to_set_it(tmp_path):
+    boat = vessel_naming(tmp_path, "")
+    (boat / "boat.yaml").write_text("vessel: v.yaml\nweb: {listen: '0.0.0.0:8080', password_file: secrets/pw}\n")
+    plan = plan_install(boat / "boat.yaml", tmp_path / "nothing-installed", LIBRARY)
+    pw = plan.get("pw")
+    assert pw is not None and pw.action == "later" and not pw.secret and "autopilot keys web" in pw.what
+    assert yaml.safe_load(plan.text["boat.yaml"])["web"]["password_file"] == "pw"
+    (boat / "secrets").mkdir()
+    (boat / "secrets" / "pw").write_text("scrypt$...\n")
+    plan = plan_install(boat / "boat.yaml", tmp_path / "nothing-installed", LIBRARY)
+    pw = plan.get("pw")
+    assert pw.action == "copy" and pw.secret and pw.mode == "0600"

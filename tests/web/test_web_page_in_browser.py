@@ -9,8 +9,13 @@ text alone.
 Set WEB_SCREENSHOTS=DIR to keep the status, map and compass screenshots (the manual's pictures)."""
 from __future__ import annotations
 
+import io
 import math
 import os
+import subprocess
+import sys
+import urllib.request
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -20,7 +25,7 @@ from selenium.webdriver.support.ui import Select
 
 from autopilot.vocab.geodesy import LocalFrame
 from tests.support.mavlink_gcs import Gcs, M, free_udp_port
-from tests.support.paths import DATA
+from tests.support.paths import DATA, REPO
 from tests.support.web_boat import WebSimBoat, chromium, wait_for
 
 WALL_TIME_S = 240.0
@@ -43,6 +48,9 @@ def _shot(driver, name: str) -> None:
 @pytest.fixture(scope="module")
 def rig(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("web")
+    # an earlier run of the day, for the logs page (the real-time run below writes its own log when it ends)
+    subprocess.run([sys.executable, "-m", "autopilot.cli", "sim", str(DATA / "mavlink_pond.yaml"), "--duration", "20",
+                    "--log", str(tmp / "runs")], cwd=REPO, check=True, capture_output=True, timeout=300)
     port = free_udp_port()
     gcs = Gcs(port)
     boat = WebSimBoat(tmp, "--no-mag-calibration", "--current", "0.1,0", "--mavlink", f"udpout:127.0.0.1:{port}",
@@ -88,6 +96,14 @@ def test_a_first_day_from_the_browser(rig):
     wait_for(lambda: _text(driver, "position") != first, 20, "the position to change")
     assert "satellites" in _text(driver, "gnss")
     _shot(driver, "status")
+    # --- the sensors page: GNSS and IMU pass their checks at rest
+    _tab(driver, "sensors")
+    for table, check in (("checks-gnss", "satellites"), ("checks-gnss", "HDOP"), ("checks-imu", "gravity"),
+                         ("checks-imu", "level"), ("checks-mag", "fresh")):
+        wait_for(lambda: driver.find_element(By.CSS_SELECTOR, f"#{table} tr[data-check='{check}']")
+                 .get_attribute("data-ok") == "true", 15, f"{check} passing on the sensors page")
+    _shot(driver, "sensors")
+    _tab(driver, "status")
     # --- arming in AUTO is refused, each pre-arm reason on its own line
     Select(driver.find_element(By.ID, "mode-select")).select_by_value("AUTO")
     _click(driver, "mode-button")
@@ -112,6 +128,10 @@ def test_a_first_day_from_the_browser(rig):
         By.CSS_SELECTOR, "#compass-figures td[data-key='coverage']").text), 10, "the fit's coverage shown")
     assert coverage > 0.8
     _shot(driver, "compass")
+    # the calibrated field now has the strength the vessel file expects
+    _tab(driver, "sensors")
+    wait_for(lambda: driver.find_element(By.CSS_SELECTOR, "#checks-mag tr[data-check='strength']")
+             .get_attribute("data-ok") == "true", 15, "the calibrated field's strength passing")
     # --- a QGC .plan uploaded from the map page, drawn, flown to its end (the calibration hands over to AUTO)
     wait_for(lambda: _hb_mode(gcs)[0] == AUTO, 60, "AUTO after the calibration")
     _tab(driver, "map")
@@ -158,6 +178,17 @@ def test_a_first_day_from_the_browser(rig):
     _click(driver, "set-WP_RADIUS")
     wait_for(lambda: "WP_RADIUS = 2.5" in _text(driver, "params-answer"), 10, "the parameter accepted")
     assert gcs.params().get("WP_RADIUS") == pytest.approx(2.5)
+    # --- the logs page lists this run; its zip downloads with the page's session
+    _tab(driver, "logs")
+    link = wait_for(lambda: driver.find_element(By.CSS_SELECTOR, "#logs-list a[href$='.zip']"), 15, "a run listed")
+    cookies = "; ".join(f"{c['name']}={c['value']}" for c in driver.get_cookies())
+    req = urllib.request.Request(link.get_attribute("href"), headers={"Cookie": cookies})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        names = zipfile.ZipFile(io.BytesIO(r.read())).namelist()
+    assert any(n.endswith("state.csv") for n in names), names
+    plot_url = link.get_attribute("href").replace(".zip", "/plot.png")
+    with urllib.request.urlopen(urllib.request.Request(plot_url, headers={"Cookie": cookies}), timeout=120) as r:
+        assert r.read(8) == b"\x89PNG\r\n\x1a\n"
     # --- disarm by one tap
     _click(driver, "disarm-button")
     wait_for(lambda: _hb_mode(gcs)[1] is False, 10, "disarmed over MAVLink")

@@ -73,6 +73,7 @@ function selectTab(name) {
   if (name === "logs") loadLogs();
   if (name === "map") drawMap();
   if (name === "compass") drawCompass();
+  if (name === "sensors") loadSensors();
 }
 for (const b of document.querySelectorAll("nav button[data-tab]")) b.addEventListener("click", () => selectTab(b.dataset.tab));
 
@@ -298,6 +299,31 @@ function drawCompass() {
     const tr = document.createElement("tr"), a = document.createElement("td"), b = document.createElement("td");
     a.textContent = k; b.textContent = val; b.dataset.key = k; tr.append(a, b); return tr;
   }));
+}
+
+// ---------------------------------------------------------------- sensors (read twice a second while shown)
+function checks(el, list) {
+  el.replaceChildren(...list.map((c) => {
+    const tr = document.createElement("tr"), a = document.createElement("td"), b = document.createElement("td");
+    a.textContent = c.check; b.textContent = c.text;
+    tr.className = c.ok === true ? "pass" : c.ok === false ? "fail" : "unjudged";
+    tr.dataset.check = c.check; tr.dataset.ok = String(c.ok);
+    tr.append(a, b); return tr;
+  }));
+}
+async function loadSensors() {
+  if (state.tab !== "sensors") return;
+  const d = await api("GET", "/api/sensors");
+  if (d.gnss) {
+    text($("sensor-gnss"), d.gnss.lat_deg === null ? "no fix" : `${d.gnss.lat_deg}, ${d.gnss.lon_deg}`);
+    checks($("checks-gnss"), d.gnss.checks);
+    const i = d.imu, m = d.mag;
+    text($("sensor-imu"), i.accel_mps2 ? `accel ${i.accel_mps2.join(", ")} m/s², gyro ${i.gyro_dps.join(", ")} °/s` : "no sample");
+    checks($("checks-imu"), i.checks);
+    text($("sensor-mag"), m.field_ut ? `field ${m.field_ut.join(", ")} µT` : "no sample");
+    checks($("checks-mag"), m.checks);
+  }
+  setTimeout(loadSensors, 500);
 }
 
 // ---------------------------------------------------------------- parameters and logs
