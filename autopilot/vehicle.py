@@ -89,6 +89,8 @@ if TYPE_CHECKING:
 
 ZERO_WRENCH = Wrench(0.0, 0.0)
 CALIBRATE = ModeName.CALIBRATE_ON_WATER
+ESC_TEST_MAX_FRACTION = 0.2     # the bench ESC test's throttle limit, of the pulse range from neutral
+ESC_TEST_HOLD_S = 0.5           # a test command runs this long [s] unless renewed (the hold-to-run button)
 # what a failsafe may report while CALIBRATE_ON_WATER flies without stopping it
 _LEAVES_THE_MODE_ALONE = frozenset({Action.DISARM, Action.REPORT, Action.RECOVERED, Action.NONE})
 GUIDED_MAX_RANGE_M = 20_000.0   # a GUIDED position target further than this from the boat is refused (the flat
@@ -170,6 +172,7 @@ class Autopilot:
         self.nav: Optional[NavState] = None
         self.health: Optional[EstimatorHealth] = None   # the estimator's latest health report (failsafe check rate)
         self.last_fix: Optional[GpsFix] = None
+        self._esc_test: Optional[tuple] = None          # (thruster index, pulse [us], until [s]) while disarmed
         self.last_imu: Optional[ImuSample] = None        # the sensor path's latest samples (the web page's
         self.last_mag: Optional[MagSample] = None        # sensor readings; the field calibrated), None until then
         self.battery_v: Optional[float] = None
@@ -376,6 +379,35 @@ class Autopilot:
         """The backend vouches for the magnetometer's calibration (it applies one, or its sensor needs none)."""
         self.compass.backend_vouches(calibration)
 
+    def esc_test(self, t_s: float, index: int, fraction: float) -> None:
+        """The bench ESC test, disarmed only: thruster `index` (vessel order) at `fraction` of its pulse range
+        from neutral (+ forward, - astern, |fraction| <= ESC_TEST_MAX_FRACTION) for ESC_TEST_HOLD_S [s], every
+        other thruster at neutral; call again to keep it running (a hold-to-run button), 0 to stop at once.
+        ValueError (the reason) when armed, for an unknown thruster, a value that is not a finite number or is
+        beyond the limit, or when the ESC output cannot vouch for its pulses (not connected, still arming)."""
+        if self.armed:
+            raise ValueError("the ESC test runs only while disarmed")
+        if not isinstance(index, int) or not 0 <= index < len(self.maps):
+            raise ValueError(f"there is no thruster {index!r} (the vessel has {len(self.maps)})")
+        if not math.isfinite(fraction) or abs(fraction) > ESC_TEST_MAX_FRACTION + 1e-9:
+            raise ValueError(f"the test throttle must be within +-{ESC_TEST_MAX_FRACTION:.0%} of the range, got "
+                             f"{fraction}")
+        if self.actuator is not None and not bool(getattr(self.actuator, "connected", True)):
+            raise ValueError("the ESC output is not connected")
+        if self.actuator is not None and not bool(self.actuator.ready(t_s)):
+            raise ValueError("the ESCs are still in their arming sequence (neutral only)")
+        m = self.maps[index]
+        end = m.pulse_max_us if fraction >= 0 else m.pulse_min_us
+        pulse = int(round(m.neutral_pulse_us + abs(fraction) * (end - m.neutral_pulse_us)))
+        name = self.vessel.thrusters[index].name
+        if fraction == 0.0:
+            if self._esc_test is not None:
+                self._esc_test = (self._esc_test[0], self._esc_test[1], t_s)    # ends at the next cycle
+            return
+        if self._esc_test is None or self._esc_test[:2] != (index, pulse):
+            self._emit(t_s, "warning", f"ESC test: {name} at {fraction:+.0%} ({pulse} us) while held")
+        self._esc_test = (index, pulse, t_s + ESC_TEST_HOLD_S)
+
     def prearm_failures(self, t_s: float, mode: Optional[str] = None) -> list:
         """Why arming in `mode` (default: the current or requested mode) would be refused; empty: it would not."""
         name = mode or (self._pending_mode[0] if self._pending_mode else self.mode.name)
@@ -386,6 +418,7 @@ class Autopilot:
         """Arm if the pre-arm checks pass; the result says why not. Arming when armed does nothing."""
         if self.armed:
             return ArmResult(True)
+        self._esc_test = None                         # a bench test never carries over into flight
         if self._pending_mode is not None:
             name, reason = self._pending_mode
             self._pending_mode = None
@@ -642,6 +675,14 @@ class Autopilot:
             self.heading_ctl.reset()
             self.speed_ctl.reset()
             wrench, thrust, pulses = ZERO_WRENCH, self.zero_thrust, self.neutral_pulses
+            test = self._esc_test
+            if test is not None and not self.armed and t_s < test[2]:
+                one = list(self.neutral_pulses.pulse_us)
+                one[test[0]] = test[1]
+                pulses = PulseCommand(tuple(one))
+            elif test is not None:
+                self._esc_test = None
+                self._emit(t_s, "warning", f"ESC test: {self.vessel.thrusters[test[0]].name} back at neutral")
         else:
             if out.wrench is not None:
                 wrench = out.wrench

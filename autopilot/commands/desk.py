@@ -304,6 +304,17 @@ class OperatorDesk:
         self._velocity_refused = (origin, answer.text)
         return self._answer(answer, origin)
 
+    def esc_test(self, index: int, fraction: float, origin: str = "") -> Answer:
+        """The bench ESC test (Autopilot.esc_test): thruster `index` at `fraction` of its range from neutral
+        while disarmed, for half a second unless renewed. Refused, with the reason, when armed or out of limits.
+        A held button is a stream: its start is logged, not every renewal."""
+        try:
+            self.autopilot.esc_test(self.now_s(), index, float(fraction))
+        except (TypeError, ValueError) as e:
+            return self._answer(_refused(f"ESC test refused: {e}"), origin)
+        self._stream("ESC test", origin)
+        return Answer(True, "ESC test")
+
     def set_param(self, name: str, value: float, origin: str = "") -> Answer:
         """Set a field tunable (autopilot/files/tunables.py): validated by the vessel/mission schema, persisted to the
         overlay file, applied live where safe, on the mission flown now."""

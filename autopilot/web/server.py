@@ -15,7 +15,8 @@ Bodies are capped (MAX_UPLOAD_BYTES); a client that sends more is refused, the l
 
 HTTP API (JSON unless said): GET /api/session; POST /api/login {password}; POST /api/logout; GET /api/status;
 GET /api/geometry; GET /api/compass; GET /api/sensors; POST /api/command {verb: arm|disarm|mode|hold|goto,
-mode?, north_m?, east_m?} (goto: GUIDED's target [m, local NED], switching to GUIDED); POST /api/mission
+mode?, north_m?, east_m?, thruster?, fraction?} (goto: GUIDED's target [m, local NED], switching to GUIDED;
+esc_test: the bench ESC test while disarmed, Autopilot.esc_test); POST /api/mission
 (multipart field `file`: YAML, QGC WPL or .plan); GET /api/params; POST /api/params {name, value};
 GET /api/logs; GET /api/logs/{run}.zip; GET /api/logs/{run}/plot.png; WS /ws (status pushed at STATUS_HZ;
 the page sends {"type": "heartbeat"} each second, the operator heartbeat the link failsafe watches).
@@ -341,6 +342,12 @@ class WebServer:
             if not isinstance(name, str) or not name or len(name) > 40:
                 return _json({"ok": False, "text": "refused: mode needs a mode name"}, 400)
             ans = await self._on_loop(lambda: desk.set_mode(name, origin))
+        elif verb == "esc_test":      # the hold-to-run button: renewed every 0.2 s while held
+            k, f = data.get("thruster"), data.get("fraction")
+            if not isinstance(k, int) or isinstance(k, bool) or not isinstance(f, (int, float)) or isinstance(f, bool):
+                return _json({"ok": False, "text": "refused: esc_test needs thruster (a number) and fraction"}, 400)
+            fraction = float(f)
+            ans = await self._on_loop(lambda: desk.esc_test(k, fraction, origin), key=f"web-esc {origin}")
         elif verb == "goto":          # a tap on the map: GUIDED's position target, switching to GUIDED
             n, e = data.get("north_m"), data.get("east_m")
             if not (isinstance(n, (int, float)) and isinstance(e, (int, float))) or isinstance(n, bool) \
@@ -350,7 +357,7 @@ class WebServer:
             ans = await self._on_loop(lambda: desk.goto(north, east, origin, switch_mode=True))
         else:
             return _json({"ok": False, "text": f"refused: unknown command {str(verb)[:40]!r} "
-                                               f"(arm, disarm, hold, mode, goto)"}, 400)
+                                               f"(arm, disarm, hold, mode, goto, esc_test)"}, 400)
         return _json(_answer(ans), 200 if ans.ok else 409)
 
     async def _mission(self, request: web.Request) -> web.Response:

@@ -8,9 +8,9 @@ from north, 0..360), m/s, volts, seconds on the core clock. A value the autopilo
 status(): t_s, mode, armed, modes (selectable names), nav {valid, north_m, east_m, lat_deg, lon_deg,
 heading_deg, speed_mps, pos_std_m}, gnss {fix_quality, sats, hdop, age_s} | None, health {converged, pos_std_m,
 heading_std_deg, since_gps_s, since_mag_s} | None, battery {v, low_v} , link {heartbeat_age_s}, failsafes
-[{kind, action}], prearm [reasons] (for arming in the current mode), thrusters {vouched, why, pulses_us},
-mission {name, index, total, complete, cleared}, events [texts of core events since the last call, newest last],
-geometry_rev (changes whenever geometry() would).
+[{kind, action}], prearm [reasons] (for arming in the current mode), thrusters {vouched, why, pulses_us, names,
+neutral_us}, mission {name, index, total, complete, cleared}, events [texts of core events since the last call,
+newest last], geometry_rev (changes whenever geometry() would).
 """
 from __future__ import annotations
 
@@ -95,7 +95,9 @@ class StatusReader:
             "link": {"heartbeat_age_s": None if hb is None else _num(t_s - hb, 1)},
             "failsafes": [{"kind": str(k), "action": str(v)} for k, v in getattr(ap.failsafe, "active", {}).items()],
             "prearm": [] if ap.armed else [str(r) for r in ap.prearm_failures(t_s)],
-            "thrusters": {"vouched": connected is not False, "why": why, "pulses_us": [int(p) for p in pulses]},
+            "thrusters": {"vouched": connected is not False, "why": why, "pulses_us": [int(p) for p in pulses],
+                          "names": [t.name for t in ap.vessel.thrusters],
+                          "neutral_us": [int(p) for p in ap.neutral_pulses.pulse_us]},
             "mission": {"name": ap.mission.name, "index": int(g.index), "total": int(g.waypoints_total),
                         "complete": bool(ap.mission_complete),
                         "cleared": bool(getattr(ap, "mission_cleared", False))},

@@ -1,12 +1,13 @@
 """The boat's web page in a real headless browser (Debian's Chromium under Selenium) against the simulated boat
 (`autopilot sim --realtime --web`), a first day as a student has it: no magnetometer calibration yet, 0.1 m/s of
-current. Log in; the status shows the boat drifting; arming in AUTO is refused with the pre-arm reasons listed;
-the compass page flies CALIBRATE_ON_WATER to an accepted fit; a QGC .plan is uploaded, drawn and flown to its
-end; HOLD is one tap; a tap on the map sends the boat there in GUIDED; a parameter set on the page is read back
-over MAVLink. What the boat did is checked from a pymavlink ground station on 127.0.0.1, not from the page's
-text alone.
+current. Log in; the status shows the boat drifting; the sensors pass their checks; the ESC test runs one
+thruster while its button is held; arming in AUTO is refused with the pre-arm reasons listed; the compass page
+flies CALIBRATE_ON_WATER to an accepted fit; a QGC .plan is uploaded, drawn and flown to its end; HOLD is one
+tap; a tap on the map sends the boat there in GUIDED; a parameter set on the page is read back over MAVLink;
+the logs page hands out an earlier run. What the boat did is checked from a pymavlink ground station on
+127.0.0.1, not from the page's text alone.
 
-Set WEB_SCREENSHOTS=DIR to keep the status, map and compass screenshots (the manual's pictures)."""
+Set WEB_SCREENSHOTS=DIR to keep the screenshots (the manual's pictures)."""
 from __future__ import annotations
 
 import io
@@ -103,6 +104,18 @@ def test_a_first_day_from_the_browser(rig):
         wait_for(lambda: driver.find_element(By.CSS_SELECTOR, f"#{table} tr[data-check='{check}']")
                  .get_attribute("data-ok") == "true", 15, f"{check} passing on the sensors page")
     _shot(driver, "sensors")
+    # --- the ESC test: the first thruster runs while the button is held, and stops when it is let go
+    neutral = driver.execute_script("return state.status.thrusters.neutral_us")
+    hold = driver.find_element(By.ID, "esc-hold")
+    ActionChains(driver).click_and_hold(hold).perform()
+    try:
+        running = wait_for(lambda: (lambda m: m is not None and m.servo1_raw > neutral[0] + 20 and m)(
+            gcs.wait("SERVO_OUTPUT_RAW", timeout=1.0)), 10, "the first ESC above neutral while held")
+        assert running.servo2_raw == neutral[1]                    # one thruster at a time
+    finally:
+        ActionChains(driver).release(hold).perform()
+    wait_for(lambda: (lambda m: m is not None and (m.servo1_raw, m.servo2_raw) == tuple(neutral))(
+        gcs.wait("SERVO_OUTPUT_RAW", timeout=1.0)), 5, "both ESCs back at neutral after letting go")
     _tab(driver, "status")
     # --- arming in AUTO is refused, each pre-arm reason on its own line
     Select(driver.find_element(By.ID, "mode-select")).select_by_value("AUTO")

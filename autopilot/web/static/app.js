@@ -124,6 +124,11 @@ function onStatus(s) {
   const banner = $("banner");
   show(banner, !s.thrusters.vouched);
   text(banner, s.thrusters.vouched ? "" : "THRUSTERS NOT VOUCHED FOR: " + s.thrusters.why);
+  const esc = $("esc-thruster");
+  if (esc.options.length !== s.thrusters.names.length) {
+    esc.replaceChildren(...s.thrusters.names.map((name, i) => { const o = document.createElement("option"); o.value = String(i); o.textContent = name; return o; }));
+  }
+  text($("esc-pulses"), "pulses now: " + s.thrusters.names.map((n, i) => `${n} ${s.thrusters.pulses_us[i]} µs`).join(", "));
   const sel = $("mode-select");
   if (sel.options.length !== s.modes.length) {
     sel.replaceChildren(...s.modes.map((name) => { const o = document.createElement("option"); o.value = o.textContent = name; return o; }));
@@ -325,6 +330,30 @@ async function loadSensors() {
   }
   setTimeout(loadSensors, 500);
 }
+
+// ---------------------------------------------------------------- ESC test: hold to run
+let escTimer = null;
+function escSend(fraction) {
+  return api("POST", "/api/command", { verb: "esc_test", thruster: Number($("esc-thruster").value), fraction });
+}
+function escStart(ev) {
+  ev.preventDefault();
+  if (escTimer) return;
+  const go = async () => { const a = await escSend(Number($("esc-fraction").value) / 100); if (!a.ok) { escStop(); answer($("esc-answer"), a); } };
+  go();
+  escTimer = setInterval(go, 200);
+  answer($("esc-answer"), { ok: true, text: "running while held" });
+}
+async function escStop() {
+  if (!escTimer) return;
+  clearInterval(escTimer); escTimer = null;
+  await escSend(0);
+  answer($("esc-answer"), { ok: true, text: "stopped" });
+}
+$("esc-hold").addEventListener("pointerdown", escStart);
+for (const e of ["pointerup", "pointerleave", "pointercancel"]) $("esc-hold").addEventListener(e, escStop);
+window.addEventListener("blur", escStop);
+$("esc-fraction").addEventListener("input", () => { const v = Number($("esc-fraction").value); text($("esc-fraction-text"), (v > 0 ? "+" : "") + v + " %"); });
 
 // ---------------------------------------------------------------- parameters and logs
 async function loadParams() {
