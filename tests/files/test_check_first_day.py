@@ -22,7 +22,7 @@ def test_the_first_day_passes_with_a_warning_saying_what_the_boat_will_do(tmp_pa
     assert code == 0 and problems == [], out
     assert "check: OK: vessel foka" in out
     assert (f"note: {vfile}: sensors.mag.calibration_file: warning: {cal} does not exist yet: the boat starts on "
-            f"raw magnetometer readings and refuses to arm in LOITER, AUTO, RTL, VELOCITY (one chosen while armed "
+            f"raw magnetometer readings and refuses to arm in LOITER, AUTO, RTL, VELOCITY, GUIDED (one chosen while armed "
             f"waits at neutral) until CALIBRATE_ON_WATER (two circles on the water) or `autopilot calibrate mag` "
             f"has written the file; MANUAL, HOLD and CALIBRATE_ON_WATER arm without it") in out.splitlines()
 
@@ -34,7 +34,7 @@ def test_the_first_day_warning_says_so_when_arming_does_not_wait_for_a_calibrati
     vfile.write_text(yaml.safe_dump(data, sort_keys=False))
     code, _, out = run_check(capsys, boat)
     assert code == 0
-    assert "require_mag_calibration being false, arms in LOITER, AUTO, RTL, VELOCITY on them" in out
+    assert "require_mag_calibration being false, arms in LOITER, AUTO, RTL, VELOCITY, GUIDED on them" in out
 
 
 def test_a_calibration_file_that_exists_but_is_malformed_stays_a_problem(tmp_path, capsys):
