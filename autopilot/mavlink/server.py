@@ -54,6 +54,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
+from autopilot.commands.limits import clip
 from autopilot.files import mission_files as mission_io
 from autopilot.files.link_specs import parse_link
 from autopilot.mavlink import missions as M
@@ -265,7 +266,7 @@ class MavlinkServer:
         self._next_due = {name: 0.0 for name in self._rates}
         self._once: set = set()                  # messages asked for once (REQUEST_MESSAGE)
         self._target_refused: set = set()        # (partner, reason) of SET_POSITION_TARGET refusals already said
-        self._last_refusal: Dict[str, float] = {}
+        self._last_refusal: Dict[int, tuple] = {}      # link -> (wall time last said, refusals left out since)
         self._param_refused: Dict[tuple, float] = {}   # (name, value) -> wall time it was last refused
         self._prearm_ok: Optional[bool] = None
         self._next_prearm = 0.0
@@ -430,11 +431,17 @@ class MavlinkServer:
             handler(index, conn, msg, partner)
 
     def _refuse_unsigned(self, conn, what: str) -> None:
+        """Counted always; said at most once a second per link, however the refused messages differ, with how
+        many were left out: a flood of unsigned traffic is one line a second."""
         self.stats["unsigned_refused"] += 1
         now = self.wall()
-        if now - self._last_refusal.get(what, -math.inf) >= REFUSAL_TEXT_EVERY_S:
-            self._last_refusal[what] = now
-            self.desk.log(f"refused: unsigned {what}: this boat requires MAVLink 2 signing", True)
+        last, left_out = self._last_refusal.get(id(conn), (-math.inf, 0))
+        if now - last >= REFUSAL_TEXT_EVERY_S:
+            self._last_refusal[id(conn)] = (now, 0)
+            more = f" ({left_out} more unsigned refused in the last {now - last:.0f} s)" if left_out else ""
+            self.desk.log(f"refused: unsigned {clip(what, 80)}: this boat requires MAVLink 2 signing{more}", True)
+        else:
+            self._last_refusal[id(conn)] = (last, left_out + 1)
 
     def _run_desk(self, fn, timeout_s: float = 3.0):
         """Run a desk call in the loop and return its Answer (a refusal when the loop does not take it)."""

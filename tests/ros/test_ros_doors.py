@@ -169,3 +169,39 @@ def test_the_joy_node_the_operator_bound_drives_manual_and_a_second_one_does_not
         assert "refused" in answer and "2 publishers" in answer, answer
     finally:
         boat.close()
+
+
+def _tree_bytes(path):
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def test_a_megabyte_path_or_reason_is_refused_or_cut_at_once_and_the_run_log_stays_small(tmp_path, repo_root):
+    """Items 7 and 9: a signed `mission` with a 1 MB path is refused naming the limit, at once, the loop going
+    on; twenty unsigned `disarm <1 MB reason>` still disarm, and add next to nothing to the run log."""
+    (tmp_path / "boat.yaml").write_text(
+        f"vessel: foka\nmission: {repo_root / 'config/missions/demo.yaml'}\nbackend: sim\n"
+        f"ros: {{namespace: {NS}, nodes: [autopilot]}}\nlogging: {{dir: {tmp_path / 'runs'}, rate_hz: 1}}\n")
+    write_new_token(tmp_path / "command.token")
+    boat = Boat(tmp_path, repo_root)
+    try:
+        cycles = boat.node.stats.cycles
+        answer = boat.say(sign(boat.token, "alice@laptop", "mission /" + "a/" * 500_000 + "lake.yaml"))
+        assert "refused" in answer and "4096-byte limit" in answer and len(answer) < 400, answer[:400]
+        assert boat.spin(2.0, lambda: boat.node.stats.cycles > cycles + 5)          # the loop went on
+        t0 = time.monotonic()
+        with boat.node.lock:
+            direct = boat.node.desk.load_mission_file("/" + "a/" * 500_000, "test")
+        assert time.monotonic() - t0 < 1.0
+        assert not direct.ok and "PATH_MAX" in direct.text and len(direct.text) < 400
+
+        boat.spin(1.5)
+        before = _tree_bytes(tmp_path / "runs")
+        reason = "x" * 1_000_000
+        for _ in range(20):
+            answer = boat.say(f"disarm {reason}")
+            assert answer.startswith("disarmed"), answer[:200]
+        boat.spin(1.5)                     # the run log's writer catches up
+        assert _tree_bytes(tmp_path / "runs") - before < 10_000
+        assert not boat.node.autopilot.armed
+    finally:
+        boat.close()
