@@ -22,7 +22,8 @@ def test_a_boat_whose_stdout_nobody_reads_still_answers_disarm_after_a_flood_of_
     owner_port, open_port = free_udp_port(), free_udp_port()
     proc = subprocess.Popen([sys.executable, "-m", "autopilot.cli", "sim", str(DATA / "mavlink_pond.yaml"),
                              "--vessel", "foka", "--realtime", "--duration", "600", "--mavlink-key", str(key_file),
-                             "--mavlink", f"udpout:127.0.0.1:{owner_port}", "--mavlink", f"udpin:127.0.0.1:{open_port}"],
+                             "--mavlink", f"udpout:127.0.0.1:{owner_port}",
+                             "--mavlink", f"udpin:127.0.0.1:{open_port}"],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)    # stdout: never read
     owner = Gcs(owner_port, key=hashlib.sha256(PASSPHRASE.encode()).digest())
     stranger = Gcs(open_port, system_id=254, connect_out=True)
