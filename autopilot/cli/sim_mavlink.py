@@ -72,8 +72,20 @@ def fly_with_mavlink(vessel, mission, opts, args, env) -> int:
         print("note: without --realtime the simulated boat runs faster than a ground station expects",
               file=sys.stderr)
 
+    # printed by a writer thread, refusals from one origin once a second: a stdout nobody reads (a full pipe)
+    # must never stop the loop or the MAVLink thread (autopilot/runtime/console.py)
+    from autopilot.commands.limits import RepeatQuieter, origin_of
+    from autopilot.runtime.console import ConsoleWriter
+    console = ConsoleWriter(sys.stdout)
+    quieter = RepeatQuieter()
+
     def say(text: str, error: bool) -> None:
-        print(("! " if error else "  ") + text, flush=True)
+        if error:
+            logged = quieter(origin_of(text), text)
+            if logged is not None:
+                console.write("! " + logged)
+        else:
+            console.write("  " + text)
 
     upload_dir = Path(args.log) if args.log else None
     pages: list = []
@@ -89,7 +101,7 @@ def fly_with_mavlink(vessel, mission, opts, args, env) -> int:
             failed.append(str(e))
             stop.set()
             return
-        print(f"web page: {server.url}" + (f" (password for this run: {shown})" if shown else ""), flush=True)
+        console.write(f"web page: {server.url}" + (f" (password for this run: {shown})" if shown else ""))
 
     failed: list = []
     session = SimMavlink(cfg, vessel, signing_key=key, upload_dir=upload_dir, params=params, on_event=say,
@@ -119,6 +131,7 @@ def fly_with_mavlink(vessel, mission, opts, args, env) -> int:
             page.stop()
         for s, h in old.items():
             signal.signal(s, h)
+        console.close()
     if failed:
         print(f"error: {failed[0]}", file=sys.stderr)
         return 2

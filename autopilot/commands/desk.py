@@ -10,6 +10,11 @@ Who may send a command is decided before the desk, by the path it came in on: th
 (signed text commands, autopilot/commands/auth.py) or MAVLink signing (autopilot/mavlink/). `admit_text` runs a
 gate and then the text command, for the paths that carry text.
 
+Bad input costs nothing: a text command over MAX_COMMAND_BYTES and a mission path over MAX_PATH_BYTES are
+refused before any work (autopilot/commands/limits.py), every refusal quotes at most ECHO_CHARS of what it
+refuses, a disarm reason is cut to ECHO_CHARS, and no answer or note reaches the listeners longer than
+MAX_LOGGED_CHARS.
+
 Threading: call every method from the thread that steps the autopilot, or under the lock its runner holds
 while stepping (the ROS node's `lock`; the MAVLink server takes the same lock, or hands the call to the loop).
 Times are the runner's core clock `now_s()` [s].
@@ -21,6 +26,7 @@ import pathlib
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
+from autopilot.commands.limits import ECHO_CHARS, MAX_COMMAND_BYTES, MAX_LOGGED_CHARS, clip, path_problem, utf8_size
 from autopilot.vocab.config import MissionConfig, VesselConfig
 from autopilot.vocab.schema import ConfigError
 
@@ -76,6 +82,8 @@ class OperatorDesk:
 
     # ------------------------------------------------------------------ logging
     def log(self, text: str, error: bool = False) -> None:
+        """Tell every listener `text` (cut to MAX_LOGGED_CHARS)."""
+        text = clip(text, MAX_LOGGED_CHARS)
         for listener in self._listeners:
             listener(text, error)
 
@@ -112,8 +120,8 @@ class OperatorDesk:
         return Answer(True, "armed")
 
     def disarm(self, reason: str = "", origin: str = "") -> Answer:
-        """Always carried out: stopping the boat never waits for anything."""
-        self.autopilot.disarm(self.now_s(), reason or "disarm command")
+        """Always carried out: stopping the boat never waits for anything. The reason is kept to ECHO_CHARS."""
+        self.autopilot.disarm(self.now_s(), clip(reason, ECHO_CHARS) or "disarm command")
         return self._answer(Answer(True, "disarmed"), origin)
 
     def set_mode(self, name: str, origin: str = "", reason: str = "") -> Answer:
@@ -121,23 +129,29 @@ class OperatorDesk:
         refused when unknown
         or blocked by an active failsafe (it takes effect on the next cycle)."""
         name = name.strip().upper()
+        if len(name) > 40:
+            return self._answer(_refused(f"mode {clip(name, 40)!r} refused: no such mode"), origin)
         try:
             self.autopilot.set_mode(name, reason or f"mode command ({origin or 'operator'})")
         except ValueError as e:
-            return self._answer(_refused(str(e)), origin)
+            return self._answer(_refused(clip(str(e), ECHO_CHARS)), origin)
         return self._answer(Answer(True, f"mode {name} requested"), origin)
 
     def load_mission_file(self, path: str, origin: str = "") -> Answer:
         """Load a mission file (YAML, QGC WPL 110, QGC .plan) from the mission folders; refused, with every
-        reason, if it is elsewhere or fails its checks."""
+        reason, if it is elsewhere or fails its checks. A path over PATH_MAX (or with a component over NAME_MAX)
+        is refused before the file system is asked anything."""
         from autopilot.files.mission_files import load_mission_file
+        too_long = path_problem(path)
+        if too_long is not None:
+            return self._answer(_refused(f"mission not loaded: {clip(path, 60)!r}: {too_long}"), origin)
         try:
             real = pathlib.Path(path).expanduser().resolve()
         except (OSError, RuntimeError, ValueError) as e:
-            return self._answer(_refused(f"mission not loaded: {path!r}: {e}"), origin)
+            return self._answer(_refused(f"mission not loaded: {clip(path)!r}: {e}"), origin)
         if self.mission_dirs and not any(real.is_relative_to(d) for d in self.mission_dirs):
             return self._answer(_refused(
-                f"mission not loaded: {path!r} is outside the mission folders "
+                f"mission not loaded: {clip(path)!r} is outside the mission folders "
                 f"({', '.join(str(d) for d in self.mission_dirs)}; commands.mission_dirs)"), origin)
         notes: List[str] = []
         try:
@@ -340,7 +354,15 @@ class OperatorDesk:
 
     # ------------------------------------------------------------------ text commands
     def text(self, command: str, origin: str = "") -> Answer:
-        """A text command as `autopilot command` sends it: see TEXT_COMMANDS."""
+        """A text command as `autopilot command` sends it: see TEXT_COMMANDS. Over MAX_COMMAND_BYTES it is
+        refused unparsed, naming the limit; only `disarm` is still carried out (its reason cut)."""
+        size = utf8_size(command, MAX_COMMAND_BYTES)
+        if size > MAX_COMMAND_BYTES:
+            head = command[:MAX_COMMAND_BYTES].split(maxsplit=1)
+            if head and head[0].lower() == "disarm":
+                return self.disarm(f"{head[1][:ECHO_CHARS] if len(head) > 1 else ''}... ({size} bytes)", origin)
+            return self._answer(_refused(f"command refused: {size} bytes is over the {MAX_COMMAND_BYTES}-byte "
+                                         f"limit of a command"), origin)
         words = command.strip().split(maxsplit=1)
         verb = words[0].lower() if words else ""
         arg = words[1].strip() if len(words) > 1 else ""

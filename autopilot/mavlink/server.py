@@ -54,6 +54,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
+from autopilot.commands.limits import clip
 from autopilot.files import mission_files as mission_io
 from autopilot.files.link_specs import parse_link
 from autopilot.mavlink import missions as M
@@ -69,6 +70,7 @@ log = logging.getLogger(__name__)
 MAV_COMP_ID_ALL = 0
 MAX_UPLOADS = 8                 # uploads in progress at once (from different ground stations)
 LINK_RETRY_S = 5.0              # a link that did not open is tried again this often
+UNSIGNED_TEXTS_PER_S = 5        # unsigned refusals said per link and second, whatever their kinds
 REFUSAL_TEXT_EVERY_S = 1.0      # repeated refusals of one kind are reported once a second, not per message
 MAX_MESSAGES_PER_PASS = 200     # per link, so one flooding link cannot starve the others
 FORCE_ARM_MAGIC = 21196         # COMPONENT_ARM_DISARM param2: "force"; never skips our pre-arm checks
@@ -265,7 +267,8 @@ class MavlinkServer:
         self._next_due = {name: 0.0 for name in self._rates}
         self._once: set = set()                  # messages asked for once (REQUEST_MESSAGE)
         self._target_refused: set = set()        # (partner, reason) of SET_POSITION_TARGET refusals already said
-        self._last_refusal: Dict[str, float] = {}
+        self._last_refusal: Dict[str, float] = {}       # kind of unsigned message -> wall time last said
+        self._link_refusals: Dict[int, tuple] = {}      # link -> (second's start, said in it, left out since)
         self._param_refused: Dict[tuple, float] = {}   # (name, value) -> wall time it was last refused
         self._prearm_ok: Optional[bool] = None
         self._next_prearm = 0.0
@@ -430,11 +433,23 @@ class MavlinkServer:
             handler(index, conn, msg, partner)
 
     def _refuse_unsigned(self, conn, what: str) -> None:
+        """Counted always; said once a second per kind, and at most UNSIGNED_TEXTS_PER_S a second per link
+        however the refused messages differ, the next one said with how many were left out: a flood of unsigned
+        traffic is a few lines a second."""
         self.stats["unsigned_refused"] += 1
         now = self.wall()
-        if now - self._last_refusal.get(what, -math.inf) >= REFUSAL_TEXT_EVERY_S:
-            self._last_refusal[what] = now
-            self.desk.log(f"refused: unsigned {what}: this boat requires MAVLink 2 signing", True)
+        start, said, left_out = self._link_refusals.get(id(conn), (-math.inf, 0, 0))
+        if now - start >= 1.0:
+            start, said = now, 0
+        if now - self._last_refusal.get(what, -math.inf) < REFUSAL_TEXT_EVERY_S or said >= UNSIGNED_TEXTS_PER_S:
+            self._link_refusals[id(conn)] = (start, said, left_out + 1)
+            return
+        if len(self._last_refusal) > 256:
+            self._last_refusal.clear()
+        self._last_refusal[what] = now
+        self._link_refusals[id(conn)] = (start, said + 1, 0)
+        more = f" ({left_out} more unsigned refused before it, not said)" if left_out else ""
+        self.desk.log(f"refused: unsigned {clip(what, 80)}: this boat requires MAVLink 2 signing{more}", True)
 
     def _run_desk(self, fn, timeout_s: float = 3.0):
         """Run a desk call in the loop and return its Answer (a refusal when the loop does not take it)."""

@@ -26,7 +26,8 @@ Published (names from the boat config, relative to the namespace), all reliable 
 Topics, types, QoS, frames, rates and units: autopilot/ros/interface.py (docs/reference/ros.md).
 Commands: autopilot/arm (std_srvs/SetBool), autopilot/hold (std_srvs/Trigger), autopilot/command (std_msgs/String:
 `arm`, `disarm`, `mode NAME`, `mission PATH`, `heartbeat` (the operator's station is alive, for the link-loss
-failsafe), `manual THROTTLE STEERING` (MANUAL, each in -1..1; also a heartbeat)), each checked and answered by
+failsafe), `manual THROTTLE STEERING` (MANUAL, each in -1..1; also a heartbeat), `joystick NODE` (signed: which
+publisher's sensor_msgs/Joy is the operator's gamepad, pinned by its DDS gid)), each checked and answered by
 autopilot/commands/desk.py. On stop (shutdown, SIGTERM, exception) the thrusters go to neutral and 0 N / neutral
 pulses are published. Why: docs/design-notes/simulator-and-rims.md, "ROS".
 """
@@ -144,6 +145,7 @@ class AutopilotNode(Node):
         self.gate = self._command_gate(cfg)
         self._sender_names: dict = {}         # publisher gid -> node name, refreshed on a miss
         self._joy_refused: set = set()       # (what, node) already told off
+        self._joy_gids: dict = {}            # publisher gid -> node name: the gamepad streams bound by the operator
         quiet_subscription(self, String, t.command, _with_info(self._on_command), command_qos(depth))
         if t.joystick:
             from sensor_msgs.msg import Joy
@@ -404,7 +406,12 @@ class AutopilotNode(Node):
                 self.get_logger().warning(f"commands: {problem}; only disarm and mode HOLD will be obeyed")
         else:
             self.get_logger().warning("commands.auth is off: anyone on this ROS domain can arm and steer the boat")
-        gate = CommandGate(auth=c.auth, token=token, allowed_nodes=c.allowed_nodes, max_age_s=c.max_age_s)
+        nonce_file = None
+        if c.auth == "token":       # used signatures outlive a restart (auth.py): beside the token, as private
+            tp = cfg.token_path()
+            nonce_file = tp.with_name(tp.name + ".nonces")
+        gate = CommandGate(auth=c.auth, token=token, allowed_nodes=c.allowed_nodes, max_age_s=c.max_age_s,
+                           nonce_file=nonce_file, on_problem=self.get_logger().warning)
         gate.token_problem = problem
         return gate
 
@@ -425,8 +432,63 @@ class AutopilotNode(Node):
     def _on_command(self, msg: String, info=None) -> None:
         with self.lock:
             sender = self._sender_node(info, self.cfg.ros.topics.command)
-            self.desk.admit_text(msg.data, self.gate, sender)
+            adm = self.gate.admit(msg.data, sender)
+            if adm.command is None:
+                self.desk.refuse(adm.reason, adm.origin)
+            elif adm.command.split(maxsplit=1)[:1] == ["joystick"] and self.cfg.ros.topics.joystick:
+                self._bind_joystick(adm.command.split(maxsplit=1)[1:], adm.origin)
+            else:
+                self.desk.text(adm.command, adm.origin)
             self._publish_state()
+
+    def _bind_joystick(self, args: list, origin: str) -> None:
+        """`joystick NODE` (a signed command): from now on the gamepad stream is the sensor_msgs/Joy of the one
+        publisher on the joystick topic that the ROS graph names NODE ('/ns/name', or a bare name in any
+        namespace), which must also be in commands.joystick_nodes. What is pinned is its publisher gid, which
+        DDS gives every endpoint and no other node shares: a node that merely calls itself NODE later, or
+        beside it, drives nothing. Refused when no publisher, or more than one, has that name (then one of them
+        is not the operator's: stop it and bind again). `joystick off` unbinds."""
+        from autopilot.commands.auth import node_allowed
+        from autopilot.commands.limits import clip
+        want = args[0].strip() if args else ""
+        if want == "off":
+            self._joy_gids.clear()
+            self.desk.log(f"joystick unbound: no gamepad stream drives now (from {origin})")
+            return
+        if not want or " " in want:
+            self.desk.refuse(f"joystick {clip(want, 80)!r} refused: expected 'joystick NODE' (the joy node's name, "
+                             f"e.g. /boat/joy_node) or 'joystick off'", origin)
+            return
+        if not node_allowed(want, self.cfg.commands.joystick_nodes or ("",)):
+            self.desk.refuse(f"joystick {clip(want, 80)} refused: not in commands.joystick_nodes", origin)
+            return
+        found = {}
+        for e in self.get_publishers_info_by_topic(self.topic(self.cfg.ros.topics.joystick)):
+            if e.node_name == UNKNOWN_NODE_NAME:
+                continue
+            name = f"{e.node_namespace.rstrip('/')}/{e.node_name}"
+            if node_allowed(name, (want,)):
+                found[bytes(e.endpoint_gid)] = name
+        if len(found) != 1:
+            why = "no node of that name publishes" if not found else \
+                f"{len(found)} publishers are named so (one is not yours: stop it and bind again)"
+            self.desk.refuse(f"joystick {clip(want, 80)} refused: {why} on {self.topic(self.cfg.ros.topics.joystick)}",
+                             origin)
+            return
+        self._joy_gids = dict(found)
+        self._joy_refused.clear()
+        (gid, name), = found.items()
+        self.desk.log(f"joystick bound: the gamepad stream is {name}'s publisher {gid[:8].hex()} (from {origin})")
+
+    def _joy_sender(self, info) -> tuple:
+        """(bound, node name) of a Joy message's publisher: bound when its gid is one the operator bound."""
+        gid = ((info or {}).get("publisher_gid") or {}).get("data")
+        if gid:
+            gid = bytes(gid)
+            for pinned, name in self._joy_gids.items():
+                if pinned[:len(gid)] == gid:
+                    return True, name
+        return False, self._sender_node(info, self.cfg.ros.topics.joystick)
 
     def _stick_sender_allowed(self, sender: Optional[str], what: str) -> bool:
         """With commands.auth on, only nodes in commands.joystick_nodes may drive; each refused node is said
@@ -481,11 +543,23 @@ class AutopilotNode(Node):
     def _on_joy(self, msg, info=None) -> None:
         """A gamepad (sensor_msgs/Joy): with the enable button held, its sticks are MANUAL's throttle and
         steering (in VELOCITY: a speed and a turn rate) and count as operator heartbeats; released, nothing is
-        sent (MANUAL and VELOCITY time out to neutral). With commands.auth on, only nodes in
-        commands.joystick_nodes are listened to."""
-        sender = self._sender_node(info, self.cfg.ros.topics.joystick)
-        if not self._stick_sender_allowed(sender, "joystick input"):
-            return
+        sent (MANUAL and VELOCITY time out to neutral). With commands.auth on, only the publisher bound by a
+        signed `joystick NODE` (see _bind_joystick) is listened to: a Joy message carries no token, and a node
+        name is anyone's to take. Nothing else feeds the link-loss failsafe, so a stream that was never the
+        operator's cannot send the boat anywhere when it stops. Each refused node is said once."""
+        if self.gate.auth == "off":
+            sender: Optional[str] = self._sender_node(info, self.cfg.ros.topics.joystick)
+        else:
+            bound, sender = self._joy_sender(info)
+            if not bound:
+                if ("joystick input", sender) not in self._joy_refused:
+                    if len(self._joy_refused) > 256:
+                        self._joy_refused.clear()
+                    self._joy_refused.add(("joystick input", sender))
+                    self._event(f"refused: joystick input from node {sender or '(unknown)'}: not the gamepad "
+                                f"stream the operator bound (`autopilot command --config FILE joystick "
+                                f"{sender or '/NS/joy_node'}`, signed, binds it)", error=True)
+                return
         j = self.cfg.ros.joystick
         axes, buttons = msg.axes, msg.buttons
         if j.enable_button >= 0 and (j.enable_button >= len(buttons) or not buttons[j.enable_button]):

@@ -106,8 +106,11 @@ def start_status_endpoint(cfg, runtime, services, mavlink=None, ros: bool = Fals
 
 
 def _log_to_stderr() -> None:
+    """The log to stderr through a writer thread (autopilot/runtime/console.py): a full pipe drops lines, it
+    never stops the loop or the MAVLink thread."""
     if not LOG.handlers:
-        handler = logging.StreamHandler(sys.stderr)
+        from autopilot.runtime.console import ConsoleHandler, ConsoleWriter
+        handler = ConsoleHandler(ConsoleWriter(sys.stderr))
         handler.setFormatter(logging.Formatter("[%(levelname)s] [%(created).3f] [autopilot]: %(message)s"))
         LOG.addHandler(handler)
         LOG.setLevel(logging.INFO)

@@ -26,6 +26,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from autopilot.commands.limits import RepeatQuieter, origin_of
 from autopilot.runtime.cycle_stats import CycleStats, SensorWatch
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ class BoatRuntime:
         self._loop_stop = threading.Event()
         self.keep_running: Callable[[], bool] = lambda: True     # the ROS rim: its context is still up
         self.lock = threading.RLock()
+        self._quieter = RepeatQuieter()        # refusals to the log: once a second per origin
         self.stats = CycleStats(self.period_s)
         self.sensors = SensorWatch()
         self.last_result: Optional[CycleResult] = None
@@ -223,11 +225,16 @@ class BoatRuntime:
         self._notify("core_event", ev)
 
     def _desk_event(self, text: str, error: bool = False) -> None:
+        """A desk answer: to the observers (the ROS events topic: every answer, the command client waits for
+        its own) and to the log, where a refusal repeated from the same origin is written at most once a
+        second, with the count of those left out (a flood fills no pipe and no journal)."""
+        self._notify("desk_event", text, error)
         if error:
-            self.log.warning(text)
+            logged = self._quieter(origin_of(text), text)
+            if logged is not None:
+                self.log.warning(logged)
         else:
             self.log.info(text)
-        self._notify("desk_event", text, error)
 
     def _mission_loaded(self, _mission) -> None:
         self._notify("mission_loaded")

@@ -10,8 +10,11 @@ guide, left stick, right stick]; a message on every change of the pad and at its
 The operator: a CSV of t_s, throttle, steering (each in -1..1, throttle + forward, steering + to starboard;
 tools/make_gamepad_sequence.py) played with LB held (the enable button of the boat config's default
 ros.joystick layout): throttle on the left stick's y, steering on the right stick's x (Joy's + is left, so it
-carries -steering). The sequence starts `settle_s` after the autopilot's state shows the boat armed in MANUAL
-(an operator waits for that), paced by /clock: sim time, as a node with use_sim_time; stamps are /clock's.
+carries -steering). With commands.auth on, the stand-in first does what the operator does once the joy
+node runs: a signed `joystick /NS/joy_node` (the boat config's token) on the command topic binds its
+publisher as the gamepad stream (an unbound Joy publisher drives nothing). The sequence starts `settle_s`
+after the autopilot's state shows the boat armed in MANUAL (an operator waits for that), paced by /clock:
+sim time, as a node with use_sim_time; stamps are /clock's.
 At its end the button is released and, after `release_s`, the node exits, printing one line that starts with
 "joy stand-in:" (messages published, sim times the sequence started and ended). With no /clock or no MANUAL
 within `wait_s` wall seconds it exits 1 saying which.
@@ -96,6 +99,27 @@ class JoyStandin:
         self.published = 0
         self._last: Optional[Tuple[List[float], List[int]]] = None    # (axes, buttons) last published
         self._last_pub_s = -math.inf
+        self.cfg = cfg
+        self.bound = cfg.commands.auth == "off"
+        self._bind_sent_wall = -math.inf
+        self.cmd_pub = self.node.create_publisher(String, resolve_topic(cfg.ros.namespace, cfg.ros.topics.command),
+                                                  10)
+        self.node.create_subscription(String, resolve_topic(cfg.ros.namespace, cfg.ros.topics.events),
+                                      self._on_event, 50)
+
+    def _on_event(self, msg) -> None:
+        if msg.data.startswith("joystick bound") and self.node.get_fully_qualified_name() in msg.data:
+            self.bound = True
+
+    def _bind(self) -> None:
+        """Ask the boat (signed) to take this node's Joy as the gamepad stream, once a second until it says so."""
+        from autopilot.commands.auth import read_token, sign
+        if time.monotonic() - self._bind_sent_wall < 1.0 or self.cmd_pub.get_subscription_count() == 0:
+            return
+        self._bind_sent_wall = time.monotonic()
+        token = read_token(self.cfg.token_path())
+        bind = f"joystick {self.node.get_fully_qualified_name()}"
+        self.cmd_pub.publish(String(data=sign(token, "joy-standin", bind)))
 
     def _on_state(self, msg) -> None:
         try:
@@ -106,6 +130,9 @@ class JoyStandin:
         # (discovery), or a short sequence could be played before anyone hears it
         if self.ready_at_s is None and self.now_s is not None and st.get("armed") and st.get("mode") == "MANUAL" \
                 and self.pub.get_subscription_count() > 0:
+            if not self.bound:
+                self._bind()
+                return
             self.ready_at_s = self.now_s
 
     def _sticks(self, t: float) -> tuple:

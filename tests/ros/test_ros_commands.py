@@ -97,11 +97,21 @@ def test_no_autopilot_running_is_a_clear_error(tmp_path):
 
 
 def test_gamepad_drives_manual_only_while_the_enable_button_is_held(tmp_path):
+    from std_msgs.msg import String
+
+    from autopilot.commands.auth import read_token, sign, write_new_token
+    from autopilot.ros.qos import command_qos
+    write_new_token(tmp_path / "command.token")
     boat = BoatWithOperator(load_boat_config(_config(tmp_path, "/joy", "commands: {joystick_nodes: [gamepad]}\n")),
                             "gamepad")
     try:
         node = boat.node
         pub = boat.operator.create_publisher(Joy, "/joy/joy", sensor_qos(10))
+        # the operator binds the gamepad's publisher (a signed command): a Joy message carries no token
+        cmd = boat.operator.create_publisher(String, "/joy/autopilot/command", command_qos(10))
+        assert boat.spin(10, lambda: cmd.get_subscription_count() > 0 and pub.get_subscription_count() > 0)
+        cmd.publish(String(data=sign(read_token(tmp_path / "command.token"), "op", "joystick gamepad")))
+        assert boat.spin(5, lambda: bool(node._joy_gids))
         assert boat.spin(10, lambda: bool(node.arm()[0]))
         assert node.set_mode("MANUAL", "test")[0]
         boat.publish_for(pub, Joy(axes=[0.0, 0.8, 0.0, 0.0], buttons=[0, 0, 0, 0, 1]), 1.0)
