@@ -366,11 +366,12 @@ class AutopilotNode(Node):
         a = self.desk.set_mode(name, "a caller of AutopilotNode.set_mode", reason)
         return a.ok, a.text
 
-    @_locked
     def load_mission_file(self, path: str) -> tuple[bool, str]:
         """Load a mission (YAML, QGC WPL 110 or .plan) by path; refused, with every reason, if it fails its
-        checks or lies outside the mission folders."""
-        a = self.desk.load_mission_file(path, "a caller of AutopilotNode.load_mission_file")
+        checks or lies outside the mission folders. Read and checked outside the lock; swapped in under it."""
+        load = self.desk.prepare_mission_file(path)
+        with self.lock:
+            a = self.desk.swap_mission(load, "a caller of AutopilotNode.load_mission_file")
         return a.ok, a.text
 
     def _srv_arm(self, request, response):
@@ -425,7 +426,12 @@ class AutopilotNode(Node):
     def _on_command(self, msg: String, info=None) -> None:
         with self.lock:
             sender = self._sender_node(info, self.cfg.ros.topics.command)
-            self.desk.admit_text(msg.data, self.gate, sender)
+            adm = self.gate.admit(msg.data, sender)
+        # a 'mission PATH' is read and checked outside the lock (a large fence takes a while); only the swap
+        # holds up the loop
+        load = self.desk.prepare_text(adm.command) if adm.command is not None else None
+        with self.lock:
+            self.desk.answer_admission(adm, load)
             self._publish_state()
 
     def _stick_sender_allowed(self, sender: Optional[str], what: str) -> bool:
