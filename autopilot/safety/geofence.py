@@ -35,8 +35,8 @@ GRID_MIN_VERTICES = 64        # below this a loop over every edge is as quick as
 def fence_size_problem(count: int, max_vertices: Optional[int] = MAX_FENCE_VERTICES) -> Optional[str]:
     """Why a fence of `count` vertices is refused by size (None: it is not): the text every path shows."""
     if max_vertices is not None and count > max_vertices:
-        return (f"{count} vertices is more than the {max_vertices} a geofence may have (MAX_FENCE_VERTICES: "
-                f"every fence is checked and queried by the control loop's boat); simplify the polygon")
+        return (f"{count} vertices is more than the {max_vertices} a geofence may have (MAX_FENCE_VERTICES); "
+                f"draw it with fewer points")
     return None
 
 
