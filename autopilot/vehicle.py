@@ -66,7 +66,7 @@ from autopilot.modes.trajectory import PathFollowMode, TrajectoryMode
 from autopilot.modes.velocity import VelocityMode
 from autopilot.safety.actions import SWITCH_TO, Action
 from autopilot.safety.failsafe import FailsafeManager, Trigger
-from autopilot.safety.geofence import Geofence
+from autopilot.safety.geofence import Geofence, geofence_of
 from autopilot.safety.prearm import MAKES_THE_MAG_CALIBRATION, ArmResult, PrearmInputs, navigating, prearm_failures
 from autopilot.vocab.angles import wrap_pi
 from autopilot.vocab.config import MissionConfig, VesselConfig
@@ -249,7 +249,7 @@ class Autopilot:
         fences = []
         if mission.geofence:
             try:
-                fences.append(Geofence(point_to_ned(p, self.frame) for p in mission.geofence))
+                fences.append(geofence_of(point_to_ned(p, self.frame) for p in mission.geofence))
             except ValueError:
                 pass                        # check_mission reported it
         vessel_fence = vessel.failsafe.geofence.polygon

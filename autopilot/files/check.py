@@ -33,7 +33,7 @@ from typing import List, Optional, Sequence
 from autopilot.files.boat import BoatConfig, load_boat_config, normalise_boat_yaml, ros_decision
 from autopilot.files.mission_files import read_mission_file
 from autopilot.guidance.path_following import mission_frame, point_to_ned
-from autopilot.safety.geofence import Geofence, fence_size_problem
+from autopilot.safety.geofence import fence_size_problem, geofence_of
 from autopilot.vocab.config import MissionConfig, VesselConfig, load_vessel, read_yaml
 from autopilot.vocab.schema import ConfigError, build, every_error
 from estimation.heading.mag_calibration import calibration_from_simulator, calibration_path
@@ -216,7 +216,7 @@ def check_mission(mission: MissionConfig, vessel: Optional[VesselConfig],
             problems.append(Problem(file, "geofence", too_many))
             return problems
         try:
-            fence = Geofence(point_to_ned(p, frame) for p in mission.geofence)
+            fence = geofence_of(point_to_ned(p, frame) for p in mission.geofence)
         except ValueError as e:
             problems.append(Problem(file, "geofence", str(e)))
             return problems

@@ -15,6 +15,7 @@ point or along the ray: about sqrt(n) edges, not n. Every answer is the one the 
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 from typing import Iterable, List, Optional, Sequence, Tuple
 
@@ -150,6 +151,18 @@ class Geofence:
         return True
 
 
+def geofence_of(vertices_ne: Iterable[Sequence[float]]) -> Geofence:
+    """Geofence(vertices_ne), shared with the last few calls for the same vertices: loading a mission checks
+    its fence and then flies it (check_mission, then Autopilot.prepare_mission), and a fence is immutable. Any
+    thread."""
+    return _cached_fence(tuple((float(p[0]), float(p[1])) for p in vertices_ne))
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_fence(vertices: Tuple[Point, ...]) -> Geofence:
+    return Geofence(vertices)
+
+
 def check_simple_polygon(vertices: Sequence[Point]) -> None:
     """Raise ValueError naming the problem unless `vertices` form a simple polygon (closing vertex removed).
 
@@ -200,7 +213,14 @@ def _meeting_edges(vertices: Sequence[Point]) -> Optional[Tuple[int, int]]:
         return (i - j) % n in (0, 1, n - 1)
 
     def meet(i: int, j: int) -> bool:
-        return not neighbours(i, j) and _segments_meet(*edges[i], *edges[j])
+        if neighbours(i, j):
+            return False
+        (a, b), (c, d) = edges[i], edges[j]
+        # apart by more than touching in north or east: they cannot meet (a quick no for _segments_meet)
+        if min(a[0], b[0]) - _EPS_M > max(c[0], d[0]) or min(c[0], d[0]) - _EPS_M > max(a[0], b[0]) \
+                or min(a[1], b[1]) - _EPS_M > max(c[1], d[1]) or min(c[1], d[1]) - _EPS_M > max(a[1], b[1]):
+            return False
+        return _segments_meet(a, b, c, d)
 
     status: List[int] = []                   # edges cut by the sweep line, by east where it is now
     x = -math.inf
@@ -216,15 +236,23 @@ def _meeting_edges(vertices: Sequence[Point]) -> Optional[Tuple[int, int]]:
     def span(y0: float, y1: float) -> Tuple[int, int]:
         """Positions in `status` of the edges whose east at the sweep line is within y0..y1 (with the 1e-9 m
         of touching), and three more on each side."""
-        a = bisect.bisect_left(status, y0 - _EPS_M, key=y_at)
-        b = bisect.bisect_right(status, y1 + _EPS_M, key=y_at)
+        a, b = through(y0, y1)
         return max(0, a - _NEAR), min(len(status), b + _NEAR)
 
-    def first_meeting(group: Sequence[int]) -> Optional[Tuple[int, int]]:
-        for k, i in enumerate(group):
-            for j in group[k + 1:]:
-                if meet(i, j):
-                    return i, j
+    def through(y0: float, y1: float) -> Tuple[int, int]:
+        """Positions in `status` of the edges whose east at the sweep line is within y0..y1 (and touching)."""
+        return (bisect.bisect_left(status, y0 - _EPS_M, key=y_at),
+                bisect.bisect_right(status, y1 + _EPS_M, key=y_at))
+
+    def first_meeting(y: float) -> Optional[Tuple[int, int]]:
+        """The edges through the point at east y: against each other and against _NEAR either side (the side
+        ones were neighbours before, and tested then)."""
+        a, b = through(y, y)
+        lo, hi = max(0, a - _NEAR), min(len(status), b + _NEAR)
+        for k in range(a, b):
+            for m in range(lo, hi):
+                if (m < a or m >= b or m > k) and meet(status[k], status[m]):
+                    return status[k], status[m]
         return None
 
     k = 0
@@ -243,8 +271,7 @@ def _meeting_edges(vertices: Sequence[Point]) -> Optional[Tuple[int, int]]:
                 pos = bisect.bisect_left(status, (ev[2], slope[i]), key=lambda j: (y_at(j), slope[j]))
                 status.insert(pos, i)
         for y in points:
-            a, b = span(y, y)
-            hit = first_meeting(status[a:b])
+            hit = first_meeting(y)
             if hit is not None:
                 return hit
         # vertical edges: against every edge cut within their east span, and against each other
