@@ -3,7 +3,9 @@
 It never touches the autopilot from its own thread. Everything that reads or changes it (a telemetry snapshot,
 an operator command) is handed to the thread that steps the autopilot through `LoopCalls`, which that thread
 drains between cycles (`run_pending`, a bounded number per cycle): a flood of messages costs the control loop
-at most that many short calls a cycle, and a stalled link never holds a lock the loop needs.
+at most that many short calls a cycle, and a stalled link never holds a lock the loop needs. The one piece of
+work done here rather than in the loop is an upload's check (OperatorDesk.prepare_mission, safe from any
+thread): a large fence takes a while, and only the swap that follows runs in the loop.
 
 Commands go to the OperatorDesk (autopilot/commands/desk.py), the same one the ROS node uses:
 - COMMAND_LONG / COMMAND_INT: COMPONENT_ARM_DISARM (the pre-arm checks decide; refusals come back as
