@@ -10,7 +10,10 @@ Commands (any thread that owns the autopilot, between cycles; times on the runne
   arm(t_s) -> ArmResult            refused, with one reason per failed check, unless the pre-arm checks pass
                                    (autopilot/safety/prearm.py: all of them in a navigating mode, the ESC output in
                                    HOLD/MANUAL); `prearm_failures(t_s)` lists them without arming
-  disarm(t_s, reason); load_mission(mission)
+  disarm(t_s, reason); load_mission(mission, prepared=None)
+  prepare_mission(mission)         the slow part of load_mission (its checks, the fences), from any thread:
+                                   reads only the vessel and the frame; load_mission(mission, prepared) then swaps
+                                   it in quickly
   set_mode(name, reason)           MANUAL, HOLD, LOITER, AUTO, RTL, VELOCITY, GUIDED, CALIBRATE_ON_WATER; ValueError
                                    when unknown or forbidden by an active failsafe; takes effect on the next cycle; a
                                    navigating mode chosen while armed stays neutral until the navigation checks pass
@@ -37,7 +40,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional, Tuple
 
 from autopilot.calibration.compass import CompassCalibration, fit_figures
 from autopilot.control.azimuth_allocation import make_allocator
@@ -63,7 +66,7 @@ from autopilot.modes.trajectory import PathFollowMode, TrajectoryMode
 from autopilot.modes.velocity import VelocityMode
 from autopilot.safety.actions import SWITCH_TO, Action
 from autopilot.safety.failsafe import FailsafeManager, Trigger
-from autopilot.safety.geofence import Geofence
+from autopilot.safety.geofence import Geofence, geofence_of
 from autopilot.safety.prearm import MAKES_THE_MAG_CALIBRATION, ArmResult, PrearmInputs, navigating, prearm_failures
 from autopilot.vocab.angles import wrap_pi
 from autopilot.vocab.config import MissionConfig, VesselConfig
@@ -125,6 +128,17 @@ class Event:
     failsafe: str = ""     # kind "failsafe": what happened (gps-loss, imu-loss, geofence, ...)
     action: str = ""       # kind "failsafe": what the vehicle did (see autopilot/safety/failsafe.py)
     figures: Optional[dict] = None   # kind "calibration" (and its warnings): the before/after figures
+
+
+@dataclass(frozen=True)
+class PreparedMission:
+    """Autopilot.prepare_mission's result: `mission`'s check problems (what the pre-arm check shows) and its
+    geofences, made against `vessel`."""
+
+    mission: MissionConfig
+    vessel: VesselConfig
+    problems: Tuple[str, ...]
+    fences: Tuple[Geofence, ...]
 
 
 class Autopilot:
@@ -240,9 +254,41 @@ class Autopilot:
                 else self.guidance.complete)
 
     # ------------------------------------------------------------------ commands
-    def load_mission(self, mission: MissionConfig) -> None:
-        """Replace the mission; the local frame stays (it was fixed when the autopilot started)."""
+    def prepare_mission(self, mission: MissionConfig) -> "PreparedMission":
+        """What load_mission needs of `mission` that takes time: check_mission's problems and the geofences
+        (the mission's and the vessel's). Safe from any thread: it reads only the vessel and the local frame
+        (fixed at start) and changes nothing; its result is immutable."""
         from autopilot.files.check import check_mission
+        vessel = self.vessel
+        problems = [str(p) for p in check_mission(mission, vessel)]
+        fences = []
+        if mission.geofence:
+            try:
+                fences.append(geofence_of(point_to_ned(p, self.frame) for p in mission.geofence))
+            except ValueError:
+                pass                        # check_mission reported it
+        vessel_fence = vessel.failsafe.geofence.polygon
+        if vessel_fence:
+            try:
+                vf = Geofence(self.frame.to_ned(p.lat_deg, p.lon_deg) for p in vessel_fence)
+            except ValueError as e:
+                problems.append(f"{vessel.source_file}: failsafe.geofence.polygon: {e}")
+            else:
+                fences.append(vf)
+                for i, p in enumerate(mission.waypoints):
+                    wp = point_to_ned(p, self.frame)
+                    if not vf.contains(*wp):
+                        problems.append(f"{mission.source_file or '<mission>'}: waypoints[{i}]: outside the "
+                                        f"vessel's geofence (failsafe.geofence.polygon) by "
+                                        f"{-vf.signed_distance_m(*wp):.1f} m")
+        return PreparedMission(mission, vessel, tuple(problems), tuple(fences))
+
+    def load_mission(self, mission: MissionConfig, prepared: Optional["PreparedMission"] = None) -> None:
+        """Replace the mission; the local frame stays (it was fixed when the autopilot started). `prepared`:
+        prepare_mission(mission) done beforehand, off the control thread (used when it is for this mission and
+        the vessel it was made with is still the one flown; otherwise the work is done here)."""
+        if prepared is None or prepared.mission is not mission or prepared.vessel is not self.vessel:
+            prepared = self.prepare_mission(mission)
         self.mission = mission
         self.mission_cleared = False
         self.guidance = MissionGuidance(mission, self.vessel, self.frame, max_yaw_nm=self.allocator.max_yaw_nm)
@@ -263,29 +309,9 @@ class Autopilot:
                 auto.enter(self.nav.time_s, self.nav)
         self.modes[ModeName.AUTO] = auto
         self._mission_figures(mission)
-        problems = [str(p) for p in check_mission(mission, self.vessel)]
-        fences = []
-        if mission.geofence:
-            try:
-                fences.append(Geofence(point_to_ned(p, self.frame) for p in mission.geofence))
-            except ValueError:
-                pass                        # check_mission reported it
-        vessel_fence = self.vessel.failsafe.geofence.polygon
-        if vessel_fence:
-            try:
-                vf = Geofence(self.frame.to_ned(p.lat_deg, p.lon_deg) for p in vessel_fence)
-            except ValueError as e:
-                problems.append(f"{self.vessel.source_file}: failsafe.geofence.polygon: {e}")
-            else:
-                fences.append(vf)
-                for i, wp in enumerate(self.guidance.waypoints_ned):
-                    if not vf.contains(*wp):
-                        problems.append(f"{mission.source_file or '<mission>'}: waypoints[{i}]: outside the "
-                                        f"vessel's geofence (failsafe.geofence.polygon) by "
-                                        f"{-vf.signed_distance_m(*wp):.1f} m")
-        self.fences = fences
-        self.failsafe.fences = fences
-        self.config_problems = problems
+        self.fences = list(prepared.fences)
+        self.failsafe.fences = self.fences
+        self.config_problems = list(prepared.problems)
         self._emit(self._now(), "mission", f"mission {mission.name!r} loaded ({len(mission.waypoints)} waypoints)")
         raised = raised_lookahead_m(self.vessel, mission, self.allocator.max_yaw_nm)
         if raised:

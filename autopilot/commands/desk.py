@@ -17,7 +17,12 @@ MAX_LOGGED_CHARS.
 
 Threading: call every method from the thread that steps the autopilot, or under the lock its runner holds
 while stepping (the ROS node's `lock`; the MAVLink server takes the same lock, or hands the call to the loop).
-Times are the runner's core clock `now_s()` [s].
+The exceptions are `prepare_mission` and `prepare_mission_file`, which may run on any thread (they read the
+vessel, the mission folders and the autopilot's fixed frame, and change nothing): loading a mission is that
+slow part (reading the file, resolving its path, its checks, building its fences) done off the loop, then
+`swap_mission` on the loop, quick, so the loop never waits on a large fence and nothing sees half a cycle.
+`load_mission` and `load_mission_file` do both on the calling thread. Times are the runner's core clock
+`now_s()` [s].
 """
 from __future__ import annotations
 
@@ -29,6 +34,21 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 from autopilot.commands.limits import ECHO_CHARS, MAX_COMMAND_BYTES, MAX_LOGGED_CHARS, clip, path_problem, utf8_size
 from autopilot.vocab.config import MissionConfig, VesselConfig
 from autopilot.vocab.schema import ConfigError
+
+
+@dataclass(frozen=True)
+class MissionLoad:
+    """A mission read and checked off the loop (OperatorDesk.prepare_mission, prepare_mission_file), for
+    OperatorDesk.swap_mission: either a `refusal` (the file could not be had) or the `mission` with its check
+    `problems` (any: refused), the `notes` reading it gave, and the autopilot's `prepared` work (None: done at
+    the swap)."""
+
+    mission: Optional[MissionConfig] = None
+    source: str = ""
+    problems: Tuple[str, ...] = ()
+    notes: Tuple[str, ...] = ()
+    refusal: Optional[str] = None
+    prepared: object = None
 
 
 @dataclass(frozen=True)
@@ -140,40 +160,67 @@ class OperatorDesk:
     def load_mission_file(self, path: str, origin: str = "") -> Answer:
         """Load a mission file (YAML, QGC WPL 110, QGC .plan) from the mission folders; refused, with every
         reason, if it is elsewhere or fails its checks. A path over PATH_MAX (or with a component over NAME_MAX)
-        is refused before the file system is asked anything."""
+        is refused before the file system is asked anything. All of it on the calling thread: a runner that
+        must not stall calls prepare_mission_file off the loop and swap_mission on it."""
+        return self.swap_mission(self.prepare_mission_file(path), origin)
+
+    def prepare_mission_file(self, path: str) -> "MissionLoad":
+        """The slow part of load_mission_file, from any thread (it changes nothing and reads only the mission
+        folders, the vessel and the local frame): the path resolved and checked against the mission folders,
+        the file read, the mission checked and its fences built. swap_mission(result) finishes it."""
         from autopilot.files.mission_files import load_mission_file
         too_long = path_problem(path)
         if too_long is not None:
-            return self._answer(_refused(f"mission not loaded: {clip(path, 60)!r}: {too_long}"), origin)
+            return MissionLoad(refusal=f"mission not loaded: {clip(path, 60)!r}: {too_long}")
         try:
             real = pathlib.Path(path).expanduser().resolve()
         except (OSError, RuntimeError, ValueError) as e:
-            return self._answer(_refused(f"mission not loaded: {clip(path)!r}: {e}"), origin)
+            return MissionLoad(refusal=f"mission not loaded: {clip(path)!r}: {e}")
         if self.mission_dirs and not any(real.is_relative_to(d) for d in self.mission_dirs):
-            return self._answer(_refused(
-                f"mission not loaded: {clip(path)!r} is outside the mission folders "
-                f"({', '.join(str(d) for d in self.mission_dirs)}; commands.mission_dirs)"), origin)
+            return MissionLoad(refusal=f"mission not loaded: {clip(path)!r} is outside the mission folders "
+                                       f"({', '.join(str(d) for d in self.mission_dirs)}; commands.mission_dirs)")
         notes: List[str] = []
         try:
             mission = load_mission_file(path, on_note=notes.append)
         except ConfigError as e:
-            return self._answer(_refused(f"mission not loaded: {e}"), origin)
-        for note in notes:
+            return MissionLoad(refusal=f"mission not loaded: {e}")
+        return self.prepare_mission(mission, source=str(path), notes=notes)
+
+    def prepare_mission(self, mission: MissionConfig, labels: Optional[Sequence[str]] = None, source: str = "",
+                        notes: Sequence[str] = ()) -> "MissionLoad":
+        """load_mission's checks (mission_problems) and the autopilot's preparation of `mission`
+        (Autopilot.prepare_mission: its fences), from any thread; swap_mission(result) finishes it."""
+        problems = tuple(self.mission_problems(mission, labels))
+        prepare = getattr(self.autopilot, "prepare_mission", None)
+        prepared = prepare(mission) if prepare is not None and not problems else None
+        return MissionLoad(mission, source, problems, tuple(notes), prepared=prepared)
+
+    def swap_mission(self, load: "MissionLoad", origin: str = "") -> Answer:
+        """On the loop (see the module's threading note): the mission `load` carries flown from now on, or the
+        refusal it carries answered. Quick: the checks were made by prepare_mission(_file)."""
+        for note in load.notes:
             self.log(note)
-        return self.load_mission(mission, origin, source=str(path))
+        if load.refusal is not None:
+            return self._answer(_refused(load.refusal), origin)
+        mission = load.mission
+        assert mission is not None            # a MissionLoad without a refusal carries its mission
+        if load.problems:
+            return self._answer(_refused("mission not loaded: " + "; ".join(load.problems)), origin)
+        if load.prepared is not None:
+            self.autopilot.load_mission(mission, load.prepared)
+        else:
+            self.autopilot.load_mission(mission)
+        if self._on_mission is not None:
+            self._on_mission(mission)
+        where = f" from {load.source}" if load.source else ""
+        return self._answer(Answer(True, f"mission {mission.name!r} loaded{where} "
+                                         f"({len(mission.waypoints)} waypoints)"), origin)
 
     def load_mission(self, mission: MissionConfig, origin: str = "", source: str = "") -> Answer:
         """Fly `mission` from now on (AUTO continues on it), if it passes the same checks as a file:
-        speeds, geofence, leg lengths. Refused with every problem otherwise; the old mission stays."""
-        problems = self.mission_problems(mission)
-        if problems:
-            return self._answer(_refused("mission not loaded: " + "; ".join(problems)), origin)
-        self.autopilot.load_mission(mission)
-        if self._on_mission is not None:
-            self._on_mission(mission)
-        where = f" from {source}" if source else ""
-        return self._answer(Answer(True, f"mission {mission.name!r} loaded{where} "
-                                         f"({len(mission.waypoints)} waypoints)"), origin)
+        speeds, geofence, leg lengths. Refused with every problem otherwise; the old mission stays. All of it on
+        the calling thread (prepare_mission off the loop, then swap_mission, does the same without stalling)."""
+        return self.swap_mission(self.prepare_mission(mission, source=source), origin)
 
     def mission_problems(self, mission: MissionConfig, labels: Optional[Sequence[str]] = None) -> list:
         """Why `mission` would be refused (mission_check's findings), as texts; empty: it would be loaded.
@@ -353,9 +400,21 @@ class OperatorDesk:
             self.log(f"operator {verb} stream (from {origin or 'unknown'})")
 
     # ------------------------------------------------------------------ text commands
-    def text(self, command: str, origin: str = "") -> Answer:
-        """A text command as `autopilot command` sends it: see TEXT_COMMANDS. Over MAX_COMMAND_BYTES it is
-        refused unparsed, naming the limit; only `disarm` is still carried out (its reason cut)."""
+    def prepare_text(self, command: str) -> Optional[MissionLoad]:
+        """For a 'mission PATH' text command, its file read and checked (prepare_mission_file), from any thread;
+        None for every other command (and for one over MAX_COMMAND_BYTES, which `text` refuses). Hand the
+        result to `text(command, origin, load)` on the loop."""
+        if utf8_size(command, MAX_COMMAND_BYTES) > MAX_COMMAND_BYTES:
+            return None
+        words = command.strip().split(maxsplit=1)
+        if len(words) == 2 and words[0].lower() == "mission" and words[1].strip():
+            return self.prepare_mission_file(words[1].strip())
+        return None
+
+    def text(self, command: str, origin: str = "", load: Optional[MissionLoad] = None) -> Answer:
+        """A text command as `autopilot command` sends it: see TEXT_COMMANDS. `load`: prepare_text(command),
+        made off the loop ('mission PATH' then only swaps it in). Over MAX_COMMAND_BYTES it is refused
+        unparsed, naming the limit; only `disarm` is still carried out (its reason cut)."""
         size = utf8_size(command, MAX_COMMAND_BYTES)
         if size > MAX_COMMAND_BYTES:
             head = command[:MAX_COMMAND_BYTES].split(maxsplit=1)
@@ -373,7 +432,7 @@ class OperatorDesk:
         if verb == "mode" and arg:
             return self.set_mode(arg, origin, reason=f"mode command ({origin or 'operator'})")
         if verb == "mission" and arg:
-            return self.load_mission_file(arg, origin)
+            return self.swap_mission(load, origin) if load is not None else self.load_mission_file(arg, origin)
         if verb == "heartbeat" and not arg:
             return self.heartbeat(origin)
         if verb == "manual":
@@ -423,7 +482,11 @@ class OperatorDesk:
 
     def admit_text(self, text: str, gate, sender_node: Optional[str] = None) -> Answer:
         """A text command through `gate` (autopilot.commands.auth.CommandGate), then carried out."""
-        adm = gate.admit(text, sender_node)
+        return self.answer_admission(gate.admit(text, sender_node))
+
+    def answer_admission(self, adm, load: Optional[MissionLoad] = None) -> Answer:
+        """A gate's admission (CommandGate.admit) carried out, or its refusal answered; `load`:
+        prepare_text(adm.command), made off the loop."""
         if adm.command is None:
             return self._answer(_refused(adm.reason), adm.origin)
-        return self.text(adm.command, adm.origin)
+        return self.text(adm.command, adm.origin, load)

@@ -16,8 +16,9 @@ starts nothing. What is checked:
 - speeds (cruise and per waypoint) are > 0 and within the vessel's hull.max_speed_mps;
 - no leg (launch point -> first waypoint, waypoint -> waypoint, and the way home for on_complete: rtl) is
   longer than `max_leg_m` (default 5 km: a typo in a coordinate, not a survey line);
-- with a geofence: the fence is a simple polygon, and every waypoint, the launch point, every leg and the final
-  loiter circle lie inside it.
+- with a geofence: the fence has at most MAX_FENCE_VERTICES vertices (autopilot/safety/geofence.py; checked
+  before anything else is done with it), is a simple polygon, and every waypoint, the launch point, every leg
+  and the final loiter circle lie inside it.
 
 The mission's local frame is the one MissionConfig defines: origin at `anchor`, else at the first waypoint.
 """
@@ -32,7 +33,7 @@ from typing import List, Optional, Sequence
 from autopilot.files.boat import BoatConfig, load_boat_config, normalise_boat_yaml, ros_decision
 from autopilot.files.mission_files import read_mission_file
 from autopilot.guidance.path_following import mission_frame, point_to_ned
-from autopilot.safety.geofence import Geofence
+from autopilot.safety.geofence import fence_size_problem, geofence_of
 from autopilot.vocab.config import MissionConfig, VesselConfig, load_vessel, read_yaml
 from autopilot.vocab.schema import ConfigError, build, every_error
 from estimation.heading.mag_calibration import calibration_from_simulator, calibration_path
@@ -210,8 +211,12 @@ def check_mission(mission: MissionConfig, vessel: Optional[VesselConfig],
 
     # geofence
     if mission.geofence:
+        too_many = fence_size_problem(len(mission.geofence))
+        if too_many is not None:
+            problems.append(Problem(file, "geofence", too_many))
+            return problems
         try:
-            fence = Geofence(point_to_ned(p, frame) for p in mission.geofence)
+            fence = geofence_of(point_to_ned(p, frame) for p in mission.geofence)
         except ValueError as e:
             problems.append(Problem(file, "geofence", str(e)))
             return problems

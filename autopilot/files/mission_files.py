@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from autopilot.safety.geofence import fence_size_problem
 from autopilot.vocab.config import MissionConfig, PointConfig, load_mission
 from autopilot.vocab.schema import ConfigError, build
 
@@ -388,6 +389,9 @@ def fence_from_items(items: Sequence[MissionItem], source: str) -> Tuple[PointCo
             if count < 3:
                 raise ConfigError(source, where, f"a fence polygon needs at least 3 vertices; PARAM1 (vertex "
                                                  f"count) is {count:g}")
+            too_many = fence_size_problem(int(count))
+            if too_many is not None:
+                raise ConfigError(source, where, f"PARAM1 (vertex count): {too_many}")
             n = int(count)
         elif int(count) != n:
             raise ConfigError(source, where, f"vertex count {count:g} (PARAM1) differs from item 0's {n}: one "
@@ -588,6 +592,9 @@ def _plan_fence(fence, file: str) -> Tuple[Tuple[PointConfig, ...], List[str]]:
         vertices = poly.get("polygon")
         if not isinstance(vertices, list) or len(vertices) < 3:
             raise ConfigError(file, f"{key}.polygon", "must be a list of at least 3 [lat, lon] points")
+        too_many = fence_size_problem(len(vertices))
+        if too_many is not None:
+            raise ConfigError(file, f"{key}.polygon", too_many)
         pts = []
         for j, v in enumerate(vertices):
             vkey = f"{key}.polygon[{j}]"

@@ -26,18 +26,32 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from autopilot.files import mission_files as mission_io
+from autopilot.safety.geofence import MAX_FENCE_VERTICES, fence_size_problem
 from autopilot.vocab.config import MissionConfig
 from autopilot.vocab.schema import ConfigError
 
 MISSION, FENCE, RALLY = 0, 1, 2                  # MAV_MISSION_TYPE
 TYPE_NAMES = {MISSION: "mission", FENCE: "fence", RALLY: "rally points"}
 MAX_ITEMS = 500                                  # a mission a small boat flies; more is refused (NO_SPACE)
+MAX_FENCE_ITEMS = MAX_FENCE_VERTICES             # a fence: one item per vertex (autopilot/safety/geofence.py)
 REQUEST_TIMEOUT_S = 1.0                          # re-ask for an item after this long
 REQUEST_RETRIES = 5                              # then give the upload up
 
 # MAV_MISSION_RESULT
 ACCEPTED, ERROR, UNSUPPORTED_FRAME, UNSUPPORTED, NO_SPACE, INVALID, DENIED, CANCELLED = 0, 1, 2, 3, 4, 5, 14, 15
 INVALID_SEQUENCE = 13
+
+
+def count_problem(mission_type: int, count: int) -> Optional[str]:
+    """Why an upload announcing `count` items (MISSION_COUNT) is refused before any item is asked for (None:
+    it is not): a mission or rally points over MAX_ITEMS, a fence over MAX_FENCE_ITEMS (its vertex limit)."""
+    what = TYPE_NAMES[mission_type]
+    if mission_type == FENCE:
+        too_many = fence_size_problem(count, MAX_FENCE_ITEMS)
+        return None if too_many is None else f"refused: fence upload of {count} items: {too_many}"
+    if count > MAX_ITEMS:
+        return f"refused: {what} of {count} items (at most {MAX_ITEMS})"
+    return None
 
 
 @dataclass

@@ -3,7 +3,9 @@
 It never touches the autopilot from its own thread. Everything that reads or changes it (a telemetry snapshot,
 an operator command) is handed to the thread that steps the autopilot through `LoopCalls`, which that thread
 drains between cycles (`run_pending`, a bounded number per cycle): a flood of messages costs the control loop
-at most that many short calls a cycle, and a stalled link never holds a lock the loop needs.
+at most that many short calls a cycle, and a stalled link never holds a lock the loop needs. The one piece of
+work done here rather than in the loop is an upload's check (OperatorDesk.prepare_mission, safe from any
+thread): a large fence takes a while, and only the swap that follows runs in the loop.
 
 Commands go to the OperatorDesk (autopilot/commands/desk.py), the same one the ROS node uses:
 - COMMAND_LONG / COMMAND_INT: COMPONENT_ARM_DISARM (the pre-arm checks decide; refusals come back as
@@ -857,8 +859,9 @@ class MavlinkServer:
         if msg.count == 0:
             self._clear(conn, partner, mtype, self._origin(index, msg))
             return
-        if msg.count > M.MAX_ITEMS:
-            self.desk.log(f"refused: {M.TYPE_NAMES[mtype]} of {msg.count} items (at most {M.MAX_ITEMS})", True)
+        too_many = M.count_problem(mtype, int(msg.count))
+        if too_many is not None:             # refused before a single item is asked for
+            self.desk.log(too_many, True)
             self._mission_ack(conn, partner, M.NO_SPACE, mtype)
             return
         if partner not in self._uploads and len(self._uploads) >= MAX_UPLOADS:
@@ -953,26 +956,42 @@ class MavlinkServer:
         self._finish(conn, up, origin)
 
     def _finish(self, conn, up: M.Upload, origin: str) -> None:
+        """An upload's last item came: its mission built and checked here, on the server's thread, against the
+        mission flown when it ended (read by the loop), and only the swap run by the loop, so a large fence never
+        stalls it. Should the mission have changed in between, the loop builds and checks it again."""
         desk, store = self.desk, self.store
         what = M.TYPE_NAMES[up.mission_type]
+        source = f"MAVLink {what} upload from {origin}"
+        try:
+            current = self.calls.call(lambda: desk.autopilot.mission, 5.0)
+        except Exception as e:
+            self.desk.log(f"refused: {what} upload: the autopilot did not take it ({type(e).__name__})", True)
+            self._mission_ack(conn, up.partner, M.ERROR, up.mission_type)
+            return
+        built = store.build(up, current, source)
+        load = None
+        if not isinstance(built, M.UploadResult) and up.mission_type != M.RALLY:
+            load = desk.prepare_mission(built[0], built[1], source=f"a MAVLink {what} upload")
 
-        def load():
-            current = desk.autopilot.mission
-            built = store.build(up, current, f"MAVLink {what} upload from {origin}")
-            if isinstance(built, M.UploadResult):
-                desk.refuse(built.text, origin)
-                return built
-            mission, labels = built
+        def swap():
+            b, ld = built, load
+            if desk.autopilot.mission is not current:         # replaced while it was checked: again, on the new one
+                b, ld = store.build(up, desk.autopilot.mission, source), None
+            if isinstance(b, M.UploadResult):
+                desk.refuse(b.text, origin)
+                return b
+            mission, labels = b
             if up.mission_type == M.RALLY:
                 store.keep(M.RALLY, None, up.items)
                 desk.log(f"{len(up.items)} rally points kept (not flown: RTL goes home) (from {origin})")
                 return M.UploadResult(M.ACCEPTED, "")
-            problems = desk.mission_problems(mission, labels)
-            if problems:
-                desk.refuse(f"{what} refused: " + "; ".join(problems), origin)
-                return M.UploadResult(M.INVALID, problems[0])
+            if ld is None:
+                ld = desk.prepare_mission(mission, labels, source=f"a MAVLink {what} upload")
+            if ld.problems:
+                desk.refuse(f"{what} refused: " + "; ".join(ld.problems), origin)
+                return M.UploadResult(M.INVALID, ld.problems[0])
             cleared = desk.autopilot.mission_cleared
-            answer = desk.load_mission(mission, origin, source=f"a MAVLink {what} upload")
+            answer = desk.swap_mission(ld, origin)
             if not answer.ok:
                 return M.UploadResult(M.INVALID, answer.text)
             store.keep(up.mission_type, mission, up.items)
@@ -980,7 +999,7 @@ class MavlinkServer:
                 desk.autopilot.clear_mission("mission cleared")     # a new fence is not a mission to fly
             return M.UploadResult(M.ACCEPTED, "")
         try:
-            result = self.calls.call(load, 5.0)
+            result = self.calls.call(swap, 5.0)
         except Exception as e:
             self.desk.log(f"refused: {what} upload: the autopilot did not take it ({type(e).__name__})", True)
             result = M.UploadResult(M.ERROR, "")

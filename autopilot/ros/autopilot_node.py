@@ -368,11 +368,12 @@ class AutopilotNode(Node):
         a = self.desk.set_mode(name, "a caller of AutopilotNode.set_mode", reason)
         return a.ok, a.text
 
-    @_locked
     def load_mission_file(self, path: str) -> tuple[bool, str]:
         """Load a mission (YAML, QGC WPL 110 or .plan) by path; refused, with every reason, if it fails its
-        checks or lies outside the mission folders."""
-        a = self.desk.load_mission_file(path, "a caller of AutopilotNode.load_mission_file")
+        checks or lies outside the mission folders. Read and checked outside the lock; swapped in under it."""
+        load = self.desk.prepare_mission_file(path)
+        with self.lock:
+            a = self.desk.swap_mission(load, "a caller of AutopilotNode.load_mission_file")
         return a.ok, a.text
 
     def _srv_arm(self, request, response):
@@ -433,12 +434,18 @@ class AutopilotNode(Node):
         with self.lock:
             sender = self._sender_node(info, self.cfg.ros.topics.command)
             adm = self.gate.admit(msg.data, sender)
+        # a 'mission PATH' is read and checked outside the lock (a large fence takes a while); only the swap
+        # holds up the loop
+        load = None
+        if adm.command is not None and adm.command.split(maxsplit=1)[:1] != ["joystick"]:
+            load = self.desk.prepare_text(adm.command)
+        with self.lock:
             if adm.command is None:
                 self.desk.refuse(adm.reason, adm.origin)
             elif adm.command.split(maxsplit=1)[:1] == ["joystick"] and self.cfg.ros.topics.joystick:
                 self._bind_joystick(adm.command.split(maxsplit=1)[1:], adm.origin)
             else:
-                self.desk.text(adm.command, adm.origin)
+                self.desk.text(adm.command, adm.origin, load)
             self._publish_state()
 
     def _bind_joystick(self, args: list, origin: str) -> None:

@@ -258,9 +258,11 @@ class BoatRuntime:
     def load_mission_file(self, path: str, origin: str = "a caller of BoatRuntime.load_mission_file"
                           ) -> tuple[bool, str]:
         """Load a mission (YAML, QGC WPL 110 or .plan) by path; refused, with every reason, if it fails its
-        checks or lies outside the mission folders."""
+        checks or lies outside the mission folders. The file is read and checked on the calling thread, outside
+        the lock (the loop runs on meanwhile); only the swap takes the lock."""
+        load = self.desk.prepare_mission_file(path)
         with self.lock:
-            a = self.desk.load_mission_file(path, origin)
+            a = self.desk.swap_mission(load, origin)
         return a.ok, a.text
 
     # ------------------------------------------------------------------ stop

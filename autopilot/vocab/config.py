@@ -563,6 +563,10 @@ class MissionConfig:
             raise ValueError("anchor: required when waypoints are given in metres (north_m/east_m)")
         if self.geofence and len(self.geofence) < 3:
             raise ValueError("geofence: needs at least 3 points")
+        from autopilot.safety.geofence import fence_size_problem
+        too_many = fence_size_problem(len(self.geofence))
+        if too_many is not None:
+            raise ValueError(f"geofence: {too_many}")
         if self.identification is not None and self.trajectory is not None:
             raise ValueError("trajectory: a mission is either an identification or a trajectory, not both")
 
@@ -615,10 +619,17 @@ def load_vessel(name_or_file: Union[str, "os.PathLike[str]"], *, all_errors: boo
 
 
 def load_mission(path: Union[str, "os.PathLike[str]"], *, all_errors: bool = False) -> MissionConfig:
-    """Read and validate a mission YAML; ConfigError as load_vessel raises it."""
+    """Read and validate a mission YAML; ConfigError as load_vessel raises it (a geofence over
+    autopilot.safety.geofence.MAX_FENCE_VERTICES first, before the rest is built)."""
     data = read_yaml(path)
     _recognisably(MissionConfig, data, path, "mission file")
     data.pop("source_file", None)
+    fence = data.get("geofence")
+    if isinstance(fence, list):                  # refused by size before a point of it is built
+        from autopilot.safety.geofence import fence_size_problem
+        too_many = fence_size_problem(len(fence))
+        if too_many is not None:
+            raise ConfigError(path, "geofence", too_many)
     mission = build(MissionConfig, data, str(path), all_errors=all_errors)
     return dataclasses.replace(mission, source_file=str(path))
 

@@ -404,7 +404,10 @@ class WebServer:
         for note in loaded.notes:        # said with the name the user gave, not where the boat keeps it
             note = note.replace(f"{path}: ", "").replace(str(path), shown)
             await self._on_loop(lambda note=note: desk.log(f"{shown}: {note}"))
-        ans = await self._on_loop(lambda: desk.load_mission(loaded.mission, origin, source=shown))
+        # checked (a large fence takes a while) in a worker thread; the loop only swaps it in
+        load = await asyncio.get_running_loop().run_in_executor(
+            None, lambda: desk.prepare_mission(loaded.mission, source=shown))
+        ans = await self._on_loop(lambda: desk.swap_mission(load, origin))
         return _json(_answer(ans), 200 if ans.ok else 409)
 
     async def _params(self, request: web.Request) -> web.Response:

@@ -22,8 +22,8 @@ def test_the_first_day_passes_with_a_warning_saying_what_the_boat_will_do(tmp_pa
     assert code == 0 and problems == [], out
     assert "check: OK: vessel foka" in out
     assert (f"note: {vfile}: sensors.mag.calibration_file: warning: {cal} does not exist yet: the boat starts on "
-            f"raw magnetometer readings and refuses to arm in LOITER, AUTO, RTL, VELOCITY, GUIDED (one chosen while armed "
-            f"waits at neutral) until CALIBRATE_ON_WATER (two circles on the water) or `autopilot calibrate mag` "
+            f"raw magnetometer readings and refuses to arm in LOITER, AUTO, RTL, VELOCITY, GUIDED (one chosen while "
+            f"armed waits at neutral) until CALIBRATE_ON_WATER (two circles on the water) or `autopilot calibrate mag` "
             f"has written the file; MANUAL, HOLD and CALIBRATE_ON_WATER arm without it") in out.splitlines()
 
 
