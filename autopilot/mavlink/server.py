@@ -187,23 +187,39 @@ def signing_key_from_text(text: str) -> bytes:
     return hashlib.sha256(text.encode("ascii")).digest()
 
 
-def _advance_timestamps_only_when_verified(mav) -> None:
-    """Make `mav` (a pymavlink MAVLink parser with signing set up) keep a stream's timestamp, keyed by (link id,
-    system, component), only from frames whose signature verifies. pymavlink stores the frame's timestamp before
-    it checks the signature, so one forged frame dated ahead would make the real sender's frames look old (and
-    so unsigned) until its clock caught up; the MAVLink signing spec updates the timestamp on verified frames."""
+def guard_signatures(mav, streams: Dict[tuple, int]) -> None:
+    """Make `mav` (a pymavlink MAVLink parser with signing set up, one per link) check signed frames against
+    `streams`, the replay state every link of the server shares, and advance it only on frames that verify.
+
+    The rule (the MAVLink 2 signing spec's, applied across links): a stream is (link id, system, component), the
+    link id being the byte inside the signed frame, not the boat's port it came in on; a signed frame is taken
+    only if its timestamp is newer than the newest verified one of its stream, whichever of the boat's links
+    that came through. pymavlink keeps one table per connection, so a frame recorded on the radio and replayed
+    on the Wi-Fi link looked like a new stream there and was obeyed; with one table it is as old on every link.
+    A replay cannot move to another stream: the link id, system, component and timestamp are all under the
+    signature. An exact copy of a frame already seen has a timestamp equal to its stream's newest, so no set
+    of seen signatures is needed. Keying by (system, component) alone would refuse a station that signs two
+    links with their own clocks (the spec gives each link its own id for that). What this cannot refuse is a
+    frame the boat never received being relayed later, as long as nothing newer from its stream arrived first:
+    that is the genuine frame, late. A stream never seen is taken within a minute of the link's clock
+    (pymavlink's rule), so an old recording of a new stream is refused too.
+
+    pymavlink also stores the frame's timestamp before it checks the signature, so one forged frame dated ahead
+    would make the real sender's frames look old (and so unsigned) until its clock caught up; here a frame
+    that does not verify leaves the table as it was, as the spec says."""
+    mav.signing.stream_timestamps = streams
     check = mav.check_signature
     missing = object()
 
     def verified_only(msgbuf, src_system: int, src_component: int) -> bool:
         stream = (msgbuf[-13], src_system, src_component)
-        before = mav.signing.stream_timestamps.get(stream, missing)
+        before = streams.get(stream, missing)
         if check(msgbuf, src_system, src_component):
             return True
         if before is missing:
-            mav.signing.stream_timestamps.pop(stream, None)
+            streams.pop(stream, None)
         else:
-            mav.signing.stream_timestamps[stream] = before
+            streams[stream] = before        # type: ignore[assignment]
         return False
 
     mav.check_signature = verified_only
@@ -272,6 +288,7 @@ class MavlinkServer:
         self._closed_links: List = []             # (LinkSpec, wall time of the next try): reopened when they can be
         self._mission_seqs: tuple = (None, ([], 0))   # (key, (waypoint item seqs, items without home))
         self._told: Dict[str, object] = {"home_position": None, "gps_global_origin": None}   # as last sent
+        self._sign_streams: Dict[tuple, int] = {}   # (link id, system, component) -> newest verified timestamp
         desk.add_listener(self._on_desk_event)
 
     # ------------------------------------------------------------------ lifecycle
@@ -304,7 +321,7 @@ class MavlinkServer:
             return f"{spec}: {e}"
         if self.key is not None:
             conn.setup_signing(self.key, sign_outgoing=True, allow_unsigned_callback=lambda mav, msg_id: True)
-            _advance_timestamps_only_when_verified(conn.mav)
+            guard_signatures(conn.mav, self._sign_streams)
         self.links.append(conn)
         self.link_names.append(str(spec))
         return ""
