@@ -59,6 +59,7 @@ from autopilot.files.link_specs import parse_link
 from autopilot.mavlink import missions as M
 from autopilot.mavlink import targets as TG
 from autopilot.mavlink import telemetry as T
+from autopilot.mavlink.budget import LinkBudget, budget_input
 from autopilot.mavlink.links import open_link
 from autopilot.mavlink.modes import describe, mode_name
 from autopilot.mavlink.pymav import mavlink as S
@@ -269,6 +270,7 @@ class MavlinkServer:
         self.taker = SnapshotTaker(desk.autopilot)
         self.links: List = []
         self.link_names: List[str] = []
+        self.budgets: List[LinkBudget] = []      # per link: bytes and frames it may cost a second (budget.py)
         self.stats = {"received": 0, "bad_data": 0, "handled_errors": 0, "unsigned_refused": 0, "sent": 0,
                       "commands": 0}
         self._stop = threading.Event()
@@ -322,8 +324,11 @@ class MavlinkServer:
         if self.key is not None:
             conn.setup_signing(self.key, sign_outgoing=True, allow_unsigned_callback=lambda mav, msg_id: True)
             guard_signatures(conn.mav, self._sign_streams)
+        budget = LinkBudget(str(spec), self.wall)
+        budget_input(conn, budget)
         self.links.append(conn)
         self.link_names.append(str(spec))
+        self.budgets.append(budget)
         return ""
 
     def _retry_links(self, now: float) -> None:
@@ -366,7 +371,12 @@ class MavlinkServer:
             try:
                 self._wait_for_input(self._time_to_next_telemetry())
                 for i, conn in enumerate(self.links):
-                    self._read_link(i, conn)
+                    if self.budgets[i].open():
+                        self._read_link(i, conn)
+                for budget in self.budgets:
+                    report = budget.flood_report()
+                    if report is not None:
+                        self.desk.log(report, True)
                 now = self.wall()
                 self._telemetry(now)
                 self._upload_timeouts(now)
@@ -384,12 +394,20 @@ class MavlinkServer:
         return max(0.0, min(0.05, due - now))
 
     def _wait_for_input(self, timeout_s: float) -> None:
+        """Wait for input on a link that may be read (one whose budget is spent is left out until it refills,
+        so a flood neither wakes the thread nor is read), at most timeout_s."""
         fds = []
-        for conn in self.links:
+        pollable = True
+        for conn, budget in zip(self.links, self.budgets):
+            if not budget.open():
+                timeout_s = min(timeout_s, budget.wait_s())
+                continue
             fd = getattr(conn, "fd", None)
             if isinstance(fd, int) and fd >= 0:
                 fds.append(fd)
-        if not fds or len(fds) != len(self.links):
+            else:
+                pollable = False
+        if not fds or not pollable:
             time.sleep(min(timeout_s, 0.01))
             return
         try:
@@ -398,6 +416,7 @@ class MavlinkServer:
             time.sleep(min(timeout_s, 0.01))
 
     def _read_link(self, index: int, conn) -> None:
+        budget = self.budgets[index]
         for _ in range(MAX_MESSAGES_PER_PASS):
             try:
                 msg = conn.recv_msg()
@@ -407,17 +426,18 @@ class MavlinkServer:
             if msg is None:
                 return
             self.stats["received"] += 1
+            spent = not budget.frame()
             kind = msg.get_type()
             if kind in ("BAD_DATA", "UNKNOWN") or kind.startswith("UNKNOWN"):
                 self.stats["bad_data"] += 1
-                continue
-            if msg.get_srcSystem() == self.cfg.system_id and msg.get_srcComponent() == self.cfg.component_id:
-                continue                       # our own messages echoed back
-            try:
-                self._handle(index, conn, msg)
-            except Exception as e:
-                self.stats["handled_errors"] += 1
-                log.warning("MAVLink %s from %d/%d: %r", kind, msg.get_srcSystem(), msg.get_srcComponent(), e)
+            elif msg.get_srcSystem() != self.cfg.system_id or msg.get_srcComponent() != self.cfg.component_id:
+                try:                           # (else our own messages echoed back)
+                    self._handle(index, conn, msg)
+                except Exception as e:
+                    self.stats["handled_errors"] += 1
+                    log.warning("MAVLink %s from %d/%d: %r", kind, msg.get_srcSystem(), msg.get_srcComponent(), e)
+            if spent:
+                return
 
     # ------------------------------------------------------------------ dispatch
     def _for_us(self, msg) -> bool:
