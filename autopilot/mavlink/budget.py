@@ -19,6 +19,7 @@ LINK_FRAMES_PER_S = 1_000         # per link, counting BAD_DATA runs: 20x a 50 H
 BURST_S = 0.5                     # a full budget holds this long at the rates above
 FLOOD_TEXT_EVERY_S = 10.0         # "link flooded" is said at most this often per link
 MAX_PARSER_BACKLOG = 512          # bytes: no new input while the parser holds more than this (a frame is <= 280)
+REOPEN_AT = 0.25                  # a spent budget reopens the link once it has refilled this share of its burst
 
 
 class TokenBucket:
@@ -48,16 +49,18 @@ class TokenBucket:
         self.tokens -= n
         return True
 
-    def wait_s(self, now: float) -> float:
-        """Seconds until a token is available again (0 when one is)."""
+    def wait_s(self, now: float, level: float = 0.0) -> float:
+        """Seconds until more than `level` tokens are held (0 when they are)."""
         self._refill(now)
-        return 0.0 if self.tokens > 0.0 else (1e-3 - self.tokens) / self.rate
+        return 0.0 if self.tokens > level else (level + 1e-3 - self.tokens) / self.rate
 
 
 class LinkBudget:
     """One link's budget: `admit(data)` before the parser, `frame()` for each message it gives, `open()` to say
-    whether the link may be read now. `flood_report()` returns the "flooded" text when one is due (at most once
-    per FLOOD_TEXT_EVERY_S, and only when input was refused since the last), else None."""
+    whether the link may be read now: once the budget is spent, not until it has refilled REOPEN_AT of its
+    burst (so a flood wakes the server a few times a second, not at every byte). `flood_report()` returns the
+    "flooded" text when one is due (at most once per FLOOD_TEXT_EVERY_S, and only when input was refused since
+    the last), else None."""
 
     def __init__(self, name: str, clock: Callable[[], float], bytes_per_s: float = LINK_BYTES_PER_S,
                  frames_per_s: float = LINK_FRAMES_PER_S):
@@ -71,15 +74,26 @@ class LinkBudget:
         self._shut_since_report = 0
         self._dropped_since_report = 0
         self._next_report = now
+        self._closed = False
 
     def open(self) -> bool:
+        if self._closed:
+            if self.wait_s() > 0.0:
+                return False
+            self._closed = False
         now = self.clock()
-        ok = self.bytes.available(now) and self.frames.available(now)
-        return ok
+        if self.bytes.available(now) and self.frames.available(now):
+            return True
+        self._closed = True
+        return False
 
     def wait_s(self) -> float:
+        """Seconds until the link may be read again (0: now)."""
         now = self.clock()
-        return max(self.bytes.wait_s(now), self.frames.wait_s(now))
+        b, f = self.bytes, self.frames
+        if not self._closed:
+            return max(b.wait_s(now), f.wait_s(now))
+        return max(b.wait_s(now, REOPEN_AT * b.burst), f.wait_s(now, REOPEN_AT * f.burst))
 
     def admit(self, data):
         """`data` (just read from the link) if the budget has room, else b"" (dropped, counted)."""
@@ -104,6 +118,7 @@ class LinkBudget:
         return False
 
     def _shut(self) -> None:
+        self._closed = True
         self.shut_count += 1
         self._shut_since_report += 1
 
@@ -123,8 +138,8 @@ class LinkBudget:
 
 def budget_input(conn, budget: LinkBudget) -> None:
     """Make mavutil connection `conn` read through `budget`: its `recv` returns nothing while the parser still
-    holds a backlog (pymavlink parses one message per datagram it reads, so a flood of datagrams would otherwise
-    pile up in its buffer without bound) or when the budget is spent."""
+    holds a backlog or when the budget is spent. (pymavlink's UDP reader parses one message per datagram it
+    reads: a flood of datagrams faster than it parses would pile up in its buffer; this bounds it.)"""
     raw = conn.recv
     mav = conn.mav
 
