@@ -287,7 +287,7 @@ class MavlinkServer:
         self.link_names: List[str] = []
         self.budgets: List[LinkBudget] = []      # per link: bytes and frames it may cost a second (budget.py)
         self.stats = {"received": 0, "bad_data": 0, "handled_errors": 0, "unsigned_refused": 0, "sent": 0,
-                      "commands": 0}
+                      "commands": 0, "reads_limited": 0}
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._texts: "queue.Queue[tuple[int, str]]" = queue.Queue(maxsize=200)
@@ -687,10 +687,10 @@ class MavlinkServer:
         would be, and the station's retry is answered."""
         now = self.wall()
         if not self._heavy_limits[kind].allow((partner, kind), now):
-            self.stats["reads_limited"] = self.stats.get("reads_limited", 0) + 1
+            self.stats["reads_limited"] += 1
             return False
         if not self._signed(msg) and not self._unsigned_heavy.allow((index, kind), now):
-            self.stats["reads_limited"] = self.stats.get("reads_limited", 0) + 1
+            self.stats["reads_limited"] += 1
             return False
         return True
 
