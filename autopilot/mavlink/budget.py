@@ -7,7 +7,8 @@ parsing and take the loop's time. So a link's input passes `LinkBudget` before i
 beyond the budget is not read at all (a datagram socket drops it in the kernel, a TCP sender is slowed by its
 own window, a serial port's buffer overflows), the link is left out of the server's select until the budget
 has refilled, and the server says at most once per `FLOOD_TEXT_EVERY_S` that the link is flooded. The budget is
-10x what a ground station sends at its busiest (a mission upload, 50 Hz sticks): a genuine one never meets it.
+far above what a ground station sends at its busiest (a mission upload, 50 Hz sticks: a few kB/s and at most a
+hundred frames a second), so a genuine one does not meet it; the flooded link loses commands, the others none.
 Frames count too (each costs a decode): many tiny frames are as heavy as many bytes.
 """
 from __future__ import annotations
