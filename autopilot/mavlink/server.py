@@ -30,11 +30,21 @@ ArduPilot packs it, CAPABILITIES); any other id is UNSUPPORTED. MISSION_ITEM_REA
 reached, numbered as MISSION_CURRENT numbers them (the ground station's item seq).
 
 With a signing key, the links sign what they send and every command that arrives unsigned (or with a bad
-signature) is refused with the reason, except disarm and HOLD: stopping the boat never waits for a key. Reads
-(telemetry rates, downloads, parameter reads) stay open. Without a key, anyone who reaches a link commands the
-boat, and the server says so at start.
+signature) is refused with the reason, except disarm and HOLD: stopping the boat never waits for a key. A signed
+frame is checked against one replay table for all links (guard_signatures), so a recording replayed on another
+link is refused. Reads (downloads, parameter reads, REQUEST_MESSAGE) stay open, as telemetry is not secret, but
+what would let a stranger change what the owner gets needs the key too: REQUEST_DATA_STREAM and
+SET_MESSAGE_INTERVAL. (ArduPilot with signing on drops everything unsigned; we keep reads open so a second screen
+without the key can watch.) The reads that make the boat send a lot, a parameter list and a mission download's
+count, are rate-limited per sender and, for unsigned senders, per link (HEAVY_READS): a flood of them cannot
+starve the telemetry. Without a key, anyone who reaches a link commands the boat, and the server says so at start.
 
-Telemetry streams at the boat config's rates (telemetry.py); HOME_POSITION and GPS_GLOBAL_ORIGIN also go out
+Each link's input passes a budget of bytes and frames a second before it is parsed (budget.py): a flood on one
+port is left unread beyond it and said once per 10 s, and costs the control loop nothing more.
+
+Telemetry streams at the boat config's rates (telemetry.py), per link: a rate change asked for on one link
+(REQUEST_DATA_STREAM, SET_MESSAGE_INTERVAL) changes that link's rates only, and REQUEST_MESSAGE answers on the
+link it came from. HOME_POSITION and GPS_GLOBAL_ORIGIN also go out
 as soon as they change. Every event of the autopilot (mode changes, failsafes, warnings) and every answer of the
 desk goes out as a STATUSTEXT, local file paths cut to their base names. Malformed input (garbage, bad CRC,
 truncated frames) is counted and dropped; no input stops the thread, and a failing link is reopened by mavutil.
@@ -62,6 +72,7 @@ from autopilot.files.link_specs import parse_link
 from autopilot.mavlink import missions as M
 from autopilot.mavlink import targets as TG
 from autopilot.mavlink import telemetry as T
+from autopilot.mavlink.budget import LinkBudget, SenderLimits, budget_input
 from autopilot.mavlink.links import open_link
 from autopilot.mavlink.modes import describe, mode_name
 from autopilot.mavlink.pymav import mavlink as S
@@ -75,6 +86,11 @@ LINK_RETRY_S = 5.0              # a link that did not open is tried again this o
 UNSIGNED_TEXTS_PER_S = 5        # unsigned refusals said per link and second, whatever their kinds
 REFUSAL_TEXT_EVERY_S = 1.0      # repeated refusals of one kind are reported once a second, not per message
 MAX_MESSAGES_PER_PASS = 200     # per link, so one flooding link cannot starve the others
+# heavy reads, per sender: (requests a second, burst). A parameter list is every parameter sent back; a mission
+# download's MISSION_COUNT is cheap, but a ground station asks for three (mission, fence, rally) at once
+HEAVY_READS = {"params": (0.5, 3.0), "mission": (2.0, 6.0)}
+UNSIGNED_HEAVY_PER_LINK = (1.0, 6.0)      # all unsigned senders on one link together, per kind
+PARAMS_FRESH_S = 0.5            # parameter reads answer from values at most this old
 FORCE_ARM_MAGIC = 21196         # COMPONENT_ARM_DISARM param2: "force"; never skips our pre-arm checks
 PREARM_EVERY_S = 1.0            # the pre-arm checks are evaluated for SYS_STATUS this often
 # AUTOPILOT_VERSION's capabilities: only what this server handles. Missions as MISSION_ITEM_INT and
@@ -191,23 +207,39 @@ def signing_key_from_text(text: str) -> bytes:
     return hashlib.sha256(text.encode("ascii")).digest()
 
 
-def _advance_timestamps_only_when_verified(mav) -> None:
-    """Make `mav` (a pymavlink MAVLink parser with signing set up) keep a stream's timestamp, keyed by (link id,
-    system, component), only from frames whose signature verifies. pymavlink stores the frame's timestamp before
-    it checks the signature, so one forged frame dated ahead would make the real sender's frames look old (and
-    so unsigned) until its clock caught up; the MAVLink signing spec updates the timestamp on verified frames."""
+def guard_signatures(mav, streams: Dict[tuple, int]) -> None:
+    """Make `mav` (a pymavlink MAVLink parser with signing set up, one per link) check signed frames against
+    `streams`, the replay state every link of the server shares, and advance it only on frames that verify.
+
+    The rule (the MAVLink 2 signing spec's, applied across links): a stream is (link id, system, component), the
+    link id being the byte inside the signed frame, not the boat's port it came in on; a signed frame is taken
+    only if its timestamp is newer than the newest verified one of its stream, whichever of the boat's links
+    that came through. pymavlink keeps one table per connection, so a frame recorded on the radio and replayed
+    on the Wi-Fi link looked like a new stream there and was obeyed; with one table it is as old on every link.
+    A replay cannot move to another stream: the link id, system, component and timestamp are all under the
+    signature. An exact copy of a frame already seen has a timestamp equal to its stream's newest, so no set
+    of seen signatures is needed. Keying by (system, component) alone would refuse a station that signs two
+    links with their own clocks (the spec gives each link its own id for that). What this cannot refuse is a
+    frame the boat never received being relayed later, as long as nothing newer from its stream arrived first:
+    that is the genuine frame, late. A stream never seen is taken within a minute of the link's clock
+    (pymavlink's rule), so an old recording of a new stream is refused too.
+
+    pymavlink also stores the frame's timestamp before it checks the signature, so one forged frame dated ahead
+    would make the real sender's frames look old (and so unsigned) until its clock caught up; here a frame
+    that does not verify leaves the table as it was, as the spec says."""
+    mav.signing.stream_timestamps = streams
     check = mav.check_signature
     missing = object()
 
     def verified_only(msgbuf, src_system: int, src_component: int) -> bool:
         stream = (msgbuf[-13], src_system, src_component)
-        before = mav.signing.stream_timestamps.get(stream, missing)
+        before = streams.get(stream, missing)
         if check(msgbuf, src_system, src_component):
             return True
         if before is missing:
-            mav.signing.stream_timestamps.pop(stream, None)
+            streams.pop(stream, None)
         else:
-            mav.signing.stream_timestamps[stream] = before
+            streams[stream] = before        # type: ignore[assignment]
         return False
 
     mav.check_signature = verified_only
@@ -257,17 +289,23 @@ class MavlinkServer:
         self.taker = SnapshotTaker(desk.autopilot)
         self.links: List = []
         self.link_names: List[str] = []
+        self.budgets: List[LinkBudget] = []      # per link: bytes and frames it may cost a second (budget.py)
         self.stats = {"received": 0, "bad_data": 0, "handled_errors": 0, "unsigned_refused": 0, "sent": 0,
-                      "commands": 0}
+                      "commands": 0, "reads_limited": 0}
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._texts: "queue.Queue[tuple[int, str]]" = queue.Queue(maxsize=200)
         self._text_id = 0
         self._uploads: Dict[tuple, M.Upload] = {}
         self._items_cache: Dict[int, tuple] = {}     # mission type -> (mission, store version, items)
-        self._rates = {name: float(getattr(cfg.streams, name)) for name in T.MESSAGE_IDS}
-        self._next_due = {name: 0.0 for name in self._rates}
-        self._once: set = set()                  # messages asked for once (REQUEST_MESSAGE)
+        # per link: each stream's rate [Hz], when it is next due, and the messages asked for once (REQUEST_MESSAGE)
+        self._rates: List[Dict[str, float]] = []
+        self._next_due: List[Dict[str, float]] = []
+        self._once: List[set] = []
+        # heavy reads (a parameter list, a mission download's count): per sender, and per link for the unsigned
+        self._heavy_limits = {kind: SenderLimits(rate, burst) for kind, (rate, burst) in HEAVY_READS.items()}
+        self._unsigned_heavy = SenderLimits(UNSIGNED_HEAVY_PER_LINK[0], UNSIGNED_HEAVY_PER_LINK[1])
+        self._params_cache: tuple = (-math.inf, [])   # (wall time taken, [(name, value)])
         self._target_refused: set = set()        # (partner, reason) of SET_POSITION_TARGET refusals already said
         self._last_refusal: Dict[str, float] = {}       # kind of unsigned message -> wall time last said
         self._link_refusals: Dict[int, tuple] = {}      # link -> (second's start, said in it, left out since)
@@ -277,6 +315,7 @@ class MavlinkServer:
         self._closed_links: List = []             # (LinkSpec, wall time of the next try): reopened when they can be
         self._mission_seqs: tuple = (None, ([], 0))   # (key, (waypoint item seqs, items without home))
         self._told: Dict[str, object] = {"home_position": None, "gps_global_origin": None}   # as last sent
+        self._sign_streams: Dict[tuple, int] = {}   # (link id, system, component) -> newest verified timestamp
         desk.add_listener(self._on_desk_event)
 
     # ------------------------------------------------------------------ lifecycle
@@ -309,9 +348,15 @@ class MavlinkServer:
             return f"{spec}: {e}"
         if self.key is not None:
             conn.setup_signing(self.key, sign_outgoing=True, allow_unsigned_callback=lambda mav, msg_id: True)
-            _advance_timestamps_only_when_verified(conn.mav)
+            guard_signatures(conn.mav, self._sign_streams)
+        budget = LinkBudget(str(spec), self.wall)
+        budget_input(conn, budget)
         self.links.append(conn)
         self.link_names.append(str(spec))
+        self.budgets.append(budget)
+        self._rates.append({name: float(getattr(self.cfg.streams, name)) for name in T.MESSAGE_IDS})
+        self._next_due.append({name: 0.0 for name in T.MESSAGE_IDS})
+        self._once.append(set())
         return ""
 
     def _retry_links(self, now: float) -> None:
@@ -354,7 +399,12 @@ class MavlinkServer:
             try:
                 self._wait_for_input(self._time_to_next_telemetry())
                 for i, conn in enumerate(self.links):
-                    self._read_link(i, conn)
+                    if self.budgets[i].open():
+                        self._read_link(i, conn)
+                for budget in self.budgets:
+                    report = budget.flood_report()
+                    if report is not None:
+                        self.desk.log(report, True)
                 now = self.wall()
                 self._telemetry(now)
                 self._upload_timeouts(now)
@@ -368,16 +418,25 @@ class MavlinkServer:
 
     def _time_to_next_telemetry(self) -> float:
         now = self.wall()
-        due = min((t for name, t in self._next_due.items() if self._rates[name] > 0), default=now + 0.1)
+        due = min((t for rates, dues in zip(self._rates, self._next_due) for name, t in dues.items()
+                   if rates[name] > 0), default=now + 0.1)
         return max(0.0, min(0.05, due - now))
 
     def _wait_for_input(self, timeout_s: float) -> None:
+        """Wait for input on a link that may be read (one whose budget is spent is left out until it refills,
+        so a flood neither wakes the thread nor is read), at most timeout_s."""
         fds = []
-        for conn in self.links:
+        pollable = True
+        for conn, budget in zip(self.links, self.budgets):
+            if not budget.open():
+                timeout_s = min(timeout_s, budget.wait_s())
+                continue
             fd = getattr(conn, "fd", None)
             if isinstance(fd, int) and fd >= 0:
                 fds.append(fd)
-        if not fds or len(fds) != len(self.links):
+            else:
+                pollable = False
+        if not fds or not pollable:
             time.sleep(min(timeout_s, 0.01))
             return
         try:
@@ -386,6 +445,7 @@ class MavlinkServer:
             time.sleep(min(timeout_s, 0.01))
 
     def _read_link(self, index: int, conn) -> None:
+        budget = self.budgets[index]
         for _ in range(MAX_MESSAGES_PER_PASS):
             try:
                 msg = conn.recv_msg()
@@ -395,17 +455,18 @@ class MavlinkServer:
             if msg is None:
                 return
             self.stats["received"] += 1
+            spent = not budget.frame()
             kind = msg.get_type()
             if kind in ("BAD_DATA", "UNKNOWN") or kind.startswith("UNKNOWN"):
                 self.stats["bad_data"] += 1
-                continue
-            if msg.get_srcSystem() == self.cfg.system_id and msg.get_srcComponent() == self.cfg.component_id:
-                continue                       # our own messages echoed back
-            try:
-                self._handle(index, conn, msg)
-            except Exception as e:
-                self.stats["handled_errors"] += 1
-                log.warning("MAVLink %s from %d/%d: %r", kind, msg.get_srcSystem(), msg.get_srcComponent(), e)
+            elif msg.get_srcSystem() != self.cfg.system_id or msg.get_srcComponent() != self.cfg.component_id:
+                try:                           # (else our own messages echoed back)
+                    self._handle(index, conn, msg)
+                except Exception as e:
+                    self.stats["handled_errors"] += 1
+                    log.warning("MAVLink %s from %d/%d: %r", kind, msg.get_srcSystem(), msg.get_srcComponent(), e)
+            if spent:
+                return
 
     # ------------------------------------------------------------------ dispatch
     def _for_us(self, msg) -> bool:
@@ -480,9 +541,9 @@ class MavlinkServer:
         desk = self.desk
         stopping = ((command == S.MAV_CMD_COMPONENT_ARM_DISARM and p[0] == 0.0)
                     or (command == S.MAV_CMD_DO_SET_MODE and int(p[1]) == 4))
-        reads = command in (S.MAV_CMD_SET_MESSAGE_INTERVAL, S.MAV_CMD_REQUEST_MESSAGE,
-                            S.MAV_CMD_REQUEST_AUTOPILOT_CAPABILITIES, S.MAV_CMD_REQUEST_PROTOCOL_VERSION,
-                            S.MAV_CMD_GET_HOME_POSITION)
+        # one-shot reads stay open; SET_MESSAGE_INTERVAL changes what the boat streams, so it needs the key
+        reads = command in (S.MAV_CMD_REQUEST_MESSAGE, S.MAV_CMD_REQUEST_AUTOPILOT_CAPABILITIES,
+                            S.MAV_CMD_REQUEST_PROTOCOL_VERSION, S.MAV_CMD_GET_HOME_POSITION)
         if not self._signed(msg) and not stopping and not reads:
             self._refuse_unsigned(conn, f"command {command}")
             self._ack(conn, msg, command, S.MAV_RESULT_DENIED)
@@ -509,12 +570,13 @@ class MavlinkServer:
         elif command == S.MAV_CMD_DO_SET_MISSION_CURRENT:
             result = self._set_current(int(p[0]), origin)
         elif command == S.MAV_CMD_SET_MESSAGE_INTERVAL:
-            result = self._set_interval(int(p[0]), p[1])
+            result = self._set_interval(index, int(p[0]), p[1]) if math.isfinite(p[0]) else S.MAV_RESULT_DENIED
         elif command in (S.MAV_CMD_REQUEST_MESSAGE, S.MAV_CMD_GET_HOME_POSITION):
-            msg_id = S.MAVLINK_MSG_ID_HOME_POSITION if command == S.MAV_CMD_GET_HOME_POSITION else int(p[0])
-            result = self._request_message(conn, msg_id)
+            msg_id = (S.MAVLINK_MSG_ID_HOME_POSITION if command == S.MAV_CMD_GET_HOME_POSITION
+                      else int(p[0]) if math.isfinite(p[0]) else -1)
+            result = self._request_message(index, conn, msg_id)
         elif command == S.MAV_CMD_REQUEST_AUTOPILOT_CAPABILITIES:
-            result = self._request_message(conn, S.MAVLINK_MSG_ID_AUTOPILOT_VERSION)
+            result = self._request_message(index, conn, S.MAVLINK_MSG_ID_AUTOPILOT_VERSION)
         elif command == S.MAV_CMD_DO_REPOSITION:
             result = self._reposition(p, msg.frame if is_int else None, origin)
         else:
@@ -602,30 +664,54 @@ class MavlinkServer:
             return
         self._set_current(int(msg.seq), self._origin(index, msg))
 
-    def _set_interval(self, msg_id: int, interval_us: float) -> int:
+    def _set_interval(self, index: int, msg_id: int, interval_us: float) -> int:
+        """SET_MESSAGE_INTERVAL for link `index` only: each link keeps its own rates, as ArduPilot's do (a
+        ground station on the radio slowing a stream does not slow it for the one on Wi-Fi)."""
         name = next((n for n, i in T.MESSAGE_IDS.items() if i == msg_id), None)
         if name is None:
             return S.MAV_RESULT_UNSUPPORTED
+        rates = self._rates[index]
         if interval_us == -1:
-            self._rates[name] = 0.0
+            rates[name] = 0.0
         elif interval_us == 0:
-            self._rates[name] = float(getattr(self.cfg.streams, name))
+            rates[name] = float(getattr(self.cfg.streams, name))
         elif interval_us > 0 and math.isfinite(interval_us):
-            self._rates[name] = min(50.0, 1e6 / interval_us)
+            rates[name] = min(50.0, 1e6 / interval_us)
         else:
             return S.MAV_RESULT_DENIED
-        self._next_due[name] = self.wall()
+        self._next_due[index][name] = self.wall()
         return S.MAV_RESULT_ACCEPTED
 
     def _on_request_data_stream(self, index, conn, msg, partner) -> None:
+        """REQUEST_DATA_STREAM sets the rates of link `index` only (see _set_interval). On a signed boat it
+        needs the key: a stranger could otherwise stop ATTITUDE for the owner, or have the boat stream at 50 Hz
+        to fill the radio (ArduPilot with signing on takes nothing unsigned at all; reads stay open here)."""
+        if not self._signed(msg):
+            self._refuse_unsigned(conn, "REQUEST_DATA_STREAM")
+            return
         groups = T.DATA_STREAMS.keys() if msg.req_stream_id == S.MAV_DATA_STREAM_ALL else [msg.req_stream_id]
         rate = 0.0 if not msg.start_stop else min(50.0, float(msg.req_message_rate))
         for g in groups:
             for name in T.DATA_STREAMS.get(g, ()):
-                self._rates[name] = rate
-                self._next_due[name] = self.wall()
+                self._rates[index][name] = rate
+                self._next_due[index][name] = self.wall()
 
-    def _request_message(self, conn, msg_id: int) -> int:
+    def _heavy_read_ok(self, index: int, msg, partner, kind: str) -> bool:
+        """Whether to answer a read that makes the boat send a lot (HEAVY_READS: a parameter list, a mission
+        download's count): at most a few per second from one sender, and from unsigned senders on one link
+        together (they are free to invent system ids). A ground station asks once on connecting and again
+        after its own timeout, far below both; a request beyond them is dropped (counted), as a lost frame
+        would be, and the station's retry is answered."""
+        now = self.wall()
+        if not self._heavy_limits[kind].allow((partner, kind), now):
+            self.stats["reads_limited"] += 1
+            return False
+        if not self._signed(msg) and not self._unsigned_heavy.allow((index, kind), now):
+            self.stats["reads_limited"] += 1
+            return False
+        return True
+
+    def _request_message(self, index: int, conn, msg_id: int) -> int:
         if msg_id == S.MAVLINK_MSG_ID_AUTOPILOT_VERSION:
             self._send(conn, conn.mav.autopilot_version_encode(CAPABILITIES, flight_sw_version(), 0, 0, 0,
                                                                [0] * 8, [0] * 8, [0] * 8, 0, 0, 0))
@@ -633,7 +719,7 @@ class MavlinkServer:
         name = next((n for n, i in T.MESSAGE_IDS.items() if i == msg_id), None)
         if name is None:
             return S.MAV_RESULT_UNSUPPORTED
-        self._once.add(name)
+        self._once[index].add(name)
         return S.MAV_RESULT_ACCEPTED
 
     # ------------------------------------------------------------------ manual driving
@@ -741,10 +827,18 @@ class MavlinkServer:
                                            count, index)
 
     def _params_snapshot(self):
+        """[(name, value)] of the desk's parameters, read in the loop at most every PARAMS_FRESH_S (a flood of
+        PARAM_REQUEST_READ must not make the thread wait on the loop for each); a PARAM_SET reads them anew."""
         params = self.desk.params
         if params is None:
             return []
-        return self._run_desk_value(lambda: [(n, float(params.value(n))) for n in params.names()])
+        now = self.wall()
+        taken, values = self._params_cache
+        if now - taken < PARAMS_FRESH_S:
+            return values
+        values = self._run_desk_value(lambda: [(n, float(params.value(n))) for n in params.names()])
+        self._params_cache = (now, values)
+        return values
 
     def _run_desk_value(self, fn):
         try:
@@ -753,6 +847,8 @@ class MavlinkServer:
             return []
 
     def _on_param_request_list(self, index, conn, msg, partner) -> None:
+        if not self._heavy_read_ok(index, msg, partner, "params"):
+            return
         values = self._params_snapshot()
         for i, (name, value) in enumerate(values):
             self._send(conn, self._param_value(conn, name, value, i, len(values)))
@@ -784,6 +880,7 @@ class MavlinkServer:
                         self._param_refused.clear()
                     self._param_refused[key] = now
         # the answer to a PARAM_SET is the parameter's value now: the new one, or the old when refused
+        self._params_cache = (-math.inf, [])
         values = self._params_snapshot()
         for i, (n, v) in enumerate(values):
             if n == name:
@@ -798,6 +895,8 @@ class MavlinkServer:
         if mtype not in M.TYPE_NAMES:
             self._send(conn, conn.mav.mission_ack_encode(msg.get_srcSystem(), msg.get_srcComponent(),
                                                          M.UNSUPPORTED, mtype))
+            return
+        if not self._heavy_read_ok(index, msg, partner, "mission"):
             return
         items = self._items(mtype)
         self._send(conn, conn.mav.mission_count_encode(msg.get_srcSystem(), msg.get_srcComponent(), len(items),
@@ -1021,10 +1120,14 @@ class MavlinkServer:
 
     # ------------------------------------------------------------------ telemetry
     def _telemetry(self, now: float) -> None:
-        due = [n for n, rate in self._rates.items() if rate > 0 and now >= self._next_due[n]] + list(self._once)
-        if not due:
+        """Send what is due on each link at that link's rates (one snapshot of the autopilot for all)."""
+        due_by_link = []
+        for rates, dues, once in zip(self._rates, self._next_due, self._once):
+            due_by_link.append([n for n, rate in rates.items() if rate > 0 and now >= dues[n]]
+                               + [n for n in once if not (rates[n] > 0 and now >= dues[n])])
+            once.clear()
+        if not any(due_by_link):
             return
-        self._once.clear()
         with_prearm = now >= self._next_prearm
         try:
             snap = self.calls.call(lambda: self.taker.take(self.desk.now_s(), with_prearm), 1.0)
@@ -1043,11 +1146,11 @@ class MavlinkServer:
         changed = [n for n, v in (("home_position", (snap.home, snap.home_ned)), ("gps_global_origin", snap.origin))
                    if v != self._told[n]]
         self._told.update(home_position=(snap.home, snap.home_ned), gps_global_origin=snap.origin)
-        for name in due + [n for n in changed if n not in due]:
-            rate = self._rates.get(name, 0.0)
-            if rate > 0 and name in due:
-                self._next_due[name] = max(self._next_due[name] + 1.0 / rate, now)
-            for conn in self.links:
+        for conn, due, rates, dues in zip(self.links, due_by_link, self._rates, self._next_due):
+            for name in due + [n for n in changed if n not in due]:
+                rate = rates.get(name, 0.0)
+                if rate > 0 and name in due:
+                    dues[name] = max(dues[name] + 1.0 / rate, now)
                 out = self._encode(name, conn, snap)
                 if out is not None:
                     self._send(conn, out)
