@@ -78,6 +78,9 @@ if TYPE_CHECKING:
     from estimation.navekf.health import EstimatorHealth
 
 ZERO_WRENCH = Wrench(0.0, 0.0)
+# a pack voltage older than this is dropped (battery unknown): a backend that stopped measuring is not trusted
+# with the last value it gave [s]
+BATTERY_STALE_S = 5.0
 CALIBRATE = ModeName.CALIBRATE_ON_WATER
 # what a failsafe may report while CALIBRATE_ON_WATER flies without stopping it
 _LEAVES_THE_MODE_ALONE = frozenset({Action.DISARM, Action.REPORT, Action.RECOVERED, Action.NONE})
@@ -160,7 +163,10 @@ class Autopilot:
         self.nav: Optional[NavState] = None
         self.health: Optional[EstimatorHealth] = None   # the estimator's latest health report (failsafe check rate)
         self.last_fix: Optional[GpsFix] = None
-        self.battery_v: Optional[float] = None
+        self.battery_v: Optional[float] = None   # the pack [V]; None: unknown (never or no longer measured)
+        self.battery_a: Optional[float] = None   # its current [A], positive discharging
+        self.battery_mah: Optional[float] = None  # charge drawn since the monitor started [mAh]
+        self._battery_t = -math.inf              # when the backend last gave a voltage [s]
         self.actuator = actuator
         self._last_thrust: Optional[ThrustCommand] = None
         self._estimator_steps = 0                # estimator.step calls so far (CycleResult.estimator_step)
@@ -587,7 +593,10 @@ class Autopilot:
         if batch.gps:
             self.last_fix = batch.gps[-1]
         if batch.battery_v is not None:
-            self.battery_v = batch.battery_v
+            self.battery_v, self.battery_a, self.battery_mah = batch.battery_v, batch.battery_a, batch.battery_mah
+            self._battery_t = t_s
+        elif self.battery_v is not None and t_s - self._battery_t > BATTERY_STALE_S:
+            self.battery_v = self.battery_a = self.battery_mah = None     # unknown, not the last one seen
         if self._pending_mode is not None:
             name, reason = self._pending_mode
             self._pending_mode = None
@@ -819,7 +828,8 @@ class Autopilot:
                             actuator_ready=True if self.actuator is None else bool(self.actuator.ready(t_s)),
                             config_problems=self.config_problems, fences=self.fences,
                             last_heartbeat_s=self.failsafe.last_heartbeat_s,
-                            skip_gnss=self.armed and self.failsafe.gnss_active)
+                            skip_gnss=self.armed and self.failsafe.gnss_active,
+                            battery_v=self.battery_v, low_voltage_v=self.failsafe.low_voltage_v)
 
     def _read_health(self, t_s: float, watch_model: bool = True) -> EstimatorHealth:
         """The estimator's health with the magnetometer's consistency; `watch_model`: warn of model errors too."""
