@@ -71,7 +71,7 @@ from autopilot.vocab.geodesy import LocalFrame
 from autopilot.vocab.modes import ModeName
 from autopilot.vocab.schema import ConfigError
 from autopilot.vocab.types import GpsFix, GuidanceSetpoint, NavState, PulseCommand, SensorBatch, ThrustCommand, Wrench
-from drivers.thrust_map import make_thrust_map
+from drivers.thrust_map import VoltageFollowingMaps, make_thrust_map
 from estimation.navekf.model import IX_E, IX_N
 
 if TYPE_CHECKING:
@@ -144,6 +144,8 @@ class Autopilot:
         self.estimator = estimator
         voltage = battery_v if battery_v is not None else vessel.battery.voltage_v
         self.maps = [make_thrust_map(t, vessel, voltage) for t in vessel.thrusters]
+        # the maps follow the measured pack (battery.follow_voltage): a drained pack pushes less per microsecond
+        self.map_follower = VoltageFollowingMaps(vessel, voltage) if vessel.battery.follow_voltage else None
         self.allocator = make_allocator(vessel, self.maps)
         self.heading_ctl = HeadingController(vessel, self.allocator.max_yaw_nm)
         h = vessel.hull
@@ -595,6 +597,8 @@ class Autopilot:
         if batch.battery_v is not None:
             self.battery_v, self.battery_a, self.battery_mah = batch.battery_v, batch.battery_a, batch.battery_mah
             self._battery_t = t_s
+            if self.map_follower is not None and self.map_follower.update(t_s, batch.battery_v):
+                self.maps = list(self.map_follower.maps)
         elif self.battery_v is not None and t_s - self._battery_t > BATTERY_STALE_S:
             self.battery_v = self.battery_a = self.battery_mah = None     # unknown, not the last one seen
         if self._pending_mode is not None:
