@@ -84,3 +84,29 @@ def test_a_mission_flown_down_to_the_threshold_keeps_the_full_pack_speed_and_tra
     off = off_by(drained, full)
     assert abs(off["speed"]) <= 0.10 and abs(off["xte_rms"]) <= 0.10 and abs(off["xte_max"]) <= 0.10, (off, full,
                                                                                                        drained)
+
+
+def test_autopilot_runs_sim_backend_drains_the_vessel_files_pack_and_its_thrusters_weaken():
+    from autopilot.guidance.path_following import mission_frame
+    from hil.sim.backend import SimBackend
+
+    foka = load_vessel("foka")
+    foka = dataclasses.replace(foka, battery=dataclasses.replace(foka.battery, capacity_ah=0.2))   # the file's
+    mission = load_mission(CONFIG_DIR / "missions" / "hexagon.yaml")
+    backend = SimBackend(foka, mission, mission_frame(mission), seed=3)
+    full_pulses = [1900, 1900]
+    seen = []
+    t = 0.0
+    while t < 120.0:
+        t = round(t + 0.02, 6)
+        batch = backend.poll(t)
+        backend.write(t, None, full_pulses)
+        if batch.battery_v is not None:
+            seen.append((t, batch.battery_v, batch.battery_a, batch.battery_mah, backend.truth.surge_mps))
+    assert seen and seen[0][1] > 20.0
+    t_end, v_end, a_end, mah_end, speed_end = seen[-1]
+    assert v_end < 17.5                                   # two U5 at full thrust empty 0.2 Ah within 2 minutes
+    assert a_end > 5.0 and mah_end > 150.0
+    speed_30 = next(u for tt, _, _, _, u in seen if tt >= 30.0)
+    assert speed_end < 0.92 * speed_30, (speed_30, speed_end)   # full throttle, slower on the drained pack
+    backend.close()

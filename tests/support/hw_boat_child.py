@@ -1,6 +1,7 @@
 """`python tests/support/hw_boat_child.py ARGS...`: the autopilot CLI with ROS hidden (as tests/support/no_ros.py) and
-one change: `drivers.i2c_adapter.open_smbus` returns an emulated LSM9DS1's bus (hil/devices/lsm9ds1_emulator.py), so
-the hw backend's real driver and the Adafruit library run over emulated I2C. Everything else (the L76K on the serial
+one change: `drivers.i2c_adapter.open_smbus` returns an emulated LSM9DS1's bus (hil/devices/lsm9ds1_emulator.py), with
+an emulated INA219 on it when asked (HW_BOAT_BATTERY, below), so the hw backend's real drivers and the Adafruit
+libraries run over emulated I2C. Everything else (the L76K on the serial
 port of the vessel file, pigpio to the pigpiod of the boat config, the deadman guardian) is the product's own path.
 
 The emulated chip sits still, level, heading HEADING_DEG, and its clock is the monotonic clock since the bus was
