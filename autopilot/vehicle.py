@@ -84,13 +84,16 @@ from autopilot.vocab.types import (
     ThrustCommand,
     Wrench,
 )
-from drivers.thrust_map import make_thrust_map
+from drivers.thrust_map import VoltageFollowingMaps, make_thrust_map
 from estimation.navekf.model import IX_E, IX_N
 
 if TYPE_CHECKING:
     from estimation.navekf.health import EstimatorHealth
 
 ZERO_WRENCH = Wrench(0.0, 0.0)
+# a pack voltage older than this is dropped (battery unknown): a backend that stopped measuring is not trusted
+# with the last value it gave [s]
+BATTERY_STALE_S = 5.0
 CALIBRATE = ModeName.CALIBRATE_ON_WATER
 ESC_TEST_MAX_FRACTION = 0.2     # the bench ESC test's throttle limit, of the pulse range from neutral
 ESC_TEST_HOLD_S = 0.5           # a test command runs this long [s] unless renewed (the hold-to-run button)
@@ -167,6 +170,8 @@ class Autopilot:
         self.estimator = estimator
         voltage = battery_v if battery_v is not None else vessel.battery.voltage_v
         self.maps = [make_thrust_map(t, vessel, voltage) for t in vessel.thrusters]
+        # the maps follow the measured pack (battery.follow_voltage): a drained pack pushes less per microsecond
+        self.map_follower = VoltageFollowingMaps(vessel, voltage) if vessel.battery.follow_voltage else None
         self.allocator = make_allocator(vessel, self.maps)
         self.heading_ctl = HeadingController(vessel, self.allocator.max_yaw_nm)
         h = vessel.hull
@@ -189,7 +194,10 @@ class Autopilot:
         self._esc_test: Optional[tuple] = None          # (thruster index, pulse [us], until [s]) while disarmed
         self.last_imu: Optional[ImuSample] = None        # the sensor path's latest samples (the web page's
         self.last_mag: Optional[MagSample] = None        # sensor readings; the field calibrated), None until then
-        self.battery_v: Optional[float] = None
+        self.battery_v: Optional[float] = None   # the pack [V]; None: unknown (never or no longer measured)
+        self.battery_a: Optional[float] = None   # its current [A], positive discharging
+        self.battery_mah: Optional[float] = None  # charge drawn since the monitor started [mAh]
+        self._battery_t = -math.inf              # when the backend last gave a voltage [s]
         self.actuator = actuator
         self._last_thrust: Optional[ThrustCommand] = None
         self._estimator_steps = 0                # estimator.step calls so far (CycleResult.estimator_step)
@@ -662,7 +670,12 @@ class Autopilot:
         if batch.imu:
             self.last_imu = batch.imu[-1]
         if batch.battery_v is not None:
-            self.battery_v = batch.battery_v
+            self.battery_v, self.battery_a, self.battery_mah = batch.battery_v, batch.battery_a, batch.battery_mah
+            self._battery_t = t_s
+            if self.map_follower is not None and self.map_follower.update(t_s, batch.battery_v):
+                self.maps = list(self.map_follower.maps)
+        elif self.battery_v is not None and t_s - self._battery_t > BATTERY_STALE_S:
+            self.battery_v = self.battery_a = self.battery_mah = None     # unknown, not the last one seen
         if self._pending_mode is not None:
             name, reason = self._pending_mode
             self._pending_mode = None
@@ -902,7 +915,8 @@ class Autopilot:
                             actuator_ready=True if self.actuator is None else bool(self.actuator.ready(t_s)),
                             config_problems=self.config_problems, fences=self.fences,
                             last_heartbeat_s=self.failsafe.last_heartbeat_s,
-                            skip_gnss=self.armed and self.failsafe.gnss_active)
+                            skip_gnss=self.armed and self.failsafe.gnss_active,
+                            battery_v=self.battery_v, low_voltage_v=self.failsafe.low_voltage_v)
 
     def _read_health(self, t_s: float, watch_model: bool = True) -> EstimatorHealth:
         """The estimator's health with the magnetometer's consistency; `watch_model`: warn of model errors too."""

@@ -275,3 +275,46 @@ def make_thrust_map(thruster: ThrusterConfig, vessel: VesselConfig, voltage_v: O
 def make_thrust_maps(vessel: VesselConfig, voltage_v: Optional[float] = None) -> Tuple[ThrustMap, ...]:
     """One map per thruster, in the vessel config's order."""
     return tuple(make_thrust_map(t, vessel, voltage_v) for t in vessel.thrusters)
+
+
+class VoltageFollowingMaps:
+    """The vessel's thrust maps at the pack's present voltage: the T200 tables interpolated, the U5 table scaled
+    (make_thrust_map), at a low-pass filtered measured voltage.
+
+    `update(t_s, voltage_v)` feeds one measurement [V] at time t_s [s] through a first-order filter of time
+    constant `tau_s` (the pack's sag follows the thrust within a cycle, the maps should not: a map that chased
+    the sag would feed back through the current it causes); the maps are rebuilt when the filtered voltage is
+    `step_v` or more from theirs and at least `min_interval_s` after the last rebuild (at most 1/min_interval_s
+    times a second). Returns True when `maps` changed. A voltage of None (not measured), not finite or not above
+    zero is ignored: the maps stay as they are. `voltage_v` is the voltage the maps are at [V], `filtered_v` the
+    filter's state (None before the first measurement).
+    """
+
+    def __init__(self, vessel: VesselConfig, voltage_v: Optional[float] = None, tau_s: float = 2.0,
+                 min_interval_s: float = 0.25, step_v: float = 0.05):
+        self.vessel = vessel
+        self.voltage_v = float(vessel.battery.voltage_v if voltage_v is None else voltage_v)
+        self.maps = make_thrust_maps(vessel, self.voltage_v)
+        self.tau_s, self.min_interval_s, self.step_v = tau_s, min_interval_s, step_v
+        self.filtered_v: Optional[float] = None
+        self._t_last: Optional[float] = None
+        self._built_at = -math.inf
+        self.rebuilds = 0
+
+    def update(self, t_s: float, voltage_v: Optional[float]) -> bool:
+        if voltage_v is None or not math.isfinite(voltage_v) or voltage_v <= 0:
+            return False
+        if self.filtered_v is None or self._t_last is None:
+            self.filtered_v = float(voltage_v)
+        else:
+            dt = max(0.0, t_s - self._t_last)
+            a = 1.0 - math.exp(-dt / self.tau_s) if self.tau_s > 0 else 1.0
+            self.filtered_v += a * (float(voltage_v) - self.filtered_v)
+        self._t_last = t_s
+        if abs(self.filtered_v - self.voltage_v) < self.step_v or t_s - self._built_at < self.min_interval_s:
+            return False
+        self.voltage_v = self.filtered_v
+        self.maps = make_thrust_maps(self.vessel, self.voltage_v)
+        self._built_at = t_s
+        self.rebuilds += 1
+        return True

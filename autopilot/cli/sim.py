@@ -144,6 +144,9 @@ def register(subparsers) -> None:
     p.add_argument("--duration", type=_positive, default=None, metavar="S",
                    help="simulated seconds (default: until the mission completes)")
     p.add_argument("--realtime", action="store_true", help="run at wall-clock speed")
+    p.add_argument("--battery-ah", type=_positive, default=None, metavar="AH",
+                   help="drain a simulated pack of this capacity, full at the start (default: the vessel file's "
+                        "battery.capacity_ah; neither: the pack stays at battery.voltage_v)")
     p.add_argument("--devices", choices=("bytes", "typed"), default="bytes",
                    help="bytes (default): emulated L76K/LSM9DS1/pigpio under the real drivers; "
                         "typed: sensor models straight into the estimator (faster, skips the drivers)")
@@ -263,7 +266,14 @@ def run(args) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     env = environment_from_args(args)
-    opts = SimOptions(seed=args.seed, env=env, gps_noise=args.gps_noise, gps_rate_hz=args.gps_rate_hz,
+    pack = None
+    if args.battery_ah is not None:
+        from hil.sim.battery import PackSpec
+        b = vessel.battery
+        pack = PackSpec(cells=b.cells, chemistry=b.chemistry, capacity_ah=args.battery_ah,
+                        internal_resistance_ohm=b.internal_resistance_ohm, hotel_current_a=b.hotel_current_a,
+                        nominal_v=b.voltage_v)
+    opts = SimOptions(seed=args.seed, env=env, gps_noise=args.gps_noise, gps_rate_hz=args.gps_rate_hz, battery=pack,
                       duration_s=args.duration, realtime=args.realtime, devices=args.devices,
                       faults=tuple(args.fault), initial_mode=_initial_mode(args), plant_spec=plant_spec,
                       esc_backend=args.esc_backend, mag_calibration="none" if args.no_mag_calibration else "exact",

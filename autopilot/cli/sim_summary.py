@@ -93,6 +93,13 @@ def _plant_lines(plant, r_vessel: str) -> list:
     return [", ".join(parts)]
 
 
+def _battery_lines(b) -> list:
+    if not b:
+        return []
+    return [f"  battery: {b['start_v']:.2f} V -> {b['end_v']:.2f} V under load, {b['consumed_mah']:.0f} mAh drawn, "
+            f"{100.0 * b['soc_end']:.0f} % left"]
+
+
 def format_summary(r: dict, env) -> str:
     done = "COMPLETE" if r["mission_complete"] else "NOT complete"
     ident = r.get("identification")
@@ -112,6 +119,7 @@ def format_summary(r: dict, env) -> str:
         f"(raw GNSS: rms {r['gps_err_rms_m']:.2f} m, mae {r['gps_err_mae_m']:.2f} m)",
         f"  heading estimate error: rms {r['heading_err_rms_deg']:.2f} deg",
         *_calibration_lines(r),
+        *_battery_lines(r.get("battery")),
         f"  simulated {r['sim_time_s']:.1f} s in {r['wall_time_s']:.2f} s wall "
         f"({r['realtime_factor']:g}x real time)",
     ]

@@ -364,6 +364,33 @@ class EscConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class PowerMonitorConfig:
+    """The pack's power monitor on the hw backend (drivers/power_monitor.py): the voltage the low-battery failsafe,
+    the pre-arm check, MAVLink and the thrust maps use, the current and the charge drawn."""
+
+    kind: str = param("ina219", choices=("ina219",),
+                      doc="ina219: a TI INA219 high-side monitor (Adafruit CircuitPython INA219 library)")
+    bus: int = param(1, min=0, max=20, doc="/dev/i2c-N")
+    address: int = param(0x40, min=0x40, max=0x4F, doc="the chip's address (A0/A1 straps: 0x40-0x4F)")
+    shunt_ohms: float = param(0.1, unit="ohm", min=1e-5, max=10.0,
+                              doc="the shunt resistor (0.1 on Adafruit's breakout; a 50 A boat shunt: 0.0015)")
+    max_current_a: float = param(3.2, unit="A", min=0.01, max=1000.0,
+                                 doc="the largest current to measure; x shunt_ohms must stay within 320 mV")
+    poll_rate_hz: float = param(10.0, unit="Hz", min=0.5, max=100.0)
+    stale_timeout_s: float = param(2.0, unit="s", min=0.2, max=60.0,
+                                   doc="a silent monitor's last reading is dropped after this long (battery "
+                                       "unknown, its health ERROR)")
+    reopen_s: float = param(1.0, unit="s", min=0.1, max=60.0, doc="a failed monitor is set up again this often")
+
+    def validate(self):
+        from drivers.power_monitor import ina219_calibration
+        try:
+            ina219_calibration(self.shunt_ohms, self.max_current_a)
+        except ValueError as e:
+            raise ValueError(f"max_current_a: {e}") from None
+
+
+@dataclass(frozen=True, kw_only=True)
 class WebConfig:
     """The boat's web page (autopilot/web/): status, map, commands and compass calibration from a phone on the
     boat's Wi-Fi. Served only once a password is set (`autopilot keys web --config FILE`)."""
@@ -417,6 +444,8 @@ class BoatConfig:
                                                       "MAVProxy); absent = no MAVLink")
     web: Optional[WebConfig] = param(None, doc="the boat's web page (status, map, commands, calibration); "
                                                "absent = no page")
+    battery: Optional[PowerMonitorConfig] = param(None, doc="the pack's power monitor (hw backend); absent = the "
+                                                           "battery is not measured")
     status_socket: str = param("", doc="the unix socket `autopilot status` asks the running boat on, relative to "
                                        "this file; '' = $AUTOPILOT_STATUS_SOCKET, else /run/autopilot/status.sock "
                                        "under systemd, else one in the temporary folder named after this file "

@@ -48,6 +48,8 @@ class VehicleSnapshot:
     new_events: Tuple[object, ...] = field(default=())   # autopilot.vehicle.Event since the previous snapshot
     mag_warn_deg: float = 8.0                  # sensors.mag.online.warn_consistency_deg (health's mag_consistency)
     reached: Tuple[int, ...] = ()              # waypoint indices reached since the previous snapshot, in order
+    battery_a: Optional[float] = None          # pack current [A], positive discharging; None: not measured
+    battery_mah: Optional[float] = None        # charge drawn since start [mAh]; None: not measured
     mission_cleared: bool = False              # a ground station cleared the mission: nothing to fly
     home_ned: Optional[Tuple[float, float]] = None   # home in the local frame, north and east [m]
     origin: Optional[Tuple[float, float]] = None     # the local frame's origin, lat, lon [deg], once an estimate is
@@ -102,6 +104,7 @@ class SnapshotTaker:
             thrust_n=tuple(res.thrust.thrust_n) if res is not None else tuple(0.0 for _ in maps),
             max_thrust_n=max((m.max_forward_n for m in maps), default=1.0),
             battery_v=ap.battery_v, low_voltage_v=ap.vessel.battery.low_voltage_threshold_v,
+            battery_a=getattr(ap, "battery_a", None), battery_mah=getattr(ap, "battery_mah", None),
             home=home, health=ap.health,
             actuator_connected=None if ap.actuator is None else bool(getattr(ap.actuator, "connected", True)),
             prearm_failures=tuple(ap.prearm_failures(t_s)) if with_prearm else None,

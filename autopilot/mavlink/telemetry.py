@@ -98,7 +98,14 @@ def encode_sys_status(mav, snap: VehicleSnapshot, prearm_ok: Optional[bool] = No
     if prearm_ok is not None:            # the last evaluated pre-arm result, carried between evaluations
         healthy = (healthy | PREARM) if prearm_ok else (healthy & ~PREARM)
     mv = 0xFFFF if snap.battery_v is None else int(round(snap.battery_v * 1000.0)) & 0xFFFF
-    return mav.sys_status_encode(present, enabled, healthy, 0, mv, -1, -1, 0, 0, 0, 0, 0, 0)
+    return mav.sys_status_encode(present, enabled, healthy, 0, mv, _centiamps(snap.battery_a), -1, 0, 0, 0, 0, 0, 0)
+
+
+def _centiamps(current_a: Optional[float]) -> int:
+    """MAVLink's current_battery [cA], -1 when not measured (int16: clipped to +-327.67 A)."""
+    if current_a is None or not math.isfinite(current_a):
+        return -1
+    return max(-32767, min(32767, int(round(current_a * 100.0))))
 
 
 def _fix_type(fix) -> int:
@@ -209,8 +216,10 @@ def encode_battery_status(mav, snap: VehicleSnapshot):
     volts = [0xFFFF] * 10
     if snap.battery_v is not None:
         volts[0] = min(0xFFFE, int(round(snap.battery_v * 1000.0)))
+    mah = snap.battery_mah
+    consumed = -1 if mah is None or not math.isfinite(mah) else max(0, min(2**31 - 1, int(round(mah))))
     return mav.battery_status_encode(0, S.MAV_BATTERY_FUNCTION_ALL, S.MAV_BATTERY_TYPE_UNKNOWN, 0x7FFF, volts,
-                                     -1, -1, -1, -1)
+                                     _centiamps(snap.battery_a), consumed, -1, -1)
 
 
 def encode_mission_current(mav, snap: VehicleSnapshot, seq: int, total: int):

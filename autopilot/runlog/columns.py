@@ -36,6 +36,8 @@ STATE_COLUMNS: Tuple[str, ...] = (
     "gps_age_s",          # time since the last valid GNSS fix [s]
     "gnss_fix_quality",   # GGA quality of the last fix: 0 none, 1 GPS, 2 DGPS, 4 RTK fixed, 5 RTK float
     "battery_v",          # measured or provided pack voltage [V]
+    "battery_a",          # measured pack current, positive discharging [A]; empty when not measured
+    "battery_mah",        # charge drawn since the power monitor started [mAh]; empty when not measured
     # what a hull identification fits (autopilot identify); empty when the cycle had no such sample
     "gyro_z_dps",         # IMU yaw rate of the cycle's last sample, body FRD, positive to starboard [deg/s]
     "accel_x_mps2",       # IMU specific force of that sample, body forward [m/s^2]

@@ -7,7 +7,8 @@ from typing import Optional
 
 def cycle_row(result, frame, *, gps_age_s: float = math.nan, fix_quality: int = 0,
               battery_v: Optional[float] = None, truth=None, imu=None, new_fix=None,
-              applied_thrust_n: Optional[tuple] = None) -> dict:
+              applied_thrust_n: Optional[tuple] = None, battery_a: Optional[float] = None,
+              battery_mah: Optional[float] = None) -> dict:
     """The state.csv row of a `CycleResult`; `truth` (hil.sim.plant.Truth) adds the simulation's truth columns,
     `imu` (the cycle's last ImuSample) the IMU columns and `new_fix` (a GpsFix not yet in any row) the GNSS ones.
     `applied_thrust_n` (what the ESCs output, per thruster [N]) overrides the result's `applied`."""
@@ -22,6 +23,7 @@ def cycle_row(result, frame, *, gps_age_s: float = math.nan, fix_quality: int = 
         "surge_force_n": w.surge_n, "yaw_moment_nm": w.yaw_nm,
         "gps_age_s": gps_age_s, "gnss_fix_quality": fix_quality,
         "battery_v": math.nan if battery_v is None else battery_v,
+        "battery_a": battery_a, "battery_mah": battery_mah,
         "mag_consistency_deg": getattr(result, "mag_consistency_deg", None),
     }
     if imu is not None:

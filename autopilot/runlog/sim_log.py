@@ -43,7 +43,8 @@ class SimRunLog:
             fix = self._fix
             if self.log.log_cycle(t_s, self._cycle_row(
                     result, self.frame, gps_age_s=float("nan") if fix is None else t_s - fix.time_s,
-                    fix_quality=0 if fix is None else fix.fix_quality, battery_v=batch.battery_v, truth=truth,
+                    fix_quality=0 if fix is None else fix.fix_quality, battery_v=batch.battery_v,
+                    battery_a=batch.battery_a, battery_mah=batch.battery_mah, truth=truth,
                     imu=batch.imu[-1] if batch.imu else None, new_fix=self._unlogged_fix)):
                 self._unlogged_fix = None
 

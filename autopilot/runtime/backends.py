@@ -42,18 +42,22 @@ def make_backend(cfg, vessel, mission, frame, clock_s: Callable[[], float], seed
         return factory(vessel, mission, frame, seed=seed)
     if cfg.backend == "hw":
         return HardwareBackend(vessel, clock_s, esc_backend=cfg.esc.backend_spec(),
-                               allow_sim_calibration=allow_sim_calibration)
+                               allow_sim_calibration=allow_sim_calibration,
+                               power_monitor=getattr(cfg, "battery", None))
     raise ValueError(f"backend: {cfg.backend} needs ROS 2 (its sensors and clock arrive as ROS topics)")
 
 
 class HardwareBackend:
     """The boat's devices: L76K GNSS (reader thread), LSM9DS1 IMU (read once per poll), ESCs through pigpio with
-    the deadman guardian. Fixes and samples are stamped with the runner's clock (`clock_s`)."""
+    the deadman guardian, and the pack's power monitor when the boat config has a `battery:` section
+    (`power_monitor`, drivers/power_monitor.py: read at its own poll rate, its voltage [V], current [A] and
+    consumed charge [mAh] in each batch while fresh, None once it is stale). Fixes and samples are stamped with
+    the runner's clock (`clock_s`)."""
 
     consumes = "pulses"
 
     def __init__(self, vessel, clock_s, perf_clock=time.perf_counter, deadman: bool = True, esc_backend=None,
-                 allow_sim_calibration: bool = False):
+                 allow_sim_calibration: bool = False, power_monitor=None):
         from drivers.esc.output import EscOutput
         refuse_unsteerable_pods("hw", vessel)
         from drivers.gnss.l76k import L76K
@@ -72,6 +76,10 @@ class HardwareBackend:
         self.gnss.start()
         self.imu = Lsm9ds1Source.open_hw(s.imu, s.mag, mag_calibration=cal, clock=clock_s)
         self.last_input_wall_s: Optional[float] = None
+        self.battery = None
+        if power_monitor is not None:
+            from drivers.power_monitor import PowerMonitor
+            self.battery = PowerMonitor(power_monitor, clock=clock_s)   # opens on its first poll, never raises
         outputs = ",".join(f"{'ch' if esc_backend is not None and esc_backend.kind == 'pca9685' else 'GPIO'}"
                            f"{c.gpio}" for c in self.esc.channels)
         self.hardware_ids = {
@@ -79,13 +87,24 @@ class HardwareBackend:
             "imu": f"LSM9DS1 i2c-{s.imu.bus} 0x{s.imu.address_xg:02x}/0x{s.imu.address_mag:02x}",
             "esc": f"{esc_backend.kind if esc_backend is not None else 'pigpio'} {outputs}",
         }
+        if self.battery is not None:
+            self.hardware_ids["battery"] = self.battery.hardware_id
         self._armed_esc = False
 
     def poll(self, t_s: float) -> SensorBatch:
         batch = self.imu.poll(t_s)
         batch.gps.extend(self.gnss.poll())
+        if self.battery is not None:
+            reading = self.battery.poll(t_s)
+            if reading is not None:
+                batch.battery_v, batch.battery_a = reading.voltage_v, reading.current_a
+                batch.battery_mah = reading.consumed_mah
         self.last_input_wall_s = self._perf()
         return batch
+
+    def battery_health(self, t_s: float):
+        """(level, message, figures) of the power monitor (PowerMonitor.health); None without one."""
+        return None if self.battery is None else self.battery.health(t_s)
 
     def write(self, t_s: float, thrust_n, pulses_us) -> None:
         from autopilot.vocab.types import PulseCommand
@@ -122,6 +141,8 @@ class HardwareBackend:
             close = getattr(self.imu.driver, "close", None)
             if close is not None:
                 close()
+            if self.battery is not None:
+                self.battery.close()
 
 
 def refuse_unsteerable_pods(backend: str, vessel) -> None:

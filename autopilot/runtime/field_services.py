@@ -101,7 +101,8 @@ class FieldServices:
         if log.log_cycle(t_s, cycle_row(result, self.frame,
                                         gps_age_s=math.nan if fix is None else t_s - fix.time_s,
                                         fix_quality=0 if fix is None else fix.fix_quality,
-                                        battery_v=batch.battery_v, imu=batch.imu[-1] if batch.imu else None,
+                                        battery_v=batch.battery_v, battery_a=batch.battery_a,
+                                        battery_mah=batch.battery_mah, imu=batch.imu[-1] if batch.imu else None,
                                         new_fix=self._unlogged_fix,
                                         applied_thrust_n=self.applied_thrust_fn() if self.applied_thrust_fn
                                         else None)):

@@ -1,4 +1,5 @@
-"""The boat's health by component (GNSS, IMU, EKF, Compass, Turning, ESC, loop timing), with or without ROS.
+"""The boat's health by component (GNSS, IMU, EKF, Compass, Turning, Battery, ESC, loop timing), with or without
+ROS.
 
 `component_statuses(runtime, now_s, sensor_timeout_s)` is what the ROS diagnostics publish
 (autopilot/ros/diagnostics_node.py) and what `HealthLog` logs without ROS: levels as diagnostic_msgs has them
@@ -80,6 +81,12 @@ def component_statuses(ap, now: float, sensor_timeout_s: float) -> list:
     if turns is not None:            # measured against the file's turn rate (autopilot/guidance/turn_rate_watch.py)
         level, msg, vals = turns.diagnostic()
         out.append(("Turning", _LEVEL_NAMES[level], msg, "", vals))
+
+    battery = getattr(ap.backend, "battery_health", None)
+    report = battery(now) if callable(battery) else None
+    if report is not None:           # the pack's power monitor (drivers/power_monitor.py)
+        level, msg, vals = report
+        out.append(("Battery", _LEVEL_NAMES[level], msg, hw.get("battery", ""), vals))
 
     res = ap.last_result
     connected = bool(getattr(ap.backend, "connected", True))

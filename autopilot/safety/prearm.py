@@ -15,9 +15,11 @@ means: go). Arming in a navigating mode (one that steers on the estimate: `navig
 - config: the mission passes autopilot.files.check (speeds, leg lengths, waypoints inside the geofence) and
   the vessel's own fence polygon is valid and contains the waypoints;
 - launch point: the present estimate lies inside every geofence;
-- operator link: a heartbeat within the link time-out, when the link is configured as `always` expected.
+- operator link: a heartbeat within the link time-out, when the link is configured as `always` expected;
+- battery: a measured pack voltage [V] not below the low-battery failsafe's threshold (in every mode: the
+  failsafe would turn the boat back at once); an unknown voltage (no monitor, or a stale one) is not refused.
 
-Arming in HOLD or MANUAL needs only the ESC output (and the link when `always`): the boat can be driven by
+Arming in HOLD or MANUAL needs only the ESC output, the battery (and the link when `always`): the boat can be driven by
 hand or left neutral without a navigation solution. A navigating mode entered later is held at neutral until
 the same navigation checks pass (see Autopilot.set_mode).
 """
@@ -66,6 +68,8 @@ class PrearmInputs:
     fences: Sequence = field(default_factory=tuple)   # autopilot.safety.geofence.Geofence
     last_heartbeat_s: Optional[float] = None
     skip_gnss: bool = False                # a GNSS failsafe already manages a degraded estimate
+    battery_v: Optional[float] = None      # the measured pack [V]; None: unknown
+    low_voltage_v: float = 0.0             # the low-battery failsafe's threshold [V]; 0: disabled
 
 
 MAKES_THE_MAG_CALIBRATION = ModeName.CALIBRATE_ON_WATER   # the one navigating mode that arms without one
@@ -100,6 +104,9 @@ def prearm_failures(inp: PrearmInputs, cfg: FailsafeConfig) -> list:
         if hb is None or inp.t_s - hb > cfg.link.timeout_s:
             out.append("operator link: no heartbeat from the operator's station "
                        f"(failsafe.link.expect is 'always', time-out {cfg.link.timeout_s:g} s)")
+    if inp.battery_v is not None and inp.low_voltage_v > 0 and inp.battery_v < inp.low_voltage_v:
+        out.append(f"battery: {inp.battery_v:.2f} V, below the low-battery threshold {inp.low_voltage_v:g} V: "
+                   f"charge or change the pack")
     if not inp.navigating:
         return out
     if not inp.skip_gnss:

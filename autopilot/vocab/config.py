@@ -130,6 +130,15 @@ class BatteryConfig:
     low_voltage_v: Optional[float] = param(None, unit="V", min=0.0, max=60.0,
                                            doc="failsafe threshold; 0 disables; left out: cells x the "
                                                "chemistry's cut-off per cell (CELL_CUTOFF_V)")
+    follow_voltage: bool = param(True, doc="the thrust maps follow the measured pack voltage (low-pass filtered, "
+                                           "rebuilt at most 4 times a second); false: built once at voltage_v")
+    capacity_ah: Optional[float] = param(None, unit="Ah", min=0.01, max=10000.0,
+                                         doc="the simulator drains a pack of this capacity (hil/sim/battery.py); "
+                                             "left out: the simulated pack stays at voltage_v")
+    internal_resistance_ohm: float = param(0.05, unit="ohm", min=0.0, max=10.0,
+                                           doc="the simulated pack's sag per ampere")
+    hotel_current_a: float = param(0.5, unit="A", min=0.0, max=100.0,
+                                   doc="the simulated electronics' draw besides the thrusters")
 
     @property
     def low_voltage_threshold_v(self) -> float:

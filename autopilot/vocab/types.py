@@ -135,4 +135,6 @@ class SensorBatch:
     gps: List[GpsFix] = field(default_factory=list)
     imu: List[ImuSample] = field(default_factory=list)
     mag: List[MagSample] = field(default_factory=list)
-    battery_v: Optional[float] = None
+    battery_v: Optional[float] = None     # pack voltage [V]; None: not measured this cycle (or no longer)
+    battery_a: Optional[float] = None     # pack current [A], positive discharging; None: not measured
+    battery_mah: Optional[float] = None   # charge drawn since the monitor started [mAh]; None: not measured

@@ -1,6 +1,8 @@
 """The built-in simulator as a backend of the boat runner (`autopilot run` with `backend: sim`): the plant and the
 typed sensor models advanced by the runner's clock, taking ESC pulse widths back through the vessel's thrust maps
-like an ESC and thruster would. The CLI registers it with autopilot.runtime.backends.register_simulated."""
+like an ESC and thruster would. The CLI registers it with autopilot.runtime.backends.register_simulated.
+With a pack to drain (`battery`, a hil.sim.battery.PackSpec, or the vessel's battery.capacity_ah), each batch
+carries its voltage [V], current [A] and consumed charge [mAh], and the thrusters push at that voltage."""
 from __future__ import annotations
 
 import time
@@ -18,9 +20,10 @@ class SimBackend:
     consumes = "pulses"
 
     def __init__(self, vessel, mission, frame, seed: int = 1, env=None, gps_noise: str = "realistic",
-                 perf_clock=time.perf_counter):
+                 perf_clock=time.perf_counter, battery=None):
         from autopilot.guidance.path_following import point_to_ned
         from drivers.thrust_map import make_thrust_map
+        from hil.sim.battery import BatteryPack, PackSpec
         from hil.sim.environment import EnvironmentConfig
         from hil.sim.plant import Plant
         from hil.sim.runner import initial_pose
@@ -31,6 +34,10 @@ class SimBackend:
         self.plant = Plant(vessel, env or EnvironmentConfig(), seed, n0, e0, psi0)
         self.sensors = TypedSensorSuite(vessel, frame, seed, gps_noise=gps_noise)
         self.maps = [make_thrust_map(t, vessel, vessel.battery.voltage_v) for t in vessel.thrusters]
+        self.vessel = vessel
+        spec = battery if battery is not None else PackSpec.from_vessel(vessel)
+        self.pack = BatteryPack(spec) if spec is not None else None
+        self._maps_v = vessel.battery.voltage_v
         self._demand = [0.0] * len(self.maps)
         self._angle: Optional[Tuple[float, ...]] = None  # pods' commanded angles [rad]; None: hold (or fixed thrusters)
         self._perf = perf_clock
@@ -41,8 +48,17 @@ class SimBackend:
     def poll(self, t_s: float) -> SensorBatch:
         if t_s <= self.plant.time_s:
             return SensorBatch()
+        dt = t_s - self.plant.time_s
         self.truth = self.plant.step_to(t_s, self._demand, self._angle)
         batch = self.sensors.sample(self.truth)
+        if self.pack is not None:
+            from drivers.thrust_map import make_thrust_maps
+            from hil.sim.runner import PLANT_MAP_STEP_V
+            batch.battery_v = self.pack.step(dt, self._demand)
+            batch.battery_a, batch.battery_mah = self.pack.current_a, self.pack.consumed_mah
+            if abs(batch.battery_v - self._maps_v) >= PLANT_MAP_STEP_V:
+                self._maps_v = batch.battery_v
+                self.maps = list(make_thrust_maps(self.vessel, max(batch.battery_v, 0.1)))
         self.last_input_wall_s = self._perf()
         return batch
 

@@ -41,11 +41,15 @@ from autopilot.guidance.path_following import mission_frame, point_to_ned
 from autopilot.vehicle import Autopilot
 from autopilot.vocab.config import MissionConfig, VesselConfig
 from autopilot.vocab.types import ThrustCommand
+from drivers.thrust_map import make_thrust_maps
+from hil.sim.battery import BatteryPack, PackSpec
 from hil.sim.environment import EnvironmentConfig
 from hil.sim.metrics import SimMetrics, distance_to_path_m
 from hil.sim.plant import Plant, PlantModel
 from hil.sim.plant_spec import PlantSpec
 from hil.sim.thruster_usage import thruster_usage
+
+PLANT_MAP_STEP_V = 0.02          # the simulated thrusters' maps follow the pack in steps of this [V]
 
 if TYPE_CHECKING:
     import threading
@@ -87,6 +91,8 @@ class SimOptions:
     stop: Optional[threading.Event] = None  # a threading.Event: the run ends at the next cycle once it is set
     model_following: Optional[FollowingSetup] = None  # the plant follows `vessel` (hil.sim.model_following)
     mag_calibration: str = "exact"        # "exact": the sim's magnetometer comes calibrated; "none": raw, distorted
+    battery: Optional[PackSpec] = None    # the simulated pack (hil/sim/battery.py); None: the vessel's (battery.
+    #                                       capacity_ah), else none and the pack stays at battery.voltage_v
     mag_calibration_path: Optional[str] = None  # where accepted continuous magnetometer calibrations are
     #                                       written, old file kept (None: nowhere; a simulation never
     #                                       rewrites the vessel's calibration_file)
@@ -295,6 +301,10 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
     autopilot.set_mode(opts.initial_mode, "simulation start")
     next_arm, next_heartbeat, armed_at = 0.0, 0.0, None
     battery_v = vessel.battery.voltage_v
+    pack_spec = opts.battery if opts.battery is not None else PackSpec.from_vessel(vessel)
+    pack = BatteryPack(pack_spec) if pack_spec is not None else None
+    plant_maps, plant_maps_v = maps, vessel.battery.voltage_v    # the thrusters' truth: at the pack's voltage
+    pack_start_v = None if pack is None else pack.voltage_v
     completed_at = None
     loiter_track = []                    # (north, east) from the LOITER centre [m], heading error [rad]
     heading_err_after_cal = []           # estimate - truth in AUTO once a calibration was fitted on the water [rad]
@@ -307,9 +317,19 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
                  else plant.step_to(t, thrust_demand, angle_rad=angle_demand))
         if injector is not None:
             injector.apply(t)
-            battery_v = injector.battery_v()
+            if pack is None:
+                battery_v = injector.battery_v()
+        if pack is not None:
+            battery_v = pack.step(dt, thrust_demand)
+            if abs(battery_v - plant_maps_v) >= PLANT_MAP_STEP_V:
+                plant_maps_v = battery_v
+                plant_maps = list(make_thrust_maps(vessel, max(battery_v, 0.1)))
+                if escs is not None:
+                    escs.maps = list(plant_maps)
         batch = sensors.sample(truth)
         batch.battery_v = battery_v
+        if pack is not None:
+            batch.battery_a, batch.battery_mah = pack.current_a, pack.consumed_mah
         if opts.operator_link and t >= next_heartbeat and (injector is None or injector.link_up):
             autopilot.operator_heartbeat(t)
             next_heartbeat = t + HEARTBEAT_PERIOD_S
@@ -348,7 +368,7 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
             if opts.on_result is not None:       # a log: the thrust the ESCs output, as the boat logs it
                 res = dataclasses.replace(res, applied=ThrustCommand(tuple(thrust_demand)))
         else:
-            thrust_demand = [m.pulse_to_thrust(p) for m, p in zip(maps, res.pulses.pulse_us)]
+            thrust_demand = [m.pulse_to_thrust(p) for m, p in zip(plant_maps, res.pulses.pulse_us)]
             pulse_log[k] = res.pulses.pulse_us
         if res.thrust.angle_rad is not None:
             # the pod angle goes to the plant as commanded at both device levels (no servo-pulse emulation)
@@ -419,6 +439,8 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         "seed": opts.seed,
         "mission_complete": bool(autopilot.mission_complete),
         "mission_complete_time_s": completed_at,
+        "battery": None if pack is None else {"start_v": pack_start_v, "end_v": pack.voltage_v,
+                                              "consumed_mah": pack.consumed_mah, "soc_end": pack.soc},
         "waypoints_reached": autopilot.guidance.waypoints_reached,
         "waypoints_total": autopilot.guidance.waypoints_total,
         "sim_time_s": round(sim_time, 3),

@@ -1,6 +1,7 @@
 """`python tests/support/hw_boat_child.py ARGS...`: the autopilot CLI with ROS hidden (as tests/support/no_ros.py) and
-one change: `drivers.i2c_adapter.open_smbus` returns an emulated LSM9DS1's bus (hil/devices/lsm9ds1_emulator.py), so
-the hw backend's real driver and the Adafruit library run over emulated I2C. Everything else (the L76K on the serial
+one change: `drivers.i2c_adapter.open_smbus` returns an emulated LSM9DS1's bus (hil/devices/lsm9ds1_emulator.py), with
+an emulated INA219 on it when asked (HW_BOAT_BATTERY, below), so the hw backend's real drivers and the Adafruit
+libraries run over emulated I2C. Everything else (the L76K on the serial
 port of the vessel file, pigpio to the pigpiod of the boat config, the deadman guardian) is the product's own path.
 
 The emulated chip sits still, level, heading HEADING_DEG, and its clock is the monotonic clock since the bus was
@@ -10,6 +11,11 @@ Fault injection, kept here rather than in product code: with HW_BOAT_I2C_FAULTS=
 looks for PATH every 50 ms; when it appears it reads an integer N from it, makes the chip fail its next N bus
 transactions (Lsm9ds1Emulator.inject_errors), prints "hw_boat_child: injected N I2C errors" on stderr and removes
 PATH (the test sees the file gone as the acknowledgement).
+
+A power monitor: with HW_BOAT_BATTERY=PATH, an emulated INA219 (hil/devices/ina219_emulator.py, 0x40, shunt
+BATTERY_SHUNT_OHMS) answers on the IMU's bus too, reading the pack at the vessel's nominal voltage and
+BATTERY_START_A; a thread looks for PATH every 50 ms and takes from it "VOLTS AMPS" (the pack's new state),
+"gone" (the chip off the bus) or "back", prints "hw_boat_child: battery <what>" on stderr and removes PATH.
 
 A PCA9685 board: with HW_BOAT_PCA9685=BUS:SOCKET, open_smbus(BUS) returns the bus of the emulated PCA9685 (hil/
 devices/pca9685_emulator.py) the test serves on the Unix socket SOCKET (hil/devices/i2c_socket.py), so the
@@ -29,6 +35,8 @@ from types import SimpleNamespace
 
 HEADING_DEG = 30.0
 FAULT_POLL_S = 0.05
+BATTERY_SHUNT_OHMS = 0.002
+BATTERY_START_A = 2.0
 
 
 class LiveChip:
@@ -76,6 +84,45 @@ def watch_fault_file(path: str, emulator) -> None:
         os.unlink(path)
 
 
+class ChipsOnOneBus:
+    """Several register devices on one bus: a transaction goes to the chip answering its address (`chips`:
+    address -> device), any other address to `rest`."""
+
+    def __init__(self, rest, chips: dict):
+        self.rest, self.chips = rest, chips
+
+    def _for(self, addr: int):
+        return self.chips.get(addr, self.rest)
+
+    def probe(self, addr: int) -> None:
+        self._for(addr).probe(addr)
+
+    def read_registers(self, addr: int, reg: int, n: int) -> bytes:
+        return self._for(addr).read_registers(addr, reg, n)
+
+    def write_registers(self, addr: int, reg: int, data: bytes) -> None:
+        self._for(addr).write_registers(addr, reg, data)
+
+
+def watch_battery_file(path: str, chip) -> None:
+    """Change the emulated pack or its monitor as the test asks through `path` (see the module docstring)."""
+    while True:
+        time.sleep(FAULT_POLL_S)
+        try:
+            text = Path(path).read_text().strip()
+        except FileNotFoundError:
+            continue
+        if not text:
+            continue
+        if text in ("gone", "back"):
+            chip.set_present(text == "back")
+        else:
+            volts, amps = (float(x) for x in text.split())
+            chip.set_input(volts, amps)
+        print(f"hw_boat_child: battery {text}", file=sys.stderr, flush=True)
+        os.unlink(path)
+
+
 def guardian_on_socket(path: str) -> None:
     """The deadman guardian's PCA9685 through the emulated bus served at `path` (its process has no patch)."""
     import dataclasses
@@ -101,6 +148,15 @@ def install_emulated_imu(vessel_file: str):
     sensors = load_vessel(vessel_file).sensors
     emulator = Lsm9ds1Emulator(sensors.imu, sensors.mag, seed=7)
 
+    battery = os.environ.get("HW_BOAT_BATTERY")
+    chips = {}
+    if battery:
+        from hil.devices.ina219_emulator import Ina219Emulator
+        ina = Ina219Emulator(0x40, shunt_ohms=BATTERY_SHUNT_OHMS)
+        ina.set_input(load_vessel(vessel_file).battery.voltage_v, BATTERY_START_A)
+        chips[0x40] = ina
+        threading.Thread(target=watch_battery_file, args=(battery, ina), name="battery", daemon=True).start()
+
     pca = os.environ.get("HW_BOAT_PCA9685")
     pca_bus, pca_socket = (int(pca.split(":", 1)[0]), pca.split(":", 1)[1]) if pca else (None, "")
 
@@ -108,7 +164,7 @@ def install_emulated_imu(vessel_file: str):
         if bus_number == pca_bus:
             from drivers.i2c_adapter import SocketRegisters
             return RegisterBus(SocketRegisters(pca_socket))
-        return RegisterBus(LiveChip(emulator))
+        return RegisterBus(ChipsOnOneBus(LiveChip(emulator), chips))
 
     adapter.open_smbus = open_smbus
     import drivers.esc.pca9685 as pca9685

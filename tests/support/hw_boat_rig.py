@@ -37,9 +37,10 @@ MANUAL = 0                          # Rover's custom mode number
 START = (51.1099101, 17.0598572)    # config/missions/demo.yaml's start point
 
 
-def boat_files(tmp: Path, gnss_port: str, esc: str, mav_port: int) -> tuple:
+def boat_files(tmp: Path, gnss_port: str, esc: str, mav_port: int, extra: str = "") -> tuple:
     """A tmp copy of the foka vessel file with the GNSS on `gnss_port`, and a boat config (backend hw, the `esc:`
-    section `esc` in YAML flow form, a signed MAVLink link to 127.0.0.1:mav_port). Returns (vessel, boat config)."""
+    section `esc` in YAML flow form, a signed MAVLink link to 127.0.0.1:mav_port, then the YAML lines `extra`).
+    Returns (vessel, boat config)."""
     vessel = yaml.safe_load((REPO / "config" / "vessels" / "foka.yaml").read_text())
     vessel["sensors"]["gnss"]["port"] = gnss_port
     vessel_file = tmp / "foka.yaml"
@@ -58,7 +59,7 @@ mavlink:
   links: ['udpout:127.0.0.1:{mav_port}']
   system_id: 7
   signing_key_file: mavlink.key
-""")
+""" + extra)
     return vessel_file, boat
 
 
@@ -83,13 +84,14 @@ class Sticks:
 class HwBoat:
     """One `autopilot run --config boat.yaml` child over the emulated L76K (see the module docstring); `env` adds
     to the child's environment (hw_boat_child.py's HW_BOAT_* switches). Use as a context manager: leaving it
-    stops everything the rig started; `finish()` then checks the child's whole output."""
+    stops everything the rig started; `finish()` then checks the child's whole output. `extra`: more boat-config
+    YAML (a `battery:` section)."""
 
-    def __init__(self, tmp: Path, esc: str, env: Optional[dict] = None):
+    def __init__(self, tmp: Path, esc: str, env: Optional[dict] = None, extra: str = ""):
         self.tmp = tmp
         self.pty = PtyPair()
         mav_port = free_udp_port()
-        self.vessel_file, self.boat = boat_files(tmp, self.pty.path, esc, mav_port)
+        self.vessel_file, self.boat = boat_files(tmp, self.pty.path, esc, mav_port, extra)
         gnss_cfg = load_vessel(self.vessel_file).sensors.gnss
         emitter = L76KEmitter(gnss_cfg, seed=5, utc_start=datetime.datetime.now(datetime.timezone.utc))
         self.l76k = DeviceThread(EmulatedL76K(self.pty, emitter, baud=gnss_cfg.baud, rate_hz=gnss_cfg.rate_hz),
