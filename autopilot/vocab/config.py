@@ -572,7 +572,7 @@ class MissionConfig:
             raise ValueError("anchor: required when waypoints are given in metres (north_m/east_m)")
         if self.geofence and len(self.geofence) < 3:
             raise ValueError("geofence: needs at least 3 points")
-        from autopilot.safety.geofence import fence_size_problem
+        from autopilot.vocab.fence_limits import fence_size_problem
         too_many = fence_size_problem(len(self.geofence))
         if too_many is not None:
             raise ValueError(f"geofence: {too_many}")
@@ -635,7 +635,7 @@ def load_mission(path: Union[str, "os.PathLike[str]"], *, all_errors: bool = Fal
     data.pop("source_file", None)
     fence = data.get("geofence")
     if isinstance(fence, list):                  # refused by size before a point of it is built
-        from autopilot.safety.geofence import fence_size_problem
+        from autopilot.vocab.fence_limits import fence_size_problem
         too_many = fence_size_problem(len(fence))
         if too_many is not None:
             raise ConfigError(path, "geofence", too_many)

@@ -5,7 +5,7 @@ imports the simulator, and no modules import each other in a circle.
     drivers      drivers/: L76K, LSM9DS1, ESC backends, thrust maps                  vocab
     estimation   estimation/: the EKF, heading and magnetometer, identification fits  vocab, drivers
     core         the vehicle, guidance, control, modes, safety, commands, files, calibration
-    rims         cli, ros, mavlink, runlog, runtime, bringup, replay, identification
+    rims         cli, ros, mavlink, web, runlog, runtime, bringup, replay, identification
     simulator    hil/: beside the rims; imports the core and the run log, and (hil/ros only) the ROS rim
 
 Only the CLI, the composition root, may import the simulator (it picks a simulated backend); the other rims
@@ -27,7 +27,7 @@ LAYERS = (
               "autopilot.modes", "autopilot.safety", "autopilot.commands", "autopilot.files",
               "autopilot.calibration")),
     ("rims", ("autopilot.cli", "autopilot.ros", "autopilot.mavlink", "autopilot.runlog", "autopilot.runtime",
-              "autopilot.bringup", "autopilot.replay", "autopilot.identification")),
+              "autopilot.bringup", "autopilot.replay", "autopilot.identification", "autopilot.web")),
 )
 SIMULATOR = "hil"
 CORE_DEPTH = 3                         # vocab .. core: never the simulator, never a rim
