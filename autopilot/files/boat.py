@@ -298,6 +298,7 @@ class MavlinkStreamsConfig:
     gps_global_origin: float = param(0.2, unit="Hz", min=0.0, max=50.0)   # also sent when first known
     ekf_status_report: float = param(1.0, unit="Hz", min=0.0, max=50.0)
     battery_status: float = param(1.0, unit="Hz", min=0.0, max=50.0)
+    extended_sys_state: float = param(1.0, unit="Hz", min=0.0, max=50.0)   # landed state: MAVSDK's in_air
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,7 +13,7 @@ What a ground station reads where:
 - ATTITUDE: heading and yaw rate (roll and pitch are not estimated: 0);
 - VFR_HUD: surge speed as "airspeed", speed over ground, heading, throttle as % of the largest forward thrust;
 - NAV_CONTROLLER_OUTPUT: desired heading, bearing and distance to the waypoint, cross-track error;
-- MISSION_CURRENT, SERVO_OUTPUT_RAW (the ESC pulses), BATTERY_STATUS;
+- MISSION_CURRENT, SERVO_OUTPUT_RAW (the ESC pulses), BATTERY_STATUS, EXTENDED_SYS_STATE (landed state);
 - HOME_POSITION: from the first good estimate before arming, then where it armed, or where DO_SET_HOME put it;
   GPS_GLOBAL_ORIGIN: the local frame's origin, once there is an estimate (both also sent whenever they change);
 - EKF_STATUS_REPORT: the estimator's innovation statistics as ArduPilot's "test ratios" (0.5 is fine, above 1
@@ -238,12 +238,20 @@ def encode_mission_current(mav, snap: VehicleSnapshot, seq: int, total: int):
 
 
 # the streamed messages, by the name the boat config's mavlink.streams uses
+def encode_extended_sys_state(mav, snap: VehicleSnapshot):
+    """No VTOL state; the landed state a ground station reads as "under way": ON_GROUND while disarmed, IN_AIR
+    while armed (a boat has no landing; MAVSDK's in_air and QGC's flight timer follow this)."""
+    landed = S.MAV_LANDED_STATE_IN_AIR if snap.armed else S.MAV_LANDED_STATE_ON_GROUND
+    return mav.extended_sys_state_encode(S.MAV_VTOL_STATE_UNDEFINED, landed)
+
+
 ENCODERS: Dict[str, Callable] = {
     "heartbeat": encode_heartbeat, "gps_raw_int": encode_gps_raw_int,
     "global_position_int": encode_global_position_int, "attitude": encode_attitude, "vfr_hud": encode_vfr_hud,
     "nav_controller_output": encode_nav_controller_output, "servo_output_raw": encode_servo_output_raw,
     "home_position": encode_home_position, "ekf_status_report": encode_ekf_status_report,
     "battery_status": encode_battery_status, "gps_global_origin": encode_gps_global_origin,
+    "extended_sys_state": encode_extended_sys_state,
 }
 MESSAGE_IDS = {"heartbeat": S.MAVLINK_MSG_ID_HEARTBEAT, "sys_status": S.MAVLINK_MSG_ID_SYS_STATUS,
                "gps_raw_int": S.MAVLINK_MSG_ID_GPS_RAW_INT,
@@ -254,10 +262,12 @@ MESSAGE_IDS = {"heartbeat": S.MAVLINK_MSG_ID_HEARTBEAT, "sys_status": S.MAVLINK_
                "home_position": S.MAVLINK_MSG_ID_HOME_POSITION,
                "ekf_status_report": S.MAVLINK_MSG_ID_EKF_STATUS_REPORT,
                "battery_status": S.MAVLINK_MSG_ID_BATTERY_STATUS,
-               "gps_global_origin": S.MAVLINK_MSG_ID_GPS_GLOBAL_ORIGIN}
+               "gps_global_origin": S.MAVLINK_MSG_ID_GPS_GLOBAL_ORIGIN,
+               "extended_sys_state": S.MAVLINK_MSG_ID_EXTENDED_SYS_STATE}
 # REQUEST_DATA_STREAM's groups, as ArduPilot fills them
 DATA_STREAMS = {
-    S.MAV_DATA_STREAM_EXTENDED_STATUS: ("sys_status", "gps_raw_int", "nav_controller_output", "mission_current"),
+    S.MAV_DATA_STREAM_EXTENDED_STATUS: ("sys_status", "gps_raw_int", "nav_controller_output", "mission_current",
+                                        "extended_sys_state"),
     S.MAV_DATA_STREAM_POSITION: ("global_position_int",),
     S.MAV_DATA_STREAM_EXTRA1: ("attitude",),
     S.MAV_DATA_STREAM_EXTRA2: ("vfr_hud",),

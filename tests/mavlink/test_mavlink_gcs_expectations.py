@@ -136,6 +136,22 @@ def test_autopilot_version_and_request_message_say_what_the_boat_is_and_sends(bo
     assert before_ack + len(_collect(gcs, "VFR_HUD", 2.0)) == 1
 
 
+def test_extended_sys_state_says_the_boat_is_not_under_way_until_armed(boat):
+    """MAVSDK's in_air and QGC's flight timer read EXTENDED_SYS_STATE's landed state: ON_GROUND disarmed,
+    IN_AIR once armed (a boat has no landing); a streamed message, so it also comes on request."""
+    sim, gcs, _ = boat
+    gcs.connect()
+    ess = gcs.wait("EXTENDED_SYS_STATE", timeout=5.0)
+    assert ess is not None and ess.vtol_state == M.MAV_VTOL_STATE_UNDEFINED
+    assert ess.landed_state == M.MAV_LANDED_STATE_ON_GROUND
+    assert gcs.until(lambda: gcs.arm().result == M.MAV_RESULT_ACCEPTED, 60.0), gcs.texts[-5:]
+    assert gcs.wait("EXTENDED_SYS_STATE", lambda m: m.landed_state == M.MAV_LANDED_STATE_IN_AIR, timeout=5.0)
+    ack = gcs.command(M.MAV_CMD_REQUEST_MESSAGE, M.MAVLINK_MSG_ID_EXTENDED_SYS_STATE)
+    assert ack is not None and ack.result == M.MAV_RESULT_ACCEPTED
+    gcs.command(M.MAV_CMD_COMPONENT_ARM_DISARM, 0)
+    assert gcs.wait("EXTENDED_SYS_STATE", lambda m: m.landed_state == M.MAV_LANDED_STATE_ON_GROUND, timeout=5.0)
+
+
 def test_a_refused_parameter_is_said_once_a_second_and_status_texts_carry_no_local_paths(boat):
     sim, gcs, tmp = boat
     gcs.connect()
