@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from http.cookiejar import CookieJar
 
@@ -110,3 +111,33 @@ def test_without_a_password_the_page_is_not_served_and_the_boat_still_runs(tmp_p
     assert code == 0, text[-2000:]
     assert "web page not served" in text and "autopilot keys web --config" in text
     assert "web page: http" not in text and "Traceback" not in text
+
+
+def test_public_status_shows_the_boat_without_a_login_and_takes_no_command(tmp_path):
+    cfg = _config(tmp_path)
+    cfg.write_text(cfg.read_text().replace("tiles_dir: tiles}", "tiles_dir: tiles, public_status: true}"))
+    proc, out = _start(cfg)                      # no password set: only the read-only status is served
+    try:
+        url = _wait(out, r"web page: (http://127\.0\.0\.1:\d+/)").group(1)
+        with urllib.request.urlopen(url + "api/status", timeout=10) as r:
+            assert json.loads(r.read())["mode"] == "HOLD"
+        req = urllib.request.Request(url + "api/command", data=json.dumps({"verb": "mode", "mode": "LOITER"}).encode(),
+                                     method="POST", headers={"Content-Type": "application/json"})
+        try:
+            urllib.request.urlopen(req, timeout=10)
+            raise AssertionError("a command was taken without a login")
+        except urllib.error.HTTPError as e:
+            assert e.code == 401
+        login = urllib.request.Request(url + "api/login", data=b'{"password": "anything at all"}', method="POST",
+                                       headers={"Content-Type": "application/json"})
+        try:
+            urllib.request.urlopen(login, timeout=10)
+            raise AssertionError("a login was taken with no password set")
+        except urllib.error.HTTPError as e:
+            assert e.code == 403 and "no web password is set" in json.loads(e.read())["text"]
+        with urllib.request.urlopen(url + "api/status", timeout=10) as r:
+            assert json.loads(r.read())["mode"] == "HOLD"
+    finally:
+        code = _stop(proc, out)
+    text = out.text()
+    assert code == 0 and "read-only status only" in text and "Traceback" not in text
