@@ -11,14 +11,15 @@ has no other way to be asked how it is. The boat process serves a read-only endp
   returns) and a newline, then the connection is closed. Nothing a client sends is read: the endpoint cannot
   command the boat. The socket is made mode 0660 (the service's user and group).
 - `boat_status(runtime, ...)`: the snapshot of a BoatRuntime: mode, armed, mission progress, each component's
-  health, the pre-arm checks that would refuse arming now, the operator link and MAVLink links, the run log's
-  directory.
+  health, the pre-arm checks that would refuse arming now, the operator link and MAVLink links, the loop's
+  recent cycle cost and timing (CycleStats.summary, ms; None before a cycle), the run log's directory.
 - `read_status(path)`: the client side; StatusUnavailable (its message says why) when no boat answers.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import socket
 import tempfile
@@ -189,5 +190,8 @@ def boat_status(runtime, *, backend: str, ros: bool, log_dir: Optional[str], mav
                    "link_loss_failsafe": "link-loss" in active,
                    "mavlink": list(getattr(mavlink, "link_names", []) or [])}
     out["failsafes_active"] = sorted(active)
+    stats = runtime.stats.summary()             # the last cycles' cost and timing [ms], NaN before any
+    out["loop"] = {k: (round(v, 3) if isinstance(v, float) and math.isfinite(v) else None if isinstance(v, float)
+                       else v) for k, v in stats.items()}
     out["log_dir"] = log_dir
     return out
