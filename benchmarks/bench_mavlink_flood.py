@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+from loop_timing import CycleRecorder, pct_ms  # noqa: E402  (benchmarks/ is this script's folder)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -56,23 +56,6 @@ def flood_main(kind: str, port: int, rate_bps: float, seconds: float) -> None:
     print(f"{kind}: offered {offered / dt / 1e6:.2f} MB/s, the socket took {taken / dt / 1e6:.2f} MB/s", flush=True)
 
 
-class CycleRecorder:
-    """An observer of the runtime: each cycle's cost and start-to-start interval, tagged with the phase."""
-
-    def __init__(self, runtime):
-        self.runtime = runtime
-        self.phase = "none"
-        self.rows: list = []
-        self._last = None
-
-    def cycle_done(self, t_s, batch, result) -> None:
-        st = self.runtime.stats
-        start = st.last_cycle_wall_s
-        interval = None if self._last is None else start - self._last
-        self._last = start
-        self.rows.append((self.phase, st.cost_s[-1], interval))
-
-
 def _free_port(kind: int) -> int:
     with socket.socket(socket.AF_INET, kind) as s:
         s.bind(("127.0.0.1", 0))
@@ -87,10 +70,6 @@ def _rss_mb() -> float:
     except OSError:
         pass
     return float("nan")
-
-
-def _pct(xs, q) -> float:
-    return float(np.percentile(np.asarray(xs), q)) * 1e3 if xs else float("nan")
 
 
 def main() -> None:
@@ -169,8 +148,8 @@ def main() -> None:
         cost = [r[1] for r in rows]
         iv = [r[2] for r in rows if r[2] is not None]
         missed = sum(1 for c, i in zip(cost, iv) if max(c, i) - period >= late_s)
-        print(f"{phase:18s} {len(rows):6d} {_pct(cost, 50):8.2f}ms {_pct(cost, 99):6.2f} {1e3 * max(cost):7.2f} "
-              f"{_pct(iv, 50):12.2f}ms {_pct(iv, 99):6.2f} {1e3 * max(iv):7.2f} {missed:6d} "
+        print(f"{phase:18s} {len(rows):6d} {pct_ms(cost, 50):8.2f}ms {pct_ms(cost, 99):6.2f} {1e3 * max(cost):7.2f} "
+              f"{pct_ms(iv, 50):12.2f}ms {pct_ms(iv, 99):6.2f} {1e3 * max(iv):7.2f} {missed:6d} "
               f"{'yes' if held.get(phase) else 'no':>5s}")
 
 

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+from loop_timing import CycleRecorder, pct_ms  # noqa: E402  (benchmarks/ is this script's folder)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -107,27 +107,6 @@ def clients_main(url: str, password: str, sessions: int, hostile_after_s: float,
 
 
 # ---------------------------------------------------------------------------------------------- the boat
-class CycleRecorder:
-    """An observer of the runtime: each cycle's cost and start-to-start interval, tagged with the phase."""
-
-    def __init__(self, runtime):
-        self.runtime = runtime
-        self.phase = "none"
-        self.rows: list = []
-        self._last = None
-
-    def cycle_done(self, t_s, batch, result) -> None:
-        st = self.runtime.stats
-        start = st.last_cycle_wall_s
-        interval = None if self._last is None else start - self._last
-        self._last = start
-        self.rows.append((self.phase, st.cost_s[-1], interval))
-
-
-def _pct(xs, q) -> float:
-    return float(np.percentile(np.asarray(xs), q)) * 1e3 if xs else float("nan")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--phase-s", type=float, default=20.0)
@@ -201,8 +180,8 @@ def main() -> None:
         cost = [r[1] for r in rows]
         iv = [r[2] for r in rows if r[2] is not None]
         late = sum(1 for c, i in zip(cost, iv) if max(c, i) > 1.5 * period)
-        print(f"{phase:28s} {len(rows):6d} {_pct(cost, 50):8.2f}ms {_pct(cost, 99):6.2f} {1e3 * max(cost):7.2f} "
-              f"{_pct(iv, 50):12.2f}ms {_pct(iv, 99):6.2f} {1e3 * max(iv):7.2f} {late:5d}")
+        print(f"{phase:28s} {len(rows):6d} {pct_ms(cost, 50):8.2f}ms {pct_ms(cost, 99):6.2f} {1e3 * max(cost):7.2f} "
+              f"{pct_ms(iv, 50):12.2f}ms {pct_ms(iv, 99):6.2f} {1e3 * max(iv):7.2f} {late:5d}")
 
 
 if __name__ == "__main__":

@@ -470,33 +470,29 @@ class BoatConfig:
         """The run-log directory (LoggingConfig.directory), relative paths taken from this file's folder."""
         return self.logging.directory(Path(self.source_file).resolve().parent if self.source_file else None)
 
-    def token_path(self) -> Path:
-        p = Path(self.commands.token_file)
+    def _beside(self, name: str) -> Path:
+        """`name` as a path: as given when absolute (or for a config read from no file), else relative to this
+        file's folder."""
+        p = Path(name)
         if p.is_absolute() or not self.source_file:
             return p
         return Path(self.source_file).resolve().parent / p
+
+    def token_path(self) -> Path:
+        return self._beside(self.commands.token_file)
 
     def signing_key_path(self) -> Optional[Path]:
         if self.mavlink is None or not self.mavlink.signing_key_file:
             return None
-        p = Path(self.mavlink.signing_key_file)
-        if p.is_absolute() or not self.source_file:
-            return p
-        return Path(self.source_file).resolve().parent / p
+        return self._beside(self.mavlink.signing_key_file)
 
     def web_tiles_dir(self) -> Optional[Path]:
         if self.web is None or not self.web.tiles_dir:
             return None
-        p = Path(self.web.tiles_dir)
-        if p.is_absolute() or not self.source_file:
-            return p
-        return Path(self.source_file).resolve().parent / p
+        return self._beside(self.web.tiles_dir)
 
     def web_password_path(self) -> Path:
-        p = Path(self.web.password_file if self.web is not None else "web_password")
-        if p.is_absolute() or not self.source_file:
-            return p
-        return Path(self.source_file).resolve().parent / p
+        return self._beside(self.web.password_file if self.web is not None else "web_password")
 
     def mission_dirs(self) -> Tuple[Path, ...]:
         """Folders `mission PATH` may load from, resolved (symlinks followed)."""
