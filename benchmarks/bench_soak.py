@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 import yaml
+from loop_timing import CycleRecorder  # noqa: E402  (benchmarks/ is this script's folder)
 
 REPO = Path(__file__).resolve().parents[1]
 PASSPHRASE = "soak signing passphrase"
@@ -45,7 +46,7 @@ def ros_flood_main(ns_topic: str, token_path: str, seconds: float) -> None:
     from sensor_msgs.msg import Joy
     from std_msgs.msg import String
 
-    from autopilot.commands.auth import read_token, sign
+    from autopilot.commands.auth import read_token
     rclpy.init()
     node = rclpy.create_node("joy_node")
     cmd = node.create_publisher(String, ns_topic, 10)
@@ -53,6 +54,19 @@ def ros_flood_main(ns_topic: str, token_path: str, seconds: float) -> None:
     token = read_token(token_path)
     big = "x" * (1 << 20)
     end = time.monotonic() + seconds
+    try:
+        _flood_ros(node, cmd, joy, token, big, end)
+    except Exception:            # SIGTERM shuts rclpy's context down under a publish: the flood is over
+        return
+    node.destroy_node()
+    rclpy.shutdown()
+
+
+def _flood_ros(node, cmd, joy, token, big, end) -> None:
+    from sensor_msgs.msg import Joy
+    from std_msgs.msg import String
+
+    from autopilot.commands.auth import sign
     k = 0
     signed_sent = False
     while time.monotonic() < end:
@@ -60,14 +74,12 @@ def ros_flood_main(ns_topic: str, token_path: str, seconds: float) -> None:
         cmd.publish(String(data=("arm" if k % 2 else "mode AUTO")))
         if k % 4 == 0:
             joy.publish(Joy(axes=[0.0, 1.0, 0.0, 1.0], buttons=[1] * 8))
-        if k % 200 == 0:
-            cmd.publish(String(data="mode hold " + big))
+        if k % 200 == 0:                 # ('mode hold ...' would be obeyed: HOLD always passes, unsigned)
+            cmd.publish(String(data="arm " + big))
         if not signed_sent and k > 400:
             cmd.publish(String(data=sign(token, "soak@hostile", "mission /" + "a/" * (1 << 19))))
             signed_sent = True
         time.sleep(0.005)
-    node.destroy_node()
-    rclpy.shutdown()
 
 
 def mavlink_junk_main(port: int, seconds: float) -> None:
@@ -118,21 +130,6 @@ def fence_upload_main(port: int, lat0: float, lon0: float, radius_m: float, dela
 
 
 # ---------------------------------------------------------------------------------------------- the boat
-class CycleRecorder:
-    """Each cycle's cost and start-to-start interval [s]."""
-
-    def __init__(self, runtime):
-        self.runtime = runtime
-        self.rows: list = []
-        self._last = None
-
-    def cycle_done(self, t_s, batch, result) -> None:
-        st = self.runtime.stats
-        start = st.last_cycle_wall_s
-        self.rows.append((st.cost_s[-1], None if self._last is None else start - self._last))
-        self._last = start
-
-
 def _free_udp_port() -> int:
     import socket
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
@@ -226,7 +223,9 @@ def fly(tmp: Path, args, hostile: bool) -> dict:
         out["flight_s"] = round(time.monotonic() - t0, 1)
         with runtime.lock:
             out["completed"] = bool(ap.mission_complete)
-            out["overrun_failsafes"] = sum(1 for e in ap.events if e.kind == "failsafe" and e.failsafe == "overrun")
+            overruns = [e for e in ap.events if e.kind == "failsafe" and e.failsafe == "overrun"]
+            out["overrun_failsafes"] = len(overruns)
+            out["overrun_at"] = [f"{e.time_s:.1f} s: {e.message[:80]}" for e in overruns]
             out["fences"] = [len(f.vertices) for f in getattr(ap, "fences", ())]
             out["mode"] = ap.mode.name
         for c in children:
@@ -243,8 +242,10 @@ def fly(tmp: Path, args, hostile: bool) -> dict:
         proc.wake()
         spinner.join(timeout=10)
         proc.stop()
-    cost = [r[0] for r in rec.rows]
-    iv = [r[1] for r in rec.rows if r[1] is not None]
+    cost = [r[1] for r in rec.rows]
+    iv = [r[2] for r in rec.rows if r[2] is not None]
+    worst = max((r for r in rec.rows if r[2] is not None), key=lambda r: r[2])
+    out["worst_interval_at_s"] = round(worst[3] - rec.rows[0][3], 1)
     period = 1.0 / vessel.control.loop_rate_hz
     out.update(cycles=len(rec.rows),
                cost_ms=[round(float(np.percentile(cost, q)) * 1e3, 2) for q in (50, 99)] + [round(max(cost) * 1e3, 2)],
@@ -288,6 +289,7 @@ def main() -> None:
         print(f"{r['flight']:8s} {r['flight_s']:6.0f} {str(r['completed']):>5s} {r['cycles']:7d} "
               f"{c[0]:6.2f} {c[1]:6.2f} {c[2]:7.2f}   {i[0]:7.2f} {i[1]:6.2f} {i[2]:7.2f}   {r['late']:5d} "
               f"{r['overrun_failsafes']:10d}  {r.get('fence_upload', '-')} {r['fences']}")
+        print(f"         worst interval {r['worst_interval_at_s']} s into the flight; overruns: {r['overrun_at']}")
 
 
 if __name__ == "__main__":
