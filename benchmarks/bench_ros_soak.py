@@ -13,7 +13,7 @@ of its own:
 For each flight it prints the cycles, the cycle cost and the start-to-start interval (p50 / p99 / max, ms),
 the cycles more than 1.5 periods apart, the overrun failsafes, and whether the mission was completed.
 
-    python benchmarks/bench_soak.py [--mission config/missions/demo.yaml] [--vessel foka] [--max-s 900]
+    python benchmarks/bench_ros_soak.py [--mission config/missions/demo.yaml] [--vessel foka] [--max-s 900]
 """
 from __future__ import annotations
 
