@@ -9,12 +9,10 @@ import math
 import socket
 import time
 
-import pytest
+import mavsdk  # noqa: F401  (the gcs extra, installed by scripts/test.sh: without it this fails, never skips)
 
 from tests.support.mavlink_gcs import SimBoat, free_udp_port
 from tests.support.paths import REPO
-
-mavsdk = pytest.importorskip("mavsdk")
 
 ACCEPT_M = 2.0                         # config/missions/demo.yaml's acceptance radius
 M_PER_DEG_LAT = 111_320.0
