@@ -123,7 +123,8 @@ def test_a_first_day_from_the_browser(rig):
     wait_for(lambda: _text(driver, "mode") == "AUTO", 10, "mode AUTO")
     _click(driver, "arm-button")
     wait_for(lambda: "refused" in _text(driver, "answer"), 10, "the arming refusal")
-    reasons = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#prearm li")]
+    reasons = wait_for(lambda: driver.execute_script(
+        "return Array.from(document.querySelectorAll('#prearm li'), (li) => li.textContent)"), 10, "pre-arm reasons")
     assert any("magnetometer calibration" in r and "CALIBRATE_ON_WATER" in r for r in reasons), reasons
     assert _hb_mode(gcs)[1] is False                     # the boat really is disarmed
     # --- the compass page: CALIBRATE_ON_WATER, samples drawn live, an accepted fit

@@ -100,6 +100,10 @@ setInterval(() => {      // the operator heartbeat: the link failsafe knows this
 }, 1000);
 
 function list(el, items) {
+  // rebuilt only when the items change, so a reader can select the text between two pushes
+  const key = JSON.stringify(items);
+  if (el.dataset.items === key) return;
+  el.dataset.items = key;
   el.replaceChildren(...items.map((t) => { const li = document.createElement("li"); li.textContent = t; return li; }));
 }
 
