@@ -1,8 +1,9 @@
 """The navigation EKF: GNSS + gyro + magnetometer fused through the vessel's 3-DOF model.
 
-`NavigationEKF.step(t_s, batch, thrust)` implements autopilot.interfaces.NavigationFilter: filterpy's
-ExtendedKalmanFilter (Joseph-form update) with the process model and state of estimation/navekf/model.py; GNSS
-rows: gnss_rows.py, sample preparation: measurements.py, tuning: tuning.py (all in estimation/navekf/).
+`NavigationEKF.step(t_s, batch, thrust)` implements autopilot.interfaces.NavigationFilter: an extended Kalman
+filter (Joseph-form update; kalman_steps.py, filterpy's arithmetic sized for this filter) with the process model
+and state of estimation/navekf/model.py; GNSS rows: gnss_rows.py, sample preparation: measurements.py, tuning:
+tuning.py (all in estimation/navekf/).
 
 - Samples are taken in time order and compared with the state extrapolated to their own stamp (first order);
   the filter is predicted to a sample only when it lies more than `predict_gap_s` ahead, then to t_s.
@@ -33,7 +34,6 @@ import math
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
-from filterpy.kalman import ExtendedKalmanFilter
 
 from autopilot.vocab.angles import wrap_pi
 from autopilot.vocab.config import VesselConfig
@@ -42,6 +42,7 @@ from autopilot.vocab.types import GpsFix, NavState, SensorBatch, ThrustCommand
 from estimation.heading.mag_calibration import MagCalibration
 from estimation.navekf.gnss_rows import antenna_position_rows, antenna_velocity_rows
 from estimation.navekf.health import EstimatorHealth
+from estimation.navekf.kalman_steps import joseph_update, predicted_covariance
 from estimation.navekf.measurements import GPS, GYRO, HEADING, HEADING_GYRO, MeasurementBuilder
 from estimation.navekf.model import (
     IX_BIAS,
@@ -65,19 +66,28 @@ from estimation.navekf.tuning import EkfTuning
 CEP_TO_SIGMA = 1.0 / 1.1774   # CEP (50 %) of a circular Gaussian = 1.1774 sigma
 
 
-class _VesselEKF(ExtendedKalmanFilter):
-    """filterpy's EKF with the vessel process model as its state propagation."""
+class _VesselEKF:
+    """The filter's state x (n, 1), covariance P, Jacobian F and process noise Q, with the vessel process model
+    as its state propagation; predict and update are estimation/navekf/kalman_steps.py's."""
 
     def __init__(self, model: VesselProcessModel):
-        super().__init__(dim_x=N_STATES, dim_z=1)
         self.model = model
+        self.x = np.zeros((N_STATES, 1))
+        self.P = np.eye(N_STATES)
+        self.F = np.eye(N_STATES)
+        self.Q = np.eye(N_STATES)
         self.dt_s = 0.0
         self.surge_n = 0.0
         self.yaw_nm = 0.0
         self.known_thrust = False
 
-    def predict_x(self, u=0):
+    def predict(self) -> None:
+        """Propagate x over dt_s with the set thrust, and P with the Jacobian the propagation left in F."""
         self.model.propagate(self.x, self.dt_s, self.surge_n, self.yaw_nm, self.known_thrust, self.F)
+        self.P = predicted_covariance(self.P, self.F, self.Q)
+
+    def update(self, z, H, hx, R, residual=None) -> None:
+        self.x, self.P = joseph_update(self.x, self.P, z, hx, H, R, residual)
 
 
 def _residual_wrap_first(z, hx):
@@ -627,7 +637,7 @@ class NavigationEKF:
         elif position_rows and self.tuning.surge_bias_from_velocity_only:
             self._update_consider(z, H, hx, R, position_rows)
         else:
-            kf.update(z, _const(H), _const(hx), R, residual=residual or np.subtract)
+            kf.update(z, H, hx, R, residual)
         P = kf.P
         kf.P = 0.5 * (P + P.T)
         x = kf.x
@@ -706,8 +716,4 @@ def _finite(v) -> bool:
         return math.isfinite(v)
     except TypeError:
         return False
-
-
-def _const(value):
-    return lambda _x: value
 
