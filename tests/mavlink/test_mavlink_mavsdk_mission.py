@@ -127,6 +127,7 @@ class Station:
                 stop()
             except Exception:
                 pass
+        self.drone = None                 # its __del__ (stopping the server again) now, not at interpreter exit
         self.loop.close()
 
 
