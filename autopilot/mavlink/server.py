@@ -10,13 +10,13 @@ thread): a large fence takes a while, and only the swap that follows runs in the
 Commands go to the OperatorDesk (autopilot/commands/desk.py), the same one the ROS node uses:
 - COMMAND_LONG / COMMAND_INT: COMPONENT_ARM_DISARM (the pre-arm checks decide; refusals come back as
   COMMAND_ACK DENIED and each reason as a STATUSTEXT), DO_SET_MODE and SET_MODE (Rover numbers, modes.py),
-  NAV_RETURN_TO_LAUNCH, MISSION_START (AUTO), DO_SET_HOME, DO_SET_MISSION_CURRENT, SET_MESSAGE_INTERVAL,
-  REQUEST_MESSAGE, REQUEST_AUTOPILOT_CAPABILITIES, DO_REPOSITION (lat/lon, param1 speed [m/s] when > 0: a
-  GUIDED position target; outside GUIDED only with param2's MAV_DO_REPOSITION_FLAGS_CHANGE_MODE, which switches
-  to GUIDED first, as Rover does), DO_CHANGE_SPEED (param2 [m/s]: the cruise speed flown from now on, not kept
-  across a restart), DO_MOTOR_TEST (ArduPilot's params: motor instance from 1, throttle type percent, throttle
-  value, timeout [s]; the bench ESC test: disarmed, at most 20 %, then neutral); anything else is answered
-  UNSUPPORTED;
+  NAV_RETURN_TO_LAUNCH, MISSION_START (AUTO; a first or last item other than 0 is DENIED, as Rover does),
+  DO_SET_HOME, DO_SET_MISSION_CURRENT, SET_MESSAGE_INTERVAL, REQUEST_MESSAGE, REQUEST_AUTOPILOT_CAPABILITIES,
+  DO_REPOSITION (lat/lon, param1 speed [m/s] when > 0: a GUIDED position target; outside GUIDED only with
+  param2's MAV_DO_REPOSITION_FLAGS_CHANGE_MODE, which switches to GUIDED first, as Rover does),
+  DO_CHANGE_SPEED (param2 [m/s]: the cruise speed flown from now on, not kept across a restart),
+  DO_MOTOR_TEST (ArduPilot's params: motor instance from 1, throttle type percent, throttle value, timeout
+  [s]; the bench ESC test: disarmed, at most 20 %, then neutral); anything else is answered UNSUPPORTED;
 - MISSION_SET_CURRENT; MANUAL_CONTROL (x: throttle, r (else y): steering, each -1000..1000) and
   RC_CHANNELS_OVERRIDE (channel 1 steering, channel 3 throttle, 1100..1900 us about 1500) drive MANUAL (in
   VELOCITY, Rover's ACRO, the same sticks ask for a speed and a turn rate), whose 1 s timeout returns the
@@ -567,7 +567,12 @@ class MavlinkServer:
         elif command == S.MAV_CMD_NAV_RETURN_TO_LAUNCH:
             result = self._set_mode(11, origin)
         elif command == S.MAV_CMD_MISSION_START:
-            result = self._set_mode(10, origin)
+            if p[0] != 0.0 or p[1] != 0.0:            # first and last item: a part of the mission, as Rover refuses
+                desk.log(f"refused: MISSION_START of items {p[0]!r} to {p[1]!r}: only the whole mission (0, 0) "
+                         f"(from {origin})", True)
+                result = S.MAV_RESULT_DENIED
+            else:
+                result = self._set_mode(10, origin)
         elif command == S.MAV_CMD_DO_SET_HOME:
             result = self._set_home(p, origin)
         elif command == S.MAV_CMD_DO_SET_MISSION_CURRENT:

@@ -1,7 +1,7 @@
-"""MAV_CMD_DO_MOTOR_TEST and MAV_CMD_DO_CHANGE_SPEED from a pymavlink ground station against one
-`autopilot sim --mavlink udpout:... --realtime` process (tests/support/mavlink_gcs.py), in order: the motor test
-on the disarmed boat (ArduPilot's params: motor instance, throttle type, throttle, timeout), then a speed change
-while an uploaded mission flies."""
+"""MAV_CMD_DO_MOTOR_TEST, MAV_CMD_MISSION_START and MAV_CMD_DO_CHANGE_SPEED from a pymavlink ground station
+against one `autopilot sim --mavlink udpout:... --realtime` process (tests/support/mavlink_gcs.py), in order: the
+motor test on the disarmed boat (ArduPilot's params: motor instance, throttle type, throttle, timeout), then a
+speed change while an uploaded mission flies."""
 from __future__ import annotations
 
 import math
@@ -101,8 +101,14 @@ def test_a_speed_change_makes_the_mission_fly_at_it_on_the_same_leg(boat):
     upload.append((3, 16, 0, 0, 0, 0, *_offset(0.0, 110.0), 0))
     ack = gcs.upload(upload)
     assert ack is not None and ack.type == M.MAV_MISSION_ACCEPTED, gcs.texts[-3:]
+    # a part of the mission (items 2 to 2) is not flown, as on Rover: denied with the reason, still HOLD
+    gcs.texts.clear()
+    ack = gcs.command(M.MAV_CMD_MISSION_START, 2, 2)
+    assert ack is not None and ack.result == M.MAV_RESULT_DENIED
+    assert gcs.wait_text("whole mission", 5.0) and gcs.mode() == 4, gcs.texts
     # armed, the motor test is refused and the boat does not move for it
-    assert gcs.set_mode(AUTO).result == M.MAV_RESULT_ACCEPTED
+    ack = gcs.command(M.MAV_CMD_MISSION_START, 0, 0)
+    assert ack is not None and ack.result == M.MAV_RESULT_ACCEPTED
     assert gcs.until(lambda: gcs.arm().result == M.MAV_RESULT_ACCEPTED, 60.0), gcs.texts[-5:]
     ack = _motor_test(gcs, 1, M.MOTOR_TEST_THROTTLE_PERCENT, 10, 1.0)
     assert ack is not None and ack.result == M.MAV_RESULT_DENIED
