@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.mavlink_gcs import SimBoat, free_udp_port
 
-WALL_TIME_S = 95.0
+WALL_TIME_S = 110.0
 START = (51.1099101, 17.0598572)       # tests/data/mavlink_pond.yaml's launch point
 M_PER_DEG_LAT = 111_320.0
 ACCEPT_M = 2.0                         # the pond's acceptance radius

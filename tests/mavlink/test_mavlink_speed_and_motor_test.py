@@ -11,7 +11,7 @@ import pytest
 
 from tests.support.mavlink_gcs import Gcs, M, SimBoat, free_udp_port
 
-WALL_TIME_S = 60.0
+WALL_TIME_S = 40.0
 AUTO = 10
 HOME = (51.1099101, 17.0598572)          # tests/data/mavlink_pond.yaml's launch point (its cruise: 1.0 m/s)
 NEUTRAL_US, RIGHT_15_US = 1500, 1560     # foka's thrusters: 1100..1500..1900 us; the right one at +15 %
