@@ -1,8 +1,8 @@
 """MAVSDK (its own mavsdk_server, from the wheel) as a ground station flying a mission of its own on one
 `autopilot sim --realtime --mavlink udpout:...` process shared by the tests below, in their order: health and
 home before arming, a MissionRaw upload that downloads identical, the mission started and flown to its last
-waypoint (a parameter set on the way leaves that mission flying), HOLD, RTL, and a clear. Each test asserts
-what the boat did, as MAVSDK's telemetry shows it."""
+waypoint (a parameter set on the way leaves that mission flying), HOLD, RTL at a speed set, and a clear. Each
+test asserts what the boat did, as MAVSDK's telemetry shows it."""
 from __future__ import annotations
 
 import asyncio
@@ -262,25 +262,37 @@ def test_hold_stops_the_boat_near_where_it_was(station):
     assert _distance_m(at.latitude_deg, at.longitude_deg, stopped.latitude_deg, stopped.longitude_deg) < 8.0
 
 
-def test_return_to_launch_takes_the_boat_back_toward_home(station):
+def test_return_to_launch_takes_the_boat_back_toward_home_at_the_speed_set(station):
+    """action.return_to_launch(), then action.set_current_speed(0.8) (MAV_CMD_DO_CHANGE_SPEED): the boat heads
+    home at 0.8 m/s instead of the mission's 1.5."""
     from mavsdk.telemetry import FlightMode
 
     async def rtl():
         drone = station.drone
         home = await station.first(drone.telemetry.home(), 20.0, "home")
-        before = await station.position()
-        d0 = _distance_m(before.latitude_deg, before.longitude_deg, home.latitude_deg, home.longitude_deg)
+
+        def to_home_m(p) -> float:
+            return _distance_m(p.latitude_deg, p.longitude_deg, home.latitude_deg, home.longitude_deg)
+        d0 = to_home_m(await station.position())
         await drone.action.return_to_launch()
         mode = await station.until(drone.telemetry.flight_mode(), lambda m: m == FlightMode.RETURN_TO_LAUNCH,
                                    10.0, "RETURN_TO_LAUNCH")
-        closer = await station.until(
-            drone.telemetry.position(),
-            lambda p: _distance_m(p.latitude_deg, p.longitude_deg, home.latitude_deg, home.longitude_deg) < d0 - 8.0,
-            40.0, "the boat 8 m closer to home")
-        return d0, mode, home, closer
-    d0, mode, home, closer = station.run(rtl(), 70.0)
+        await drone.action.set_current_speed(0.8)
+        await station.until(drone.telemetry.position(), lambda p: to_home_m(p) < d0 - 4.0, 40.0,
+                            "the boat 4 m closer to home")
+        speeds = []
+        end = time.monotonic() + 40.0
+        async for p in drone.telemetry.position():                  # from 4 to 8 m closer: its speed home
+            v = await station.first(drone.telemetry.velocity_ned(), 5.0, "velocity")
+            speeds.append(math.hypot(v.north_m_s, v.east_m_s))
+            if to_home_m(p) < d0 - 8.0 or time.monotonic() > end:
+                break
+        return d0, mode, to_home_m(await station.position()), speeds
+    d0, mode, d1, speeds = station.run(rtl(), 100.0)
     assert d0 > 12.0                                               # it had a way to go
     assert mode == FlightMode.RETURN_TO_LAUNCH
+    assert d1 < d0 - 8.0, (d0, d1)
+    assert sum(speeds) / len(speeds) == pytest.approx(0.8, abs=0.2), speeds
 
 
 def test_a_cleared_mission_leaves_the_boat_holding_with_nothing_to_download(station):
