@@ -97,6 +97,7 @@ BATTERY_STALE_S = 5.0
 CALIBRATE = ModeName.CALIBRATE_ON_WATER
 ESC_TEST_MAX_FRACTION = 0.2     # the bench ESC test's throttle limit, of the pulse range from neutral
 ESC_TEST_HOLD_S = 0.5           # a test command runs this long [s] unless renewed (the hold-to-run button)
+ESC_TEST_MAX_HOLD_S = 10.0      # the longest a single test command may run [s] (MAV_CMD_DO_MOTOR_TEST's timeout)
 # what a failsafe may report while CALIBRATE_ON_WATER flies without stopping it
 _LEAVES_THE_MODE_ALONE = frozenset({Action.DISARM, Action.REPORT, Action.RECOVERED, Action.NONE})
 GUIDED_MAX_RANGE_M = 20_000.0   # a GUIDED position target further than this from the boat is refused (the flat
@@ -413,12 +414,15 @@ class Autopilot:
         """The backend vouches for the magnetometer's calibration (it applies one, or its sensor needs none)."""
         self.compass.backend_vouches(calibration)
 
-    def esc_test(self, t_s: float, index: int, fraction: float) -> None:
+    def esc_test(self, t_s: float, index: int, fraction: float, hold_s: float = ESC_TEST_HOLD_S) -> None:
         """The bench ESC test, disarmed only: thruster `index` (vessel order) at `fraction` of its pulse range
-        from neutral (+ forward, - astern, |fraction| <= ESC_TEST_MAX_FRACTION) for ESC_TEST_HOLD_S [s], every
-        other thruster at neutral; call again to keep it running (a hold-to-run button), 0 to stop at once.
-        ValueError (the reason) when armed, for an unknown thruster, a value that is not a finite number or is
-        beyond the limit, or when the ESC output cannot vouch for its pulses (not connected, still arming)."""
+        from neutral (+ forward, - astern, |fraction| <= ESC_TEST_MAX_FRACTION) for `hold_s` [s, > 0, at most
+        ESC_TEST_MAX_HOLD_S], every other thruster at neutral, then back to neutral; call again to keep it
+        running (a hold-to-run button), 0 to stop at once. ValueError (the reason) when armed, for an unknown
+        thruster, a value that is not a finite number or is beyond the limit, or when the ESC output cannot
+        vouch for its pulses (not connected, still arming)."""
+        if not (isinstance(hold_s, (int, float)) and math.isfinite(hold_s) and 0.0 < hold_s <= ESC_TEST_MAX_HOLD_S):
+            raise ValueError(f"the test time must be over 0 and at most {ESC_TEST_MAX_HOLD_S:g} s, got {hold_s!r}")
         if self.armed:
             raise ValueError("the ESC test runs only while disarmed")
         if not isinstance(index, int) or not 0 <= index < len(self.maps):
@@ -440,7 +444,7 @@ class Autopilot:
             return
         if self._esc_test is None or self._esc_test[:2] != (index, pulse):
             self._emit(t_s, "warning", f"ESC test: {name} at {fraction:+.0%} ({pulse} us) while held")
-        self._esc_test = (index, pulse, t_s + ESC_TEST_HOLD_S)
+        self._esc_test = (index, pulse, t_s + hold_s)
 
     def prearm_failures(self, t_s: float, mode: Optional[str] = None) -> list:
         """Why arming in `mode` (default: the current or requested mode) would be refused; empty: it would not."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import pathlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from autopilot.commands.limits import ECHO_CHARS, MAX_COMMAND_BYTES, MAX_LOGGED_CHARS, clip, path_problem, utf8_size
@@ -365,16 +365,42 @@ class OperatorDesk:
         self._velocity_refused = (origin, answer.text)
         return self._answer(answer, origin)
 
-    def esc_test(self, index: int, fraction: float, origin: str = "") -> Answer:
+    def esc_test(self, index: int, fraction: float, origin: str = "", hold_s: Optional[float] = None) -> Answer:
         """The bench ESC test (Autopilot.esc_test): thruster `index` at `fraction` of its range from neutral
-        while disarmed, for half a second unless renewed. Refused, with the reason, when armed or out of limits.
-        A held button is a stream: its start is logged, not every renewal."""
+        while disarmed, for `hold_s` [s] (None: half a second) unless renewed, then neutral. Refused, with the
+        reason, when armed or out of limits. A held button is a stream: its start is logged, not every
+        renewal."""
         try:
-            self.autopilot.esc_test(self.now_s(), index, float(fraction))
+            if hold_s is None:
+                self.autopilot.esc_test(self.now_s(), index, float(fraction))
+            else:
+                self.autopilot.esc_test(self.now_s(), index, float(fraction), float(hold_s))
         except (TypeError, ValueError) as e:
             return self._answer(_refused(f"ESC test refused: {e}"), origin)
         self._stream("ESC test", origin)
         return Answer(True, "ESC test")
+
+    def change_speed(self, speed_mps: float, origin: str = "") -> Answer:
+        """The cruise speed [m/s, > 0, at most the hull's max_speed_mps] of the mission flown, from now on: AUTO's
+        legs without a speed of their own, RTL home, GUIDED targets without a speed (MAV_CMD_DO_CHANGE_SPEED).
+        The mission's waypoints and progress stay; the files do not change, so a restart or another mission
+        flies its own cruise again (the CRUISE_SPEED parameter is the one kept). Refused, with the reason and
+        nothing changed, for a value that is not a finite number or is out of range."""
+        try:
+            speed = float(speed_mps)
+        except (TypeError, ValueError):
+            speed = math.nan
+        if not (math.isfinite(speed) and speed > 0.0):
+            return self._answer(_refused(f"speed change refused: the speed must be a number over 0 m/s, got "
+                                         f"{str(speed_mps)[:40]!r}"), origin)
+        ap = self.autopilot
+        vmax = ap.vessel.hull.max_speed_mps
+        if speed > vmax:
+            return self._answer(_refused(f"speed change refused: {speed:g} m/s is faster than the hull's "
+                                         f"max_speed_mps ({vmax:g} m/s)"), origin)
+        ap.retune(ap.vessel, replace(ap.mission, cruise_speed_mps=speed))
+        return self._answer(Answer(True, f"cruise speed {speed:g} m/s from now on (not kept across a restart)"),
+                            origin)
 
     def set_param(self, name: str, value: float, origin: str = "") -> Answer:
         """Set a field tunable (autopilot/files/tunables.py): validated by the vessel/mission schema, persisted to the

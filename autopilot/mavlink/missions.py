@@ -10,7 +10,9 @@ flies stays. Accepted ones are written to `upload_dir` as a QGC WPL 110 file (th
 
 Download (MISSION_REQUEST_LIST, then MISSION_REQUEST_INT or MISSION_REQUEST per item): the items exactly as
 uploaded while that mission is loaded, so an upload downloads identical; a mission loaded any other way (a
-file at start, `mission PATH`) is converted by mission_io.mission_to_items.
+file at start, `mission PATH`) is converted by mission_io.mission_to_items. A parameter set (PARAM_SET of a
+mission tunable: CRUISE_SPEED, WP_RADIUS, ...) or a speed change leaves the upload flown: it still downloads as
+its items, numbered as uploaded (MISSION_CURRENT), as on ArduPilot, where parameters never rewrite the mission.
 
 A fence upload replaces the mission's geofence (one inclusion polygon); rally points are kept for download but
 not flown (RTL goes home). Clearing the mission (MISSION_CLEAR_ALL, a count of 0, or an upload of home alone)
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from autopilot.files import mission_files as mission_io
+from autopilot.files.tunables import TUNABLES
 from autopilot.safety.geofence import MAX_FENCE_VERTICES, fence_size_problem
 from autopilot.vocab.config import MissionConfig
 from autopilot.vocab.schema import ConfigError
@@ -40,6 +43,18 @@ REQUEST_RETRIES = 5                              # then give the upload up
 # MAV_MISSION_RESULT
 ACCEPTED, ERROR, UNSUPPORTED_FRAME, UNSUPPORTED, NO_SPACE, INVALID, DENIED, CANCELLED = 0, 1, 2, 3, 4, 5, 14, 15
 INVALID_SEQUENCE = 13
+# the mission's fields a parameter (autopilot/files/tunables.py) or a speed change sets on the mission flown
+RETUNED_FIELDS = tuple(sorted({t.path.split(".")[1] for t in TUNABLES if t.path.startswith("mission.")}
+                              | {"cruise_speed_mps"}))
+
+
+def same_upload(kept: Optional[MissionConfig], mission: Optional[MissionConfig]) -> bool:
+    """Whether `mission` is the mission `kept` was built as, or it with only RETUNED_FIELDS changed."""
+    if kept is mission:
+        return True
+    if kept is None or mission is None:
+        return False
+    return dataclasses.replace(mission, **{f: getattr(kept, f) for f in RETUNED_FIELDS}) == kept
 
 
 def count_problem(mission_type: int, count: int) -> Optional[str]:
@@ -96,7 +111,7 @@ class MissionStore:
             home = self.cleared_home or self.items_for(MISSION, mission, frame)[0]
             return [dataclasses.replace(home, seq=0, current=0)]
         kept = self._uploaded.get(mission_type)
-        if kept is not None and kept[0] is mission:
+        if kept is not None and same_upload(kept[0], mission):
             return list(kept[1])
         if mission_type == FENCE:
             return mission_io.fence_to_items(mission.geofence, frame)
@@ -113,7 +128,7 @@ class MissionStore:
         if cleared:
             return []
         kept = self._uploaded.get(MISSION)
-        items = kept[1] if kept is not None and kept[0] is mission else mission_io.mission_to_items(mission)
+        items = kept[1] if kept is not None and same_upload(kept[0], mission) else mission_io.mission_to_items(mission)
         return [it.seq for it in items[1:]
                 if it.command == 16 or (it.command == 17 and (it.lat_deg != 0.0 or it.lon_deg != 0.0))]
 
@@ -162,7 +177,9 @@ class MissionStore:
             kept = self._uploaded.get(MISSION)
             if mission_type == FENCE and kept is not None:
                 assert kept[0] is not None      # a mission upload is kept with the MissionConfig it produced
-                if mission is not None and dataclasses.replace(kept[0], geofence=mission.geofence) == mission:
+                same = mission is not None and same_upload(dataclasses.replace(kept[0], geofence=mission.geofence),
+                                                           mission)
+                if same:
                     self._uploaded[MISSION] = (mission, kept[1])     # the same mission items; only the fence changed
                 else:
                     del self._uploaded[MISSION]                      # built on another mission: download afresh

@@ -10,10 +10,13 @@ thread): a large fence takes a while, and only the swap that follows runs in the
 Commands go to the OperatorDesk (autopilot/commands/desk.py), the same one the ROS node uses:
 - COMMAND_LONG / COMMAND_INT: COMPONENT_ARM_DISARM (the pre-arm checks decide; refusals come back as
   COMMAND_ACK DENIED and each reason as a STATUSTEXT), DO_SET_MODE and SET_MODE (Rover numbers, modes.py),
-  NAV_RETURN_TO_LAUNCH, MISSION_START (AUTO), DO_SET_HOME, DO_SET_MISSION_CURRENT, SET_MESSAGE_INTERVAL,
-  REQUEST_MESSAGE, REQUEST_AUTOPILOT_CAPABILITIES, DO_REPOSITION (lat/lon, param1 speed [m/s] when > 0: a
-  GUIDED position target; outside GUIDED only with param2's MAV_DO_REPOSITION_FLAGS_CHANGE_MODE, which switches
-  to GUIDED first, as Rover does); anything else is answered UNSUPPORTED;
+  NAV_RETURN_TO_LAUNCH, MISSION_START (AUTO; a first or last item other than 0 is DENIED, as Rover does),
+  DO_SET_HOME, DO_SET_MISSION_CURRENT, SET_MESSAGE_INTERVAL, REQUEST_MESSAGE, REQUEST_AUTOPILOT_CAPABILITIES,
+  DO_REPOSITION (lat/lon, param1 speed [m/s] when > 0: a GUIDED position target; outside GUIDED only with
+  param2's MAV_DO_REPOSITION_FLAGS_CHANGE_MODE, which switches to GUIDED first, as Rover does),
+  DO_CHANGE_SPEED (param2 [m/s]: the cruise speed flown from now on, not kept across a restart),
+  DO_MOTOR_TEST (ArduPilot's params: motor instance from 1, throttle type percent, throttle value, timeout
+  [s]; the bench ESC test: disarmed, at most 20 %, then neutral); anything else is answered UNSUPPORTED;
 - MISSION_SET_CURRENT; MANUAL_CONTROL (x: throttle, r (else y): steering, each -1000..1000) and
   RC_CHANNELS_OVERRIDE (channel 1 steering, channel 3 throttle, 1100..1900 us about 1500) drive MANUAL (in
   VELOCITY, Rover's ACRO, the same sticks ask for a speed and a turn rate), whose 1 s timeout returns the
@@ -564,7 +567,12 @@ class MavlinkServer:
         elif command == S.MAV_CMD_NAV_RETURN_TO_LAUNCH:
             result = self._set_mode(11, origin)
         elif command == S.MAV_CMD_MISSION_START:
-            result = self._set_mode(10, origin)
+            if p[0] != 0.0 or p[1] != 0.0:            # first and last item: a part of the mission, as Rover refuses
+                desk.log(f"refused: MISSION_START of items {p[0]!r} to {p[1]!r}: only the whole mission (0, 0) "
+                         f"(from {origin})", True)
+                result = S.MAV_RESULT_DENIED
+            else:
+                result = self._set_mode(10, origin)
         elif command == S.MAV_CMD_DO_SET_HOME:
             result = self._set_home(p, origin)
         elif command == S.MAV_CMD_DO_SET_MISSION_CURRENT:
@@ -579,6 +587,10 @@ class MavlinkServer:
             result = self._request_message(index, conn, S.MAVLINK_MSG_ID_AUTOPILOT_VERSION)
         elif command == S.MAV_CMD_DO_REPOSITION:
             result = self._reposition(p, msg.frame if is_int else None, origin)
+        elif command == S.MAV_CMD_DO_CHANGE_SPEED:
+            result = self._change_speed(p, origin)
+        elif command == S.MAV_CMD_DO_MOTOR_TEST:
+            result = self._motor_test(p, origin)
         else:
             result = S.MAV_RESULT_UNSUPPORTED
         self._ack(conn, msg, command, result)
@@ -604,6 +616,39 @@ class MavlinkServer:
                                    f"set MAV_DO_REPOSITION_FLAGS_CHANGE_MODE (1)", origin)
             return desk.goto_global(lat, lon, origin, speed, switch_mode=change)
         answer = self._run_desk(go)
+        return S.MAV_RESULT_ACCEPTED if answer.ok else S.MAV_RESULT_DENIED
+
+    def _change_speed(self, p: list, origin: str) -> int:
+        """MAV_CMD_DO_CHANGE_SPEED: p[1] [m/s] the cruise speed from now on (OperatorDesk.change_speed); p[0],
+        the speed type, airspeed (0) or ground speed (1), both taken as speed through the water, as in a mission;
+        p[1] -1 is "no change" (ACCEPTED, nothing done). DENIED with the reason for a climb or descent speed
+        (2, 3), -2 ("back to the default", which this boat does not keep) or a speed the desk refuses."""
+        kind, speed = p[0], p[1]
+        if not (math.isfinite(kind) and kind in (0.0, 1.0)):
+            self.desk.log(f"refused: DO_CHANGE_SPEED of speed type {kind!r}: only air (0) or ground (1) speed, "
+                          f"both taken as speed through the water (from {origin})", True)
+            return S.MAV_RESULT_DENIED
+        if speed == -1.0:
+            return S.MAV_RESULT_ACCEPTED
+        answer = self._run_desk(lambda: self.desk.change_speed(speed, origin))
+        return S.MAV_RESULT_ACCEPTED if answer.ok else S.MAV_RESULT_DENIED
+
+    def _motor_test(self, p: list, origin: str) -> int:
+        """MAV_CMD_DO_MOTOR_TEST, as ArduPilot numbers its params, on the bench ESC test (OperatorDesk.esc_test:
+        disarmed only, at most 20 % of the range, back to neutral when its time is up): p[0] the motor instance
+        (1 = the vessel file's first thruster), p[1] the throttle type, MOTOR_TEST_THROTTLE_PERCENT (0) only,
+        p[2] the throttle [%, + forward, - astern], p[3] the timeout [s]; p[4] (motor count) and p[5] (order)
+        are not used. DENIED with the reason otherwise."""
+        instance, kind, percent, timeout_s = p[0], p[1], p[2], p[3]
+        problem = ""
+        if not (math.isfinite(instance) and instance == int(instance) and instance >= 1):
+            problem = f"motor instance {instance!r} is not a thruster number (1 is the first)"
+        elif kind != S.MOTOR_TEST_THROTTLE_PERCENT:
+            problem = f"throttle type {kind!r}: only percent (MOTOR_TEST_THROTTLE_PERCENT, 0)"
+        if problem:
+            self.desk.log(f"refused: motor test: {problem} (from {origin})", True)
+            return S.MAV_RESULT_DENIED
+        answer = self._run_desk(lambda: self.desk.esc_test(int(instance) - 1, percent / 100.0, origin, timeout_s))
         return S.MAV_RESULT_ACCEPTED if answer.ok else S.MAV_RESULT_DENIED
 
     def _prearm_texts(self, answer) -> None:

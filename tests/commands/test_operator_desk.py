@@ -85,3 +85,16 @@ def test_two_stations_beating_at_once_are_each_logged_once_not_at_every_beat():
     clock["t"] = 30.0                          # the GCS went quiet and came back: a new stream, said again
     d.heartbeat("GCS 255")
     assert said[-1] == "operator heartbeat stream (from GCS 255)"
+
+
+def test_a_speed_change_sets_the_cruise_of_the_mission_flown_and_a_bad_one_changes_nothing(desk):
+    d, said = desk
+    ap = d.autopilot
+    waypoints = ap.mission.waypoints
+    assert d.change_speed(1.2, "gcs").ok
+    assert ap.mission.cruise_speed_mps == 1.2 and ap.mission.waypoints == waypoints
+    assert ap.modes["RTL"].speed_mps == 1.2                      # RTL home flies it too
+    for bad in (math.nan, 0.0, -1.0, "fast", ap.vessel.hull.max_speed_mps + 0.1):
+        answer = d.change_speed(bad, "gcs")
+        assert not answer.ok and "refused" in answer.text and "(from gcs)" in said[-1][0]
+    assert ap.mission.cruise_speed_mps == 1.2

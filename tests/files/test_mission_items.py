@@ -345,3 +345,27 @@ def test_an_upload_keeps_a_fence_given_in_metres_where_it_was_on_the_water(tmp_p
     frame = mission_frame(current)
     for p, q in zip(current.geofence, mission.geofence):
         assert (q.lat_deg, q.lon_deg) == pytest.approx(frame.to_wgs84(p.north_m, p.east_m), abs=1e-9)
+
+
+# ------------------------------------------------------------------------------------------- the MAVLink store
+def test_an_upload_retuned_by_a_parameter_still_downloads_and_numbers_as_uploaded():
+    """A parameter (WP_RADIUS, CRUISE_SPEED) rebuilds the mission flown; the ground station's copy stays the
+    upload, item for item, and MISSION_CURRENT keeps its numbering. Another mission is converted afresh."""
+    from autopilot.mavlink.missions import MISSION, MissionStore, Upload
+    from autopilot.vocab.config import load_mission
+    current = load_mission(DATA / "mavlink_pond.yaml")
+    items = [MissionItem(0, 0, 16, (0, 0, 0, 0), 51.1099101, 17.0598572),
+             MissionItem(1, 2, 178, (1, 1.5, -1, 0), 0.0, 0.0),
+             MissionItem(2, 6, 16, (0, 0, 0, 0), 51.1101, 17.0598572),
+             MissionItem(3, 6, 16, (0, 0, 0, 0), 51.1101, 17.0601)]
+    store = MissionStore()
+    up = Upload((0, 255, 190), MISSION, len(items), list(items))
+    mission, _ = store.build(up, current, "test upload")
+    store.keep(MISSION, mission, items)
+    retuned = dataclasses.replace(mission, acceptance_radius_m=3.0, cruise_speed_mps=1.2)
+    frame = mission_frame(mission)
+    assert store.items_for(MISSION, retuned, frame) == items
+    assert store.waypoint_item_seqs(retuned) == [2, 3]
+    moved = dataclasses.replace(mission, waypoints=mission.waypoints[:1])
+    assert store.items_for(MISSION, moved, frame) != items
+    assert len(store.waypoint_item_seqs(moved)) == 1

@@ -60,3 +60,17 @@ def test_arming_ends_a_test_in_progress():
     ap.arm(0.01)                                               # refused or not, the test is over
     ap.armed = False
     assert _pulses(ap, 0.02) == ap.neutral_pulses.pulse_us
+
+
+def test_a_timed_test_runs_for_its_time_then_neutral_and_a_time_beyond_the_limit_is_refused():
+    """MAV_CMD_DO_MOTOR_TEST's timeout: one command runs that long, no renewal needed."""
+    from autopilot.vehicle import ESC_TEST_MAX_HOLD_S
+    ap, desk, clock, said = _boat()
+    neutral = ap.neutral_pulses.pulse_us
+    assert desk.esc_test(0, 0.15, "gcs", hold_s=2.0).ok
+    assert _pulses(ap, 1.9)[0] > neutral[0]
+    assert _pulses(ap, 2.05) == neutral
+    for hold in (0.0, -1.0, float("nan"), ESC_TEST_MAX_HOLD_S + 1.0):
+        answer = desk.esc_test(0, 0.1, "gcs", hold_s=hold)
+        assert not answer.ok and "test time" in answer.text, hold
+    assert _pulses(ap, 2.1) == neutral
