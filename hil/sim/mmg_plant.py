@@ -22,7 +22,8 @@ The cubic terms see v' and r' clipped to v_prime_max and r_prime_max.
 Propellers at (x_m, y_m[i]): thrust T = rho n^2 D^4 K_T(J), J = (1 - w_p)(u - y r) / (n D) clipped to
 [-0.5, 1.2], K_T = k0 + k1 J + k2 J^2; a shaft turning backwards pushes backwards with reverse_kt_factor times
 K_T at the advance ratio along its own thrust. Shaft speed n [rps] follows its setpoint through a first-order
-lag (exact per step; a step sees the lag's mean). The setpoint comes from the ESC pulse: linear from the dead
+lag (exact per step; a step sees the lag's mean), and stands still once below SHAFT_STOP_RPS when told to
+stop. The setpoint comes from the ESC pulse: linear from the dead
 band's edge (0) to pulse_max_us (+max_shaft_rps) and pulse_min_us (-max_shaft_rps).
 
 The runner hands a plant thrust demands [N] made from the pulses by the autopilot's thrust maps; `step_to`
@@ -43,6 +44,7 @@ from hil.sim.mmg_params import MmgParams
 from hil.sim.plant import Truth
 
 J_MIN, J_MAX = -0.5, 1.2                    # advance ratios the open-water curve is evaluated within
+SHAFT_STOP_RPS = 0.05                       # a shaft told to stop stands still once this slow [rev/s]
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(8)     # cross-flow integral along the hull
 
 
@@ -200,6 +202,8 @@ class MmgCatamaranPlant:
                 n0, nc = shaft[i], cmd[i]
                 mean.append(nc + (n0 - nc) * self._lag_mean)
                 shaft[i] = nc + (n0 - nc) * self._lag_end
+                if nc == 0.0 and abs(shaft[i]) < SHAFT_STOP_RPS:     # friction stops a coasting motor
+                    shaft[i] = 0.0
             n, e, psi, ur, vr, r = state
             cn, ce = current.velocity_ned(t_mid)
             c, s = math.cos(psi), math.sin(psi)
