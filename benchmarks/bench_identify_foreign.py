@@ -161,7 +161,8 @@ def fit_best_file(vessel, data: dict):
     h = vessel.hull
     lo = [h.mass_kg, h.mass_kg, h.iz_kgm2, 0, 0, 0, 0, 0, 0]
     sol = lsq_linear(a, b, bounds=(lo, [np.inf] * 9)).x
-    m11, m22, m33, d_u, d_uu, d_v, d_vv, d_r, d_rr = (float(s) for s in sol)
+    # a coefficient at its bound comes out a rounding error off it: read it as the bound
+    m11, m22, m33, d_u, d_uu, d_v, d_vv, d_r, d_rr = (round(float(s), 6) + 0.0 for s in sol)
     hull = dataclasses.replace(h, x_udot=h.mass_kg - m11, y_vdot=h.mass_kg - m22, n_rdot=h.iz_kgm2 - m33,
                                x_u=-d_u, x_uu=-d_uu, y_v=-d_v, y_vv=-d_vv, n_r=-d_r, n_rr=-d_rr)
     return dataclasses.replace(vessel, name="catamaran-best", hull=hull)
@@ -186,8 +187,11 @@ def write_hull(text: str, vessel, path: Path) -> None:
         text = re.sub(rf"(?m)^(\s+{f}:\s*)[-0-9.eE+]+", lambda m, f=f: f"{m.group(1)}{getattr(vessel.hull, f):.4g}",
                       text)
     text = re.sub(r"(?m)^name: .*$", "name: catamaran-best", text, count=1)
-    path.write_text("# The best matching diagonal model: hull fitted to the MMG plant's truth "
-                    "(benchmarks/bench_identify_foreign.py)\n" + text)
+    text = re.sub(r"(?m)^description: .*$", "description: the guessed file with the best matching hull", text, count=1)
+    body = text[text.index("name:"):]                  # the guess's header explains guesses, not this fit
+    path.write_text("# The best matching diagonal model for the MMG catamaran: the guessed file's hull coefficients\n"
+                    "# fitted by bounded equation-error least squares to the plant's noise-free truth\n"
+                    "# (benchmarks/bench_identify_foreign.py); everything else as guessed.\n" + body)
 
 
 # ---------------------------------------------------------------------------------------------- flights
