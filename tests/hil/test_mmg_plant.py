@@ -192,3 +192,11 @@ def test_the_demo_survey_flown_with_the_guessed_file_completes_on_it():
     assert r["plant"]["model"] == "mmg-catamaran"
     assert r["mission_complete"] and not r["failsafe_events"]
     assert r["xte_rms_m"] < 2.0
+
+
+def test_the_cli_flies_the_foreign_plant_and_says_so(capsys):
+    argv = ["sim", str(REPO / "autopilot/presets/missions/demo.yaml"), "--vessel", str(GUESS), "--plant-model",
+            "mmg-catamaran", "--duration", "20", "--devices", "typed"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "plant: mmg-catamaran (hil/sim/plants/mmg_catamaran.yaml), not the vessel file's model" in out
