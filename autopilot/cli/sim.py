@@ -221,6 +221,11 @@ def register(subparsers) -> None:
         "low-battery; e.g. gps-loss@60:60",
     )
     add_plant_arguments(p)
+    p.add_argument("--plant-model", metavar="NAME",
+                   help="fly a simulated boat of another structure than the vessel files' model: mmg-catamaran "
+                        "(a 2 m, 55 kg twin-hull USV, MMG hull forces, propellers on shaft speed); the autopilot "
+                        "keeps --vessel (two fixed thrusters); not with --plant-vessel, --mismatch, "
+                        "--plant-extra, --force or --follow-model")
     p.add_argument("--follow-model", action="store_true",
                    help="model following (paper 001): the --plant-vessel hull is driven to behave like --vessel "
                         "(the autopilot's thrust drives a --vessel model, an inverse-dynamics follower drives the "
@@ -265,6 +270,11 @@ def run(args) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if args.plant_model:
+        problem = _plant_model_problem(vessel, args)
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
     env = environment_from_args(args)
     pack = None
     if args.battery_ah is not None:
@@ -274,6 +284,7 @@ def run(args) -> int:
                         internal_resistance_ohm=b.internal_resistance_ohm, hotel_current_a=b.hotel_current_a,
                         nominal_v=b.voltage_v)
     opts = SimOptions(seed=args.seed, env=env, gps_noise=args.gps_noise, gps_rate_hz=args.gps_rate_hz, battery=pack,
+                      plant_model=args.plant_model or None,
                       duration_s=args.duration, realtime=args.realtime, devices=args.devices,
                       faults=tuple(args.fault), initial_mode=_initial_mode(args), plant_spec=plant_spec,
                       esc_backend=args.esc_backend, mag_calibration="none" if args.no_mag_calibration else "exact",
@@ -359,6 +370,24 @@ def run(args) -> int:
     if sim_log is not None:
         print(f"log:    {sim_log.log.run_dir / 'state.csv'}")
     return 1 if refused else 0
+
+
+def _plant_model_problem(vessel, args):
+    """Why --plant-model cannot run with these options or this vessel file (None: it can)."""
+    from hil.sim.plant_models import check_plant_model
+    others = [flag for flag, given in (("--plant-vessel", args.plant_vessel), ("--mismatch", args.mismatch),
+                                       ("--plant-extra", args.plant_extra), ("--force", args.force[0]),
+                                       ("--follow-model", args.follow_model)) if given]
+    if others:
+        return (f"--plant-model {args.plant_model} is a boat of its own: {', '.join(others)} describe(s) the "
+                "built-in plant and cannot apply to it")
+    if args.transport == "ros":
+        return "--plant-model runs in the in-process simulator (--transport inproc)"
+    try:
+        check_plant_model(args.plant_model, vessel)
+    except (ConfigError, ValueError) as e:
+        return str(e)
+    return None
 
 
 def _follow_model_problem(args):

@@ -83,6 +83,8 @@ def _plant_lines(plant, r_vessel: str) -> list:
         return []
     if "custom" in plant:
         return [f"  plant: custom model {plant['custom']}"]
+    if "model" in plant:
+        return [f"  plant: {plant['model']} ({plant['source']}), not the vessel file's model"]
     if plant["vessel"] == r_vessel and not plant["mismatch"] and not plant["extras"]:
         return []
     parts = [f"  plant: {plant['vessel']} ({plant['source']})"]

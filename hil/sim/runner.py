@@ -14,7 +14,8 @@ batch. Faults (hil/sim/faults.py) are switched in the byte-level devices; the re
 
 The boat being flown is not the autopilot's vessel file unless nothing else is said: `SimOptions.plant_spec`
 (hil.sim.plant_spec.PlantSpec: another vessel file, mismatch factors, the extras a diagonal model leaves out)
-describes the true hull, and `run_sim(..., plant=...)` takes any hil.sim.plant.PlantModel (or a factory
+describes the true hull, `SimOptions.plant_model` names a boat of another structure (hil.sim.plant_models),
+and `run_sim(..., plant=...)` takes any hil.sim.plant.PlantModel (or a factory
 `plant(north_m, east_m, heading_rad)` that places one at the launch point). The sensors keep the autopilot's
 vessel file (its GNSS, IMU and magnetometer); the report's `plant` says which boat flew.
 With `SimOptions.model_following` (hil.sim.model_following.FollowingSetup) the built-in plant is made to follow
@@ -87,6 +88,8 @@ class SimOptions:
     on_cycle: Optional[Callable] = None   # on_cycle(t_s, autopilot, truth) before each step: a scripted operator
     on_result: Optional[Callable] = None  # on_result(t_s, autopilot, batch, result, truth) after each step: a log
     plant_spec: Optional[PlantSpec] = None  # the true boat (None: the autopilot's own vessel file, as it is)
+    plant_model: Optional[str] = None     # a named boat of another structure (hil.sim.plant_models); not with
+    #                                       plant_spec or model_following
     auto_arm: bool = True                 # arm as soon as the pre-arm checks pass (False: a ground station arms)
     stop: Optional[threading.Event] = None  # a threading.Event: the run ends at the next cycle once it is set
     model_following: Optional[FollowingSetup] = None  # the plant follows `vessel` (hil.sim.model_following)
@@ -232,7 +235,14 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
     waypoints_ned = autopilot.guidance.waypoints_ned
     n0, e0, psi0 = initial_pose(mission, frame, waypoints_ned)
     following = None
-    if plant is None:
+    if plant is None and opts.plant_model is not None:
+        from hil.sim.plant_models import build_plant_model, describe_plant_model
+        if opts.plant_spec is not None or opts.model_following is not None:
+            raise ValueError(f"plant model {opts.plant_model}: is a boat of its own; it takes no plant vessel, "
+                             "mismatch, plant extras or model following")
+        plant = build_plant_model(opts.plant_model, vessel, opts.env, opts.seed, n0, e0, psi0)
+        plant_report = describe_plant_model(opts.plant_model)
+    elif plant is None:
         plant = build_plant(vessel, opts, n0, e0, psi0)
         plant_report = (opts.plant_spec or PlantSpec.resolve(vessel, opts.seed)).describe()
         if opts.model_following is not None:
