@@ -172,7 +172,7 @@ def fit_hull_oe(segments: Sequence[OutputSegment], start: HullFit, require: Sequ
     `bounds` (lower (9,), upper (9,) of z1..z9; `start` inside them) constrain the fit: scipy's bounded
     least_squares (trf) in place of the Levenberg-Marquardt; parameters it ends on a bound of are listed in
     `at_bound` (held exactly there), their intervals cut at the bound.
-    `segment_refits`: the fit redone leaving each segment out (from this fit, at most max_iter // 3 steps),
+    `segment_refits`: the fit redone leaving each segment out (from this fit, at most max_iter // 6 steps),
     their delete-one jackknife spread an interval that holds when the model cannot reproduce the hull
     (`ci95_segments`; needs 3 segments or more); `ci95` is the wider of that and the residual one.
     `refuse_wide` False: a wide interval is reported, not refused (a parameter the outputs do not depend on
@@ -304,7 +304,7 @@ def fit_hull_oe(segments: Sequence[OutputSegment], start: HullFit, require: Sequ
             rest = [seg for k, seg in enumerate(segments) if k != j]
             try:
                 f = fit_hull_oe(rest, here, require=(), imbalance_arm_m=imbalance_arm_m, piece_s=piece_s,
-                                max_iter=max(2, max_iter // 3), block_s=None, bounds=bounds, refuse_wide=False)
+                                max_iter=max(3, max_iter // 6), block_s=None, bounds=bounds, refuse_wide=False)
             except IdentificationError:
                 continue            # too little left without this segment: it does not count
             drop.append(np.r_[f.zeta[free], [f.imbalance[0]] if with_imb and f.imbalance is not None else []])
@@ -352,11 +352,12 @@ def fit_hull_oe(segments: Sequence[OutputSegment], start: HullFit, require: Sequ
 
 
 def _bounded_trf(fun, jac, q0: np.ndarray, lo: np.ndarray, hi: np.ndarray, max_iter: int):
-    """Minimise |fun(q)|^2 subject to lo <= q <= hi by scipy's trust-region reflective least_squares on the
-    sparse Jacobian (lsmr). Returns (q, active): active True where q ended on a bound (held exactly there)."""
+    """Minimise |fun(q)|^2 subject to lo <= q <= hi by scipy's trust-region reflective least_squares (the
+    Jacobian made dense: a few hundred columns, where the iterative sparse solver took 20x longer). At most
+    max_iter Jacobians. Returns (q, active): active True where q ended on a bound (held exactly there)."""
     from scipy.optimize import least_squares
-    res = least_squares(fun, q0, jac=jac, bounds=(lo, hi), method="trf", tr_solver="lsmr", x_scale="jac",
-                        max_nfev=3 * max_iter, ftol=1e-9, xtol=1e-10, gtol=1e-10)
+    res = least_squares(fun, q0, jac=lambda q: jac(q).toarray(), bounds=(lo, hi), method="trf",
+                        tr_solver="exact", x_scale="jac", max_nfev=max_iter, ftol=1e-9, xtol=1e-10, gtol=1e-10)
     q = res.x.copy()
     active = res.active_mask != 0
     q[res.active_mask < 0] = lo[res.active_mask < 0]
