@@ -7,9 +7,14 @@ fit reads are listed in autopilot/identification/runs.py. With two or more runs 
 (or name validation runs with --validate); with one, the model is validated on the data it was fitted to and
 the report says so.
 
---method ls fits by equation-error least squares on the smoothed signals; --method oe (the default) refines
-that by output error, the model simulated from the thrust against the measured u, v, r and heading over 8 s
-pieces of the open-loop segments (estimation/identification/hull_output_error.py), not biased by noisy velocities.
+--method ls fits by equation-error least squares on the smoothed signals; --method oe refines that by output
+error, the model simulated from the thrust against the measured u, v, r and heading over 8 s pieces of the
+open-loop segments (estimation/identification/hull_output_error.py), not biased by noisy velocities. By default
+both run and the one whose held-out validation (u, v, r, x, y flown free over 10 s pieces) is better is kept;
+the report prints both scores and says why. Both fits are bounded inside (added masses <= 0, dampings >= 0,
+the vessel file's mass and Iz as given): a parameter on its bound is reported with what it suggests, and one the
+runs leave unpinned (wide interval, and moving it hardly changes the held-out prediction) is kept at the vessel
+file's value, the rest refitted. --out checks the file as `autopilot check` does before writing it.
 
 Prints each parameter with its standard error, 95 % interval and the vessel file's value, the validation R^2 /
 RMSE / MAE of u, v, r, x, y, psi (each open-loop segment flown whole, in 10 s pieces, and whole from fitted
@@ -45,7 +50,7 @@ def add_parser(sub) -> None:
                    help="ls: equation-error least squares on the smoothed signals (fast; biased by noisy "
                         "velocities); oe: that fit refined by output error, the model simulated from the thrust "
                         "against the measured u, v, r, heading (consistent under measurement noise; slower). "
-                        "Default: DEFAULT_METHOD in autopilot/identification/hull.py")
+                        "Default: both, the one whose held-out validation is better kept")
     p.add_argument("--window", type=float, default=1.0, metavar="S", help="smoothing window [s] (default 1.0; "
                    "1.5-2 for a heavy, slow hull with noisy velocities)")
     p.add_argument("--fix", default="", metavar="z7,z9", help="parameters to keep at the vessel file's values "
@@ -102,7 +107,11 @@ def run_hull(args) -> int:
         if source_text is None:
             print("error: --out needs a vessel file, not a preset built in code", file=sys.stderr)
             return 2
-        path = write_vessel(args.out, source_text, report)
+        try:
+            path = write_vessel(args.out, source_text, report)
+        except IdentificationError as e:
+            print(f"error: --out {args.out}: not written: {e}", file=sys.stderr)
+            return 1
         print(f"vessel file: {path}")
     if args.report:
         Path(args.report).write_text(json.dumps(report.as_dict(), indent=2, default=float) + "\n")
@@ -123,11 +132,23 @@ def format_report(r) -> str:
     from estimation.identification.hull_least_squares import MEANING
     for i, n in enumerate(NAMES):
         if n in f.fixed:
-            lines.append(f"  {n:4s} {f.zeta[i]:10.4g} {'fixed':>9s}   {'(kept from the vessel file)':^23s} "
+            why = "(unpinned: file's value)" if n in r.unpinned else "(kept from the vessel file)"
+            lines.append(f"  {n:4s} {f.zeta[i]:10.4g} {'fixed':>9s}   {why:^23s} "
                          f"{'':6s}  {before[i]:11.4g}  {MEANING[n]}")
             continue
+        mark = "  AT BOUND" if n in f.at_bound else ""
         lines.append(f"  {n:4s} {f.zeta[i]:10.4g} {f.std[i]:9.3g}   [{f.ci95[i][0]:9.4g}, {f.ci95[i][1]:9.4g}] "
-                     f"{_half_width_pct(f, i):5.1f}%  {before[i]:11.4g}  {MEANING[n]}")
+                     f"{_half_width_pct(f, i):5.1f}%  {before[i]:11.4g}  {MEANING[n]}{mark}")
+    if f.ci95_segments is not None:
+        lines.append("  95 % CI: the wider of the residual-based interval and the one from refitting with each "
+                     "segment left out (model-form error)")
+    from autopilot.identification.hull_bounds import AT_BOUND_ADVICE
+    for n in f.at_bound:
+        lines.append(f"  at bound: {AT_BOUND_ADVICE[n]}")
+    for n in r.unpinned:
+        lines.append(f"  unpinned: {n} ({MEANING[n]}): its interval is wider than its value and moving it across "
+                     f"that changes the held-out prediction by {100 * r.sensitivity.get(n, 0.0):.1f} % only; kept "
+                     f"at the vessel file's value, the rest refitted")
     free = [i for i, n in enumerate(NAMES) if n not in f.fixed]
     if free:
         worst = max(free, key=lambda i: _half_width_pct(f, i))
@@ -145,6 +166,10 @@ def format_report(r) -> str:
         lines.append(f"  {run}, flown in 10 s pieces: " + "  ".join(f"{k} R2 {q['r2']:.4f}" for k, q in sig.items()))
     for run, sig in r.validation_x0.items():
         lines.append(f"  {run}, first states estimated: " + "  ".join(f"{k} R2 {q['r2']:.4f}" for k, q in sig.items()))
+    lines.append(f"method: {r.method} ({how}): {r.method_reason}")
+    for m, sc in r.method_scores.items():
+        rm = "; ".join(f"{run}: " + " ".join(f"{k} {v:.3g}" for k, v in q.items()) for run, q in sc["rmse_10s"].items())
+        lines.append(f"  {m}: validation score {sc['score']:.4f} (RMSE over {10:g} s free runs: {rm})")
     lines.append(f"Nomoto: K {r.nomoto['K']:.4g} rad/s per N m, T {r.nomoto['T']:.3g} s")
     from autopilot.identification.hull import imbalance_text
     lines.append(imbalance_text(f.imbalance))

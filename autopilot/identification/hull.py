@@ -24,8 +24,10 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
+from autopilot.identification.hull_bounds import AT_BOUND_ADVICE, schema_key_bounds, zeta_bounds
 from estimation.identification.hull_least_squares import (
     EXCITED_BY,
+    MEANING,
     NAMES,
     HullFit,
     IdentificationError,
@@ -37,10 +39,16 @@ from estimation.identification.hull_least_squares import (
     smoothed,
     zeta_of_hull,
 )
-from estimation.identification.hull_output_error import OutputSegment, fit_hull_oe
+from estimation.identification.hull_output_error import OutputSegment, cut_pieces, fit_hull_oe
+from estimation.identification.hull_sensitivity import sensitivities
 
 METHODS = ("ls", "oe")
-DEFAULT_METHOD = "oe"     # why: docs/design-notes/simulator-and-rims.md, "Identification"
+DEFAULT_METHOD: Optional[str] = None    # both, the better-validating kept: identification-constrained-fit.md
+SCORED = ("u", "v", "r", "x", "y")          # the validation signals the method choice compares
+MIN_SENSITIVITY = 0.02                      # a wide-interval parameter moving the prediction error less: unpinned
+MIN_YAW_RATE_SPREAD_RPS = math.radians(0.5)     # less: the boat never turned
+MIN_SPEED_SPREAD_MPS = 0.02                     # less: the boat never changed speed
+GROUP_S = 30.0                              # jackknife group length of a run without identification segments [s]
 OE_PIECE_S = 8.0                            # output-error multiple-shooting piece length [s]
 SHORT_HORIZON_S = 10.0                      # second validation measure: the model flown over 10 s pieces
 
@@ -68,6 +76,10 @@ class HullReport:
     method: str = "ls"                          # ls: equation-error least squares; oe: output-error refinement
     validation_short: Dict[str, Dict[str, Dict[str, float]]] = field(default_factory=dict)  # SHORT_HORIZON_S pieces
     validation_x0: Dict[str, Dict[str, Dict[str, float]]] = field(default_factory=dict)  # first states estimated
+    method_reason: str = ""                     # why `method` was used
+    method_scores: Dict[str, dict] = field(default_factory=dict)   # method -> score, rmse_10s (validation_score)
+    unpinned: tuple = ()                        # parameters held at the file's values because the fit left them loose
+    sensitivity: Dict[str, float] = field(default_factory=dict)    # wide-interval parameter -> prediction rise
     date: str = field(default_factory=lambda: _dt.date.today().isoformat())
 
     @property
@@ -86,6 +98,9 @@ class HullReport:
                 "validated_on_fit_data": self.validated_on_fit_data,
                 "gains": self.gains, "runs_fit": self.runs_fit, "runs_validate": self.runs_validate,
                 "velocities": self.velocities, "method": self.method, "window_s": self.window_s,
+                "method_reason": self.method_reason, "method_scores": self.method_scores,
+                "unpinned": list(self.unpinned), "sensitivity": self.sensitivity,
+                "at_bound": {n: AT_BOUND_ADVICE[n] for n in self.fit.at_bound},
                 "thrust_scales": list(self.thrust_scales),
                 "date": self.date}
 
@@ -101,13 +116,18 @@ def _with_advice(e: IdentificationError, fix) -> IdentificationError:
 
 
 def identify(fit_runs: Sequence, validate_runs: Sequence, vessel, window_s: float = 1.0,
-             require: Sequence[str] = NAMES, fix: Sequence[str] = (), method: str = DEFAULT_METHOD) -> HullReport:
+             require: Sequence[str] = NAMES, fix: Sequence[str] = (), method: Optional[str] = DEFAULT_METHOD
+             ) -> HullReport:
     """Fit on `fit_runs`, validate on `validate_runs` (autopilot.identification.runs.IdentRun each; the fitting runs
     themselves when none are given). `fix` names parameters held at the vessel file's values. `method`: "ls"
     the equation-error least squares; "oe" that fit refined by output error over the runs' open-loop segments
-    (estimation/identification/hull_output_error.py). IdentificationError when the data cannot identify a parameter of
-    `require` that is not fixed."""
-    if method not in METHODS:
+    (estimation/identification/hull_output_error.py); None (the default) both, the one that validates better
+    kept (`choose_method`).
+    Both fits are bounded by the vessel-file schema (autopilot/identification/hull_bounds.py: added masses <= 0,
+    dampings >= 0, the file's mass and Iz as given); a parameter the fit leaves unpinned (`settle_unpinned`) is
+    held at the vessel file's value and the rest refitted. IdentificationError only when the runs carry no
+    information on a parameter of `require` that is not fixed (never turned, never changed speed)."""
+    if method is not None and method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}")
     if not fit_runs:
         raise IdentificationError("no run to fit")
@@ -117,35 +137,156 @@ def identify(fit_runs: Sequence, validate_runs: Sequence, vessel, window_s: floa
         return np.concatenate([getattr(p, k) for p in parts])
     stacked = RunData(stack("t_s"), stack("u"), stack("v"), stack("r"), stack("x_n"), stack("y_n"), stack("n_nm"),
                       stack("u_dot"), stack("v_dot"), stack("r_dot"), correlated_samples=parts[0].correlated_samples)
+    _refuse_without_information(stacked, [n for n in require if n not in fix], fix)
     file_zeta = zeta_of_hull(vessel.hull)
+    bounds = zeta_bounds(vessel.hull.mass_kg, vessel.hull.iz_kgm2)
     ys = [t.y_m for t in vessel.thrusters]
     arm = float(np.mean(np.abs(ys))) if min(ys) < 0.0 < max(ys) else None   # thrusters on both sides
+    groups = _sample_groups(fit_runs)
+    checked = validate_runs or fit_runs
+    val_pieces = cut_pieces([seg for r in checked for seg in open_loop_segments(r)], SHORT_HORIZON_S,
+                            SHORT_HORIZON_S)
+    user_fixed = {n: file_zeta[NAMES.index(n)] for n in fix}
+    outside = [n for n, z in user_fixed.items() if not bounds[0][NAMES.index(n)] <= z <= bounds[1][NAMES.index(n)]]
+    if outside:
+        raise IdentificationError(f"--fix {', '.join(outside)}: the vessel file's value is outside what "
+                                  "`autopilot check` accepts")
+
+    def fit_ls(fixed_names):
+        return fit_hull(stacked, require=(), fixed={n: file_zeta[NAMES.index(n)] for n in fixed_names},
+                        imbalance_arm_m=arm, bounds=bounds, groups=groups, refuse_wide=False)
+
     try:
-        fit = fit_hull(stacked, require=require, fixed={n: file_zeta[NAMES.index(n)] for n in fix},
-                       imbalance_arm_m=arm)
+        ls_raw = fit_ls(fix)
     except IdentificationError as e:
         raise _with_advice(e, fix) from None
-    if method == "oe":
-        segments = [seg for r in fit_runs for seg in open_loop_segments(r)]
-        try:
-            fit = fit_hull_oe(segments, fit, require=[n for n in require if n not in fix], imbalance_arm_m=arm,
-                              piece_s=OE_PIECE_S)
-        except IdentificationError as e:
-            raise _with_advice(e, fix) from None
-    keys = hull_keys(fit, vessel.hull.mass_kg, vessel.hull.iz_kgm2)
+    segments = [seg for r in fit_runs for seg in open_loop_segments(r)]
+
+    def fit_oe(fixed_names):
+        start = ls_raw if set(fixed_names) == set(fix) else fit_ls(fixed_names)
+        return fit_hull_oe(segments, start, require=(), imbalance_arm_m=arm, piece_s=OE_PIECE_S, bounds=bounds,
+                           segment_refits=True, refuse_wide=False)
+
+    candidates = {}
+    for m in ([method] if method else list(METHODS)):
+        fitter = fit_ls if m == "ls" else fit_oe
+        first = ls_raw if m == "ls" else fit_oe(fix)
+        candidates[m] = settle_unpinned(first, fitter, fix, val_pieces, bounds, arm)
+    scores = {m: validation_score(c[0].zeta, checked) for m, c in candidates.items()}
+    chosen, reason = choose_method(scores) if method is None else (method, "forced by --method")
+    fit, unpinned, sens = candidates[chosen]
+    keys = _keys_within_schema(hull_keys(fit, vessel.hull.mass_kg, vessel.hull.iz_kgm2))
     on_fit_data = not validate_runs
-    validation = {r.name: validate(fit.zeta, r) for r in (validate_runs or fit_runs)}
-    short = {r.name: validate(fit.zeta, r, SHORT_HORIZON_S) for r in (validate_runs or fit_runs)}
-    x0 = {r.name: validate(fit.zeta, r, initial="estimated") for r in (validate_runs or fit_runs)}
+    validation = {r.name: validate(fit.zeta, r) for r in checked}
+    short = {r.name: validate(fit.zeta, r, SHORT_HORIZON_S) for r in checked}
+    x0 = {r.name: validate(fit.zeta, r, initial="estimated") for r in checked}
     report = HullReport(fit, keys, {k: float(getattr(vessel.hull, k)) for k in HULL_KEYS},
                         nomoto_fit(stacked), validation, on_fit_data, derived_gains(fit.zeta, vessel),
-                        [r.name for r in fit_runs], [r.name for r in (validate_runs or fit_runs)],
+                        [r.name for r in fit_runs], [r.name for r in checked],
                         fit_runs[0].source, window_s, vessel.hull.mass_kg, vessel.hull.iz_kgm2)
     report.thrust_scales = tuple(thrust_scales(vessel, report))
-    report.method = method
+    report.method = chosen
+    report.method_reason = reason
+    report.method_scores = {m: {"score": sc[0], "rmse_10s": sc[1]} for m, sc in scores.items()}
+    report.unpinned = unpinned
+    report.sensitivity = sens
     report.validation_short = short
     report.validation_x0 = x0
     return report
+
+
+def _refuse_without_information(d: RunData, require: Sequence[str], fix: Sequence[str]) -> None:
+    """IdentificationError naming the parameters a run carries no information on: the boat never turned (yaw
+    rate spread under MIN_YAW_RATE_SPREAD_RPS, or no yaw moment: z2, z3, z6..z9) or never changed speed
+    (surge speed spread under MIN_SPEED_SPREAD_MPS: z1, z4, z5)."""
+    missing, why = [], []
+    if float(np.std(d.r)) < MIN_YAW_RATE_SPREAD_RPS or not np.any(d.n_nm):
+        missing += ["z2", "z3", "z6", "z7", "z8", "z9"]
+        why.append(f"the boat never turned (yaw rate spread {math.degrees(float(np.std(d.r))):.2f} deg/s)")
+    if float(np.std(d.u)) < MIN_SPEED_SPREAD_MPS:
+        missing += ["z1", "z4", "z5"]
+        why.append(f"the boat never changed speed (surge spread {float(np.std(d.u)):.3f} m/s)")
+    missing = [n for n in NAMES if n in missing and n in require]
+    if missing:
+        raise _with_advice(IdentificationError(
+            "the run does not excite " + ", ".join(f"{n} ({MEANING[n]})" for n in missing) + ": "
+            + "; ".join(why)), fix)
+
+
+def _sample_groups(fit_runs) -> np.ndarray:
+    """A label per stacked sample of the fitting runs for the delete-a-group jackknife: within each run, the
+    identification segment the sample belongs to (from its start to the next one's, the way back included);
+    a run without segments in GROUP_S pieces."""
+    labels, offset = [], 0
+    for r in fit_runs:
+        t = np.asarray(r.data.t_s, float)
+        starts = sorted(t0 for t0, _ in r.segment_starts_s)
+        if len(starts) >= 2:
+            g = np.maximum(np.searchsorted(starts, t, side="right") - 1, 0)
+        else:
+            g = ((t - t[0]) // GROUP_S).astype(int)
+        labels.append(g + offset)
+        offset += int(g.max()) + 1
+    return np.concatenate(labels)
+
+
+def settle_unpinned(fit: HullFit, refit, fix: Sequence[str], pieces, bounds, arm_m: Optional[float]):
+    """(fit, unpinned, sensitivity): the parameters of `fit` neither pinned by their interval (95 % half
+    width under the value) nor by the held-out prediction (moving one across its interval raises
+    hull_sensitivity.prediction_error by less than MIN_SENSITIVITY) are held at the vessel file's values by
+    `refit(fixed names)` once, the rest refitted. A parameter on its bound is reported there, not tested."""
+    free = [n for n in NAMES if n not in fit.fixed and n not in fit.at_bound]
+    wide = [n for n in free if not _half(fit, n) < abs(float(fit.zeta[NAMES.index(n)]))]
+    delta = 0.0 if fit.imbalance is None else float(fit.imbalance[0])
+    sens = sensitivities(fit.zeta, fit.ci95, wide, pieces, delta, arm_m or 1.0, bounds) if wide else {}
+    unpinned = tuple(n for n in wide if sens[n] < MIN_SENSITIVITY)
+    if not unpinned:
+        return fit, (), sens
+    return refit(tuple(fix) + unpinned), unpinned, sens
+
+
+def _half(fit: HullFit, name: str) -> float:
+    lo, hi = fit.ci95[NAMES.index(name)]
+    return 0.5 * (float(hi) - float(lo))
+
+
+def validation_score(zeta: np.ndarray, runs) -> tuple:
+    """(score, rmse): the model flown free over SHORT_HORIZON_S pieces of each run (`validate`), its RMSE of
+    u, v [m/s], r [rad/s], x, y [m] per run, and the score [-]: their mean over each signal's spread in the data
+    (sqrt(1 - R^2); lower is better, inf if the model diverges)."""
+    parts, rmse = [], {}
+    for r in runs:
+        q = validate(zeta, r, SHORT_HORIZON_S)
+        rmse[r.name] = {k: q[k]["rmse"] for k in SCORED}
+        for k in SCORED:
+            r2 = q[k]["r2"]
+            parts.append(math.sqrt(max(0.0, 1.0 - r2)) if math.isfinite(r2) else math.inf)
+    return (float(np.mean(parts)) if parts else math.inf), rmse
+
+
+def choose_method(scores: Dict[str, tuple]) -> tuple:
+    """(method, why): of the methods' validation_score results, the lower score (ls on a tie: the simpler)."""
+    order = sorted(scores, key=lambda m: (scores[m][0], m != "ls"))
+    best = order[0]
+    if len(order) == 1:
+        return best, "the only method run"
+    other = order[1]
+    return best, (f"it validates better on the held-out runs (score {scores[best][0]:.4f} against {other}'s "
+                  f"{scores[other][0]:.4f}; mean RMSE/spread of {', '.join(SCORED)} over "
+                  f"{SHORT_HORIZON_S:g} s free runs)")
+
+
+def _keys_within_schema(keys: Dict[str, float]) -> Dict[str, float]:
+    """The hull keys, a value past its schema bound by rounding only (1e-9 relative) set on the bound."""
+    out = dict(keys)
+    for key, (lo, hi) in schema_key_bounds().items():
+        v = out[key]
+        tol = 1e-9 * max(1.0, abs(v))
+        if hi < v <= hi + tol:
+            out[key] = hi
+        elif lo - tol <= v < lo:
+            out[key] = lo
+    return out
 
 
 def segment_spans(run) -> List[tuple]:
@@ -287,9 +428,19 @@ def vessel_text(source_text: str, report: HullReport) -> str:
         if section == "hull" and km and km.group(2) in report.keys:
             key = km.group(2)
             lo, hi = key_ci[key]
-            if NAMES[HULL_KEYS.index(key)] in fit.fixed:
+            name = NAMES[HULL_KEYS.index(key)]
+            if name in report.unpinned:
+                rise = report.sensitivity.get(name, 0.0)
+                out.append(f"{km.group(1)}{key}: {report.keys[key]:.6g}   # kept from the file: the runs leave "
+                           f"{name} unpinned (moving it across its interval changes the held-out prediction by "
+                           f"{100 * rise:.1f} %)")
+            elif name in fit.fixed:
                 out.append(f"{km.group(1)}{key}: {report.keys[key]:.6g}   # kept from the file: the runs do not "
                            f"excite it")
+            elif name in fit.at_bound:
+                out.append(f"{km.group(1)}{key}: {report.keys[key]:.6g}   # identified at the bound "
+                           f"`autopilot check` allows ({AT_BOUND_ADVICE[name]}); 95 % CI [{lo:.5g}, {hi:.5g}]; "
+                           f"was {report.file_keys[key]:g}")
             else:
                 out.append(f"{km.group(1)}{key}: {report.keys[key]:.6g}   # identified, 95 % CI "
                            f"[{lo:.5g}, {hi:.5g}]; was {report.file_keys[key]:g}")
@@ -307,6 +458,7 @@ def vessel_text(source_text: str, report: HullReport) -> str:
               f"{report.fit.samples} samples, condition {report.fit.condition:.0f}).",
               f"# Validation{' (on the fitting data: give a second run)' if report.validated_on_fit_data else ''}: "
               f"{val}.",
+              f"# Method: {report.method} ({report.method_reason}).",
               f"# Nomoto K = {report.nomoto['K']:.4g} rad/s per N m, T = {report.nomoto['T']:.3g} s.",
               f"# {imbalance_text(report.fit.imbalance)}",
               "# Gains derived from the identified model (autopilot/identification/hull.py derived_gains)."]
@@ -403,7 +555,19 @@ def identified_vessel(vessel, report: HullReport):
 
 
 def write_vessel(path, source_text: str, report: HullReport) -> Path:
-    """Write `vessel_text` to path (refusing to overwrite the source file itself is the caller's job)."""
+    """Write `vessel_text` to path (refusing to overwrite the source file itself is the caller's job), only if
+    `autopilot check` accepts it: the text is checked (autopilot.files.check.check_config) in a hidden file
+    beside `path`, then moved there; IdentificationError with check's problems (nothing written) if not."""
+    from autopilot.files.check import check_config
     p = Path(path)
-    p.write_text(vessel_text(source_text, report))
+    trial = p.with_name(f".{p.stem}.checking{p.suffix or '.yaml'}")
+    trial.write_text(vessel_text(source_text, report))
+    try:
+        checked = check_config(trial)
+        if not checked.ok:
+            raise IdentificationError("`autopilot check` would refuse it: "
+                                      + "; ".join(str(q).replace(str(trial), str(p)) for q in checked.problems))
+        trial.replace(p)
+    finally:
+        trial.unlink(missing_ok=True)
     return p

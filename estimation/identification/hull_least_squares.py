@@ -77,11 +77,19 @@ class HullFit:
     fixed: tuple = ()           # names of parameters held at given values, not fitted
     imbalance: Optional[tuple] = None   # (delta, std, lo, hi) when fitted: starboard thrust x (1 + delta/2),
                                         # port x (1 - delta/2), relative to the thrust maps [-]
+    at_bound: tuple = ()        # names of fitted parameters that ended on a bound of the fit
+    ci95_residual: Optional[np.ndarray] = None   # (9, 2) the residual-based interval alone
+    ci95_segments: Optional[np.ndarray] = None   # (9, 2) the delete-a-segment refit interval alone (model form)
 
     def as_dict(self) -> Dict[str, dict]:
-        return {n: {"value": float(z), "std": float(s), "ci95": [float(lo), float(hi)], "meaning": MEANING[n],
-                    "fixed": n in self.fixed}
-                for n, z, s, (lo, hi) in zip(NAMES, self.zeta, self.std, self.ci95)}
+        out = {}
+        for i, (n, z, s, (lo, hi)) in enumerate(zip(NAMES, self.zeta, self.std, self.ci95)):
+            out[n] = {"value": float(z), "std": float(s), "ci95": [float(lo), float(hi)], "meaning": MEANING[n],
+                      "fixed": n in self.fixed, "at_bound": n in self.at_bound}
+            for key, ci in (("ci95_residual", self.ci95_residual), ("ci95_segments", self.ci95_segments)):
+                if ci is not None:
+                    out[n][key] = [float(ci[i][0]), float(ci[i][1])]
+        return out
 
 
 def smoothed(data: RunData, window_s: float = 1.0, order: int = 3) -> RunData:
@@ -112,7 +120,8 @@ def regressors(d: RunData):
 
 
 def fit_hull(data: RunData, require: Sequence[str] = NAMES, fixed: Optional[Dict[str, float]] = None,
-             imbalance_arm_m: Optional[float] = None) -> HullFit:
+             imbalance_arm_m: Optional[float] = None, bounds: Optional[tuple] = None,
+             groups: Optional[np.ndarray] = None, refuse_wide: bool = True) -> HullFit:
     """Weighted least squares of the nine parameters; IdentificationError when a required one is not excited.
     `fixed` holds parameters at given values (e.g. the vessel file's, for what a run cannot excite): their
     columns move to the right-hand side, and they are reported with zero spread.
@@ -120,19 +129,40 @@ def fit_hull(data: RunData, require: Sequence[str] = NAMES, fixed: Optional[Dict
     pushing (1 + delta/2) and port ones (1 - delta/2) times their maps add -(delta/2) arm X to the yaw moment
     and -(delta/2) N / arm to the surge force, so the yaw row gains the column arm X / 2 and the surge row
     N / (2 arm) (only the difference between the sides is identifiable: a common scale is indistinguishable
-    from scaling every parameter)."""
+    from scaling every parameter).
+    `bounds` (lower (9,), upper (9,)) constrain z1..z9 inside the fit (bounded linear least squares,
+    scipy.optimize.lsq_linear; a fixed value outside its bounds is a ValueError); the parameters that end on
+    a bound are listed in `at_bound`, their intervals cut at the bound.
+    `groups` (one label per sample of `data`, e.g. the identification segment it belongs to) adds a
+    delete-a-group jackknife: the fit redone leaving each group out, its spread an interval that holds when the
+    model cannot reproduce the hull (`ci95_segments`); `ci95` is then the wider of that and the residual one.
+    `refuse_wide` False: a parameter with a wide interval, or nearly dependent regressors, is reported, not
+    refused (only a parameter the run does not excite at all is)."""
     fixed = dict(fixed or {})
     unknown = sorted(set(fixed) - set(NAMES))
     if unknown:
         raise ValueError(f"fixed: not parameters: {', '.join(unknown)}")
     phi, tau, row = regressors(data)
+    n_samples = len(data.t_s)
+    group_rows = None if groups is None else np.tile(np.asarray(groups), 3)
+    if group_rows is not None and len(group_rows) != len(tau):
+        raise ValueError(f"groups: {len(group_rows) // 3} labels for {n_samples} samples")
     surge_force = np.tile(tau[row == 0], 3)              # X [N] and N [N m] beside every row (imbalance column)
     yaw_moment = np.tile(tau[row == 2], 3)
     ok = np.all(np.isfinite(phi), axis=1) & np.isfinite(tau)
     phi, tau, row, surge_force, yaw_moment = phi[ok], tau[ok], row[ok], surge_force[ok], yaw_moment[ok]
+    if group_rows is not None:
+        group_rows = group_rows[ok]
     free = [i for i, name in enumerate(NAMES) if name not in fixed]
     if not free:
         raise ValueError("fixed: every parameter is fixed; nothing to fit")
+    lo_all = np.full(9, -np.inf) if bounds is None else np.asarray(bounds[0], float)
+    hi_all = np.full(9, np.inf) if bounds is None else np.asarray(bounds[1], float)
+    for name, value in fixed.items():
+        i = NAMES.index(name)
+        if not lo_all[i] <= float(value) <= hi_all[i]:
+            raise ValueError(f"fixed: {name} = {float(value):g} is outside its bounds "
+                             f"[{lo_all[i]:g}, {hi_all[i]:g}]")
     for name, value in fixed.items():
         tau = tau - phi[:, NAMES.index(name)] * float(value)
     cols, names = phi[:, free], [NAMES[i] for i in free]
@@ -141,17 +171,28 @@ def fit_hull(data: RunData, require: Sequence[str] = NAMES, fixed: Optional[Dict
         cols = np.column_stack([cols, np.where(row == 2, 0.5 * arm * surge_force,
                                                np.where(row == 0, 0.5 * yaw_moment / arm, 0.0))])
         names = names + ["imbalance"]
-    fit = _fit_free(cols, tau, row, names, data, [r for r in require if r != "imbalance"])
-    zeta, std, ci = np.zeros(9), np.zeros(9), np.zeros((9, 2))
+    lo = np.r_[lo_all[free], [-np.inf] * (len(names) - len(free))]
+    hi = np.r_[hi_all[free], [np.inf] * (len(names) - len(free))]
+    fit = _fit_free(cols, tau, row, names, data, [r for r in require if r != "imbalance"], (lo, hi),
+                    group_rows, refuse_wide)
+    zeta, std = np.zeros(9), np.zeros(9)
+    ci, ci_res = np.zeros((9, 2)), np.zeros((9, 2))
+    ci_seg = None if fit.ci95_segments is None else np.zeros((9, 2))
     for k, i in enumerate(free):
         zeta[i], std[i], ci[i] = fit.zeta[k], fit.std[k], fit.ci95[k]
+        ci_res[i] = fit.ci95_residual[k] if fit.ci95_residual is not None else fit.ci95[k]
+        if ci_seg is not None and fit.ci95_segments is not None:
+            ci_seg[i] = fit.ci95_segments[k]
     for name, value in fixed.items():
         i = NAMES.index(name)
-        zeta[i], ci[i] = float(value), (float(value), float(value))
+        zeta[i], ci[i], ci_res[i] = float(value), (float(value), float(value)), (float(value), float(value))
+        if ci_seg is not None:
+            ci_seg[i] = (float(value), float(value))
     imb = None
     if imbalance_arm_m:
         imb = (float(fit.zeta[-1]), float(fit.std[-1]), float(fit.ci95[-1][0]), float(fit.ci95[-1][1]))
-    return HullFit(zeta, std, ci, fit.condition, fit.samples, fit.residual_std, tuple(sorted(fixed)), imb)
+    return HullFit(zeta, std, ci, fit.condition, fit.samples, fit.residual_std, tuple(sorted(fixed)), imb,
+                   tuple(n for n in fit.at_bound if n in NAMES), ci_res, ci_seg)
 
 
 def _autocorrelation_time(x: np.ndarray, max_lag: int = 5000) -> float:
@@ -170,24 +211,38 @@ def _autocorrelation_time(x: np.ndarray, max_lag: int = 5000) -> float:
     return 0.5 + float(np.sum(acf[1:stop]))
 
 
-def _fit_free(phi, tau, row, names, data, require) -> HullFit:
-    """The weighted least squares of the columns `names` (see fit_hull)."""
+def _bounded_lstsq(a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """argmin |a x - b| subject to lo <= x <= hi (columns scaled to unit norm for the solver)."""
+    from scipy.optimize import lsq_linear
+    scale = np.linalg.norm(a, axis=0)
+    scale[scale == 0.0] = 1.0
+    if np.all(np.isinf(lo)) and np.all(np.isinf(hi)):
+        x, *_ = np.linalg.lstsq(a / scale, b, rcond=None)
+        return x / scale
+    res = lsq_linear(a / scale, b, bounds=(lo * scale, hi * scale), method="bvls", tol=1e-12)
+    return np.clip(res.x / scale, lo, hi)
+
+
+def _fit_free(phi, tau, row, names, data, require, bounds=None, groups=None, refuse_wide=True) -> HullFit:
+    """The weighted (bounded) least squares of the columns `names` (see fit_hull)."""
     m = len(names)
     n = len(tau) // 3
     if n < 50:
         raise IdentificationError(f"{n} samples: a fit needs at least 50")
+    lo, hi = bounds if bounds is not None else (np.full(m, -np.inf), np.full(m, np.inf))
     w = np.ones(len(tau))
+    live = np.linalg.norm(phi, axis=0) > 0.0
+    dead = [names[i] for i in range(m) if not live[i]]
+    if dead:
+        raise IdentificationError("the run does not excite " + ", ".join(f"{d} ({MEANING.get(d, d)})" for d in dead))
     for _ in range(2):                                   # ordinary fit, then rows weighted by 1/residual std
-        zeta, *_ = np.linalg.lstsq(phi * w[:, None], tau * w, rcond=None)
+        zeta = _bounded_lstsq(phi * w[:, None], tau * w, lo, hi)
         res = tau - phi @ zeta
         sd = [float(np.std(res[row == k])) or 1e-12 for k in range(3)]
         w = 1.0 / np.array(sd)[row]
     a = phi * w[:, None]
     scale = np.linalg.norm(a, axis=0)
     problems: List[str] = []
-    dead = [names[i] for i in range(m) if scale[i] == 0.0]
-    if dead:
-        raise IdentificationError("the run does not excite " + ", ".join(f"{d} ({MEANING.get(d, d)})" for d in dead))
     cond = float(np.linalg.cond(a / scale))
     dof = len(tau) - m
     s2 = float(np.sum((tau * w - a @ zeta) ** 2) / dof)
@@ -201,15 +256,31 @@ def _fit_free(phi, tau, row, names, data, require) -> HullFit:
     dof = max(1, len(tau) // k - m)
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     half = stats.t.ppf(0.975, dof) * std
-    ci = np.column_stack([zeta - half, zeta + half])
-    if cond > MAX_CONDITION:
+    ci_res = np.column_stack([np.maximum(zeta - half, lo), np.minimum(zeta + half, hi)])
+    ci, ci_seg = ci_res.copy(), None
+    if groups is not None:
+        labels = np.unique(groups)
+        if len(labels) >= 3:
+            drop = np.array([_bounded_lstsq(a[groups != g], tau[groups != g] * w[groups != g], lo, hi)
+                             for g in labels])
+            g_count = len(labels)
+            std_seg = np.sqrt((g_count - 1) / g_count * np.sum((drop - drop.mean(axis=0)) ** 2, axis=0))
+            half_seg = stats.t.ppf(0.975, g_count - 1) * std_seg
+            ci_seg = np.column_stack([np.maximum(zeta - half_seg, lo), np.minimum(zeta + half_seg, hi)])
+            ci = np.column_stack([np.minimum(ci_res[:, 0], ci_seg[:, 0]), np.maximum(ci_res[:, 1], ci_seg[:, 1])])
+            wider = half_seg > half
+            std = np.where(wider, std_seg, std)
+            half = np.maximum(half, half_seg)
+    tol = 1e-9 * np.maximum(1.0, np.abs(zeta))
+    at_bound = tuple(names[i] for i in range(m) if zeta[i] - lo[i] <= tol[i] or hi[i] - zeta[i] <= tol[i])
+    if cond > MAX_CONDITION and refuse_wide:
         problems.append(f"the regressors are nearly dependent (condition number {cond:.3g} > {MAX_CONDITION:g})")
     for i, name in enumerate(names):
-        if name in require and not (half[i] < abs(zeta[i])):
+        if refuse_wide and name in require and name not in at_bound and not (half[i] < abs(zeta[i])):
             problems.append(f"{name} ({MEANING.get(name, name)}) = {zeta[i]:.4g} +/- {half[i]:.3g}: not excited enough")
     if problems:
         raise IdentificationError("; ".join(problems))
-    return HullFit(zeta, std, ci, cond, n, tuple(sd))
+    return HullFit(zeta, std, ci, cond, n, tuple(sd), (), None, at_bound, ci_res, ci_seg)
 
 
 def hull_keys(fit: HullFit, mass_kg: float, iz_kgm2: float) -> Dict[str, float]:

@@ -159,7 +159,8 @@ def simulate(zeta: np.ndarray, x0: np.ndarray, x_n: np.ndarray, y_n: np.ndarray,
 
 def fit_hull_oe(segments: Sequence[OutputSegment], start: HullFit, require: Sequence[str] = NAMES,
                 imbalance_arm_m: Optional[float] = None, piece_s: float = 8.0,
-                max_iter: int = 30, block_s: Optional[float] = 24.0) -> HullFit:
+                max_iter: int = 30, block_s: Optional[float] = 24.0, bounds: Optional[tuple] = None,
+                segment_refits: bool = False, refuse_wide: bool = True) -> HullFit:
     """Refine `start` (a fit_hull result on the same runs) by output error over the segments' pieces; the
     parameters `start` holds fixed stay fixed, and the imbalance is refitted when `start` fitted one (needs
     `imbalance_arm_m`, the thrusters' mean |y| [m]). Returns a HullFit whose residual_std is per output
@@ -167,7 +168,15 @@ def fit_hull_oe(segments: Sequence[OutputSegment], start: HullFit, require: Sequ
     correlation matrix; intervals as the module docstring says (`block_s` the jackknife's block [s]; None:
     no jackknife, the residuals taken for white noise).
     IdentificationError when a required free parameter's interval is wider than its value, or no piece is long
-    enough."""
+    enough.
+    `bounds` (lower (9,), upper (9,) of z1..z9; `start` inside them) constrain the fit: scipy's bounded
+    least_squares (trf) in place of the Levenberg-Marquardt; parameters it ends on a bound of are listed in
+    `at_bound` (held exactly there), their intervals cut at the bound.
+    `segment_refits`: the fit redone leaving each segment out (from this fit, at most max_iter // 6 steps),
+    their delete-one jackknife spread an interval that holds when the model cannot reproduce the hull
+    (`ci95_segments`; needs 3 segments or more); `ci95` is the wider of that and the residual one.
+    `refuse_wide` False: a wide interval is reported, not refused (a parameter the outputs do not depend on
+    at all still is)."""
     pcs = cut_pieces(segments, piece_s, block_s or piece_s)
     p_count, length = pcs.mask.shape
     free = [i for i, n in enumerate(NAMES) if n not in start.fixed]
@@ -236,14 +245,27 @@ def fit_hull_oe(segments: Sequence[OutputSegment], start: HullFit, require: Sequ
 
     q0 = np.concatenate([np.ones(len(free)), [start.imbalance[0]] if with_imb and start.imbalance is not None else [],
                          pcs.meas[:, :, 0].T.ravel()])
+    lo_all = np.full(9, -np.inf) if bounds is None else np.asarray(bounds[0], float)
+    hi_all = np.full(9, np.inf) if bounds is None else np.asarray(bounds[1], float)
+    q_lo = np.concatenate([lo_all[free] / scale, np.full(len(q0) - len(free), -np.inf)])
+    q_hi = np.concatenate([hi_all[free] / scale, np.full(len(q0) - len(free), np.inf)])
+    if bounds is not None and not np.all((q_lo <= q0) & (q0 <= q_hi)):
+        raise ValueError("start: a parameter is outside the bounds")
+    active = np.zeros(len(free), dtype=bool)
     for _ in range(2):      # pass 1: channels normalised by their spread; pass 2: by residual noise and correlation
         used = weights
-        q0 = _levenberg_marquardt(lambda q: residuals(q, used), lambda q: jacobian(q, used), q0, max_iter)
+        if bounds is None:
+            q0 = _levenberg_marquardt(lambda q: residuals(q, used), lambda q: jacobian(q, used), q0, max_iter)
+        else:
+            q0, active = _bounded_trf(lambda q: residuals(q, used), lambda q: jacobian(q, used), q0, q_lo, q_hi,
+                                      max_iter)
+            active = active[:len(free)]
         e = sim(q0) - pcs.meas
         sd = np.array([max(float(np.std(e[c][pcs.mask])), 1e-9) for c in range(4)])
         k_corr = np.array([max(1.0, math.ceil(2.0 * _autocorrelation_time(e[c][pcs.mask]))) for c in range(4)])
         weights = 1.0 / (sd * np.sqrt(k_corr))
     zeta, delta, _ = unpack(q0)
+    at_bound = tuple(NAMES[i] for k, i in enumerate(free) if active[k])
     # the Jacobian at the optimum, re-weighted from the weights it was taken with to the final ones
     jac = jacobian(q0, weights)
     info = (jac.T @ jac).toarray()
@@ -272,7 +294,33 @@ def fit_hull_oe(segments: Sequence[OutputSegment], start: HullFit, require: Sequ
     corr = cov[np.ix_(live, live)] / np.outer(d, d)
     cond = float(math.sqrt(max(np.linalg.cond(corr), 1.0))) if live.any() else math.inf
 
+    half_res = half.copy()
+    seg_half = None
+    if segment_refits and len(segments) >= 3:
+        here = HullFit(zeta, np.zeros(9), np.column_stack([zeta, zeta]), 0.0, 0, (), start.fixed,
+                       None if not with_imb else (float(delta), 0.0, float(delta), float(delta)))
+        drop = []
+        for j in range(len(segments)):
+            rest = [seg for k, seg in enumerate(segments) if k != j]
+            try:
+                f = fit_hull_oe(rest, here, require=(), imbalance_arm_m=imbalance_arm_m, piece_s=piece_s,
+                                max_iter=max(3, max_iter // 6), block_s=None, bounds=bounds, refuse_wide=False)
+            except IdentificationError:
+                continue            # too little left without this segment: it does not count
+            drop.append(np.r_[f.zeta[free], [f.imbalance[0]] if with_imb and f.imbalance is not None else []])
+        if len(drop) >= 3:
+            d_arr = np.array(drop)
+            g_count = len(drop)
+            std_seg = np.sqrt((g_count - 1) / g_count * np.sum((d_arr - d_arr.mean(axis=0)) ** 2, axis=0))
+            seg_half = stats.t.ppf(0.975, g_count - 1) * std_seg
+            std_g = np.where(seg_half > half, std_seg, std_g)
+            half = np.maximum(half, seg_half)
     std, ci = np.zeros(9), np.column_stack([start.zeta, start.zeta]).astype(float)
+    ci_res = ci.copy()
+    ci_seg = None if seg_half is None else ci.copy()
+    for k, i in enumerate(free):
+        if NAMES[i] in at_bound:
+            zeta[i] = lo_all[i] if abs(zeta[i] - lo_all[i]) <= abs(zeta[i] - hi_all[i]) else hi_all[i]
     problems: List[str] = []
     unexcited = [NAMES[i] for k, i in enumerate(free) if dead[k] and NAMES[i] in require]
     if unexcited:
@@ -281,7 +329,12 @@ def fit_hull_oe(segments: Sequence[OutputSegment], start: HullFit, require: Sequ
         if dead[k]:
             continue
         std[i] = std_g[k]
-        ci[i] = (zeta[i] - half[k], zeta[i] + half[k])
+        cut = lambda h: (max(zeta[i] - h, lo_all[i]), min(zeta[i] + h, hi_all[i]))  # noqa: E731
+        ci[i], ci_res[i] = cut(half[k]), cut(half_res[k])
+        if ci_seg is not None and seg_half is not None:
+            ci_seg[i] = cut(seg_half[k])
+        if not refuse_wide or NAMES[i] in at_bound:
+            continue
         if NAMES[i] in require and not math.isfinite(half[k]):
             problems.append(f"{NAMES[i]} ({MEANING[NAMES[i]]}) = {zeta[i]:.4g}: rests on one stretch of the run "
                             f"(leaving it out leaves {NAMES[i]} undetermined): not excited enough")
@@ -294,7 +347,22 @@ def fit_hull_oe(segments: Sequence[OutputSegment], start: HullFit, require: Sequ
     if with_imb:
         h = half[-1]
         imb = (float(delta), float(std_g[-1]), float(delta - h), float(delta + h))
-    return HullFit(zeta, std, ci, cond, int(pcs.mask.sum()), tuple(float(s) for s in sd), start.fixed, imb)
+    return HullFit(zeta, std, ci, cond, int(pcs.mask.sum()), tuple(float(s) for s in sd), start.fixed, imb,
+                   at_bound, ci_res, ci_seg)
+
+
+def _bounded_trf(fun, jac, q0: np.ndarray, lo: np.ndarray, hi: np.ndarray, max_iter: int):
+    """Minimise |fun(q)|^2 subject to lo <= q <= hi by scipy's trust-region reflective least_squares (the
+    Jacobian made dense: a few hundred columns, where the iterative sparse solver took 20x longer). At most
+    max_iter Jacobians. Returns (q, active): active True where q ended on a bound (held exactly there)."""
+    from scipy.optimize import least_squares
+    res = least_squares(fun, q0, jac=lambda q: jac(q).toarray(), bounds=(lo, hi), method="trf",
+                        tr_solver="exact", x_scale="jac", max_nfev=max_iter, ftol=1e-9, xtol=1e-10, gtol=1e-10)
+    q = res.x.copy()
+    active = res.active_mask != 0
+    q[res.active_mask < 0] = lo[res.active_mask < 0]
+    q[res.active_mask > 0] = hi[res.active_mask > 0]
+    return q, active
 
 
 
