@@ -51,7 +51,7 @@ STRAIGHT_RPS = 0.1             # rows are taken below this yaw rate [rad/s] ...
 STEADY_RPS2 = 0.02             # ... and this (low-passed) yaw acceleration [rad/s^2] ...
 SETTLE_S = 2.0                 # ... for this long (the heading loop has settled after a turn)
 BIAS_PRIOR_FRACTION = 0.1      # std of b at the start, of the largest yaw moment
-BIAS_DRIFT_FRACTION = 0.015    # std of b's change per second, of the largest yaw moment
+BIAS_DRIFT_FRACTION = 0.03     # std of b's change per second, of the largest yaw moment
 NOISE_FRACTION = 0.02          # std of one row's residual, of the largest yaw moment
 RECOVER_MARGIN = 0.1           # a weak or dead thruster is ok again above its threshold by this much
 ARM_TOLERANCE_M = 0.01         # thrusters whose yaw arms differ by less than this cannot be told apart
@@ -129,10 +129,10 @@ class ThrusterHealth:
 
     @property
     def relative(self) -> Tuple[float, ...]:
-        """Each effectiveness over the best known thruster's, clipped to [0, 1.5] (see the module docstring)."""
-        e, s = self.effectiveness, self.std
-        known = [x for x, sd, out in zip(e, s, self._out) if sd < EFFECTIVENESS_STD_GATE and not out]
-        ref = min(max(max(known, default=1.0), 0.5), 2.0)
+        """Each effectiveness over the best one's (of those not left out; the best taken within [0.5, 2]), clipped
+        to [0, 1.5] (see the module docstring)."""
+        e = self.effectiveness
+        ref = min(max(max((x for x, out in zip(e, self._out) if not out), default=1.0), 0.5), 2.0)
         return tuple(float(min(max(x / ref, 0.0), 1.5)) for x in e)
 
     def group_of(self, i: int) -> Tuple[int, ...]:

@@ -127,10 +127,10 @@ class ThrusterFailsafeConfig:
                               doc="effectiveness below which a thruster is dead: a twin boat goes neutral (HOLD); "
                                   "a boat with spare thrusters leaves it out and returns home (RTL); "
                                   "must be below weak_below")
-    hold_s: float = param(5.0, unit="s", min=0.5, max=600.0,
+    hold_s: float = param(15.0, unit="s", min=0.5, max=600.0,
                           doc="the effectiveness must stay below a threshold this long, with thrust "
                               "commanded, before it is acted on")
-    memory_s: float = param(30.0, unit="s", min=5.0, max=3600.0,
+    memory_s: float = param(120.0, unit="s", min=5.0, max=3600.0,
                             doc="how far back the estimate remembers: it follows a change within about this long")
     rtl_speed_fraction: float = param(0.5, min=0.1, max=1.0,
                                       doc="a boat returning home on its remaining thrusters goes at this "
