@@ -1,37 +1,22 @@
 """Per-thruster effectiveness: the thrust each thruster delivers over the thrust it is commanded, from the yaw motion.
 
-Model (the vessel file's yaw equation, autopilot/vocab/config.py HullConfig), with e_i the effectiveness of
-thruster i and b the yaw moment the file does not explain (wind, waves, a hull asymmetry):
+Model (the vessel file's yaw equation), with e_i the effectiveness of thruster i (the same ahead and astern) and
+b the yaw moment the file does not explain (wind, waves, a hull asymmetry) [N*m]:
 
     m33 r_dot - N_r r - N_rr |r| r + (m22 - m11) u v = sum_i e_i a_i T_i + b
 
-a_i is thruster i's yaw arm (fixed thrusters: -y_i; azimuth pods: x_i sin delta_i - y_i cos delta_i) and T_i the
-thrust commanded to it [N], first lagged by the thruster's time constant. Both sides go through the same
-first-order low-pass (FILTER_S), so r_dot is never differentiated: m33 lp(r_dot) = m33 (r - lp(r)) / FILTER_S.
-Only rows of steady, straight running are taken (|r| < STRAIGHT_RPS, |lp(r_dot)| < STEADY_RPS2, for SETTLE_S):
-there the
-hull terms vanish and the heading loop's integral has made the thrusters' moment balance b, so a wrong yaw
-inertia or damping in the file cannot read as a weak thruster (in turns it would load the outer one). A Kalman
-filter on theta = (e_1 .. e_n, b) takes one row per update; theta is a random walk (the e_i move by about
-EFFECTIVENESS_DRIFT within `memory_s`, b by BIAS_DRIFT_FRACTION of the largest yaw moment per root second: it
-changes with the heading to the wind). b's prior is tight (BIAS_PRIOR_FRACTION): what wind and waves do to a
-small boat's heading is a small part of what its thrusters can do, and a moment the thrusters are commanded to
-make but do not make is what a failed thruster looks like. In steady running the moment balances (the row's
-left side is near 0), so the rows tell only the thrusters' ratios: every e = 0 fits them too. The common scale is
-therefore pinned by a pseudo-measurement with every row, mean(e) = 1 within MEAN_PIN_STD; only the ratios are
-estimated, and `relative` (e over the best) is what is judged. Reverse thrust
-is the same equation with T_i < 0: a thruster is taken to be as effective astern as ahead.
+a_i is thruster i's yaw arm [m] (fixed thrusters: -y_i; azimuth pods: x_i sin delta_i - y_i cos delta_i), T_i the
+thrust commanded to it [N], lagged by its time constant. Both sides go through a first-order low-pass
+(FILTER_S); r_dot = (r - lp(r)) / FILTER_S. Rows are taken only in steady straight running (|r| < STRAIGHT_RPS and
+|r_dot| < STEADY_RPS2 for SETTLE_S). A Kalman filter estimates theta = (e_1 .. e_n, b) as a random walk (e_i by
+about EFFECTIVENESS_DRIFT within `memory_s`, b by BIAS_DRIFT_FRACTION of `max_yaw_nm` per root second), with a
+pseudo-measurement mean(e) = 1 (MEAN_PIN_STD) on every row: only the thrusters' ratios are estimated.
 
-The yaw moment is used, not the surge force: the estimator's surge speed is predicted from the very thrust being
-judged (a dead thruster leaves it believing the boat is moving for tens of seconds), the gyro's yaw rate is not.
-What the yaw moment cannot tell is a common factor on every thruster from a wrong yaw damping or inertia; nor
-can it tell two thrusters on the same arm apart. So the figure acted on is `relative`: e_i over the best
-thruster's e (a weak thruster is weak against the others), and thrusters sharing an arm form a `group` (the
-vehicle tells them apart by leaving each out in turn, see autopilot/vehicle.py).
-
-A thruster is judged only once its e is known to EFFECTIVENESS_STD_GATE (its covariance shrinks only while it is
-commanded thrust that changes), and a state (ok / weak / dead) changes only after `hold_s` of continuous
-evidence for it. Why and how well: docs/design-notes/thruster-health.md.
+Judged: `relative` (e_i over the largest e of the thrusters not left out), once the std of e_i is under
+EFFECTIVENESS_STD_GATE. A thruster's state (ok / weak / dead, thresholds weak_below and dead_below) changes only
+after `hold_s` [s] of continuous evidence; it goes back up only above its threshold plus RECOVER_MARGIN.
+Thrusters on the same arm (`groups`) cannot be told apart: a deficit is shared among them.
+Why, and how well it works: docs/design-notes/thruster-health.md.
 """
 from __future__ import annotations
 

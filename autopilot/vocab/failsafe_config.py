@@ -21,7 +21,7 @@ The defaults:
 - Low battery (battery.low_voltage_v of the vessel, 0 disables): below it for 5 s: RTL.
 - Control loop: 10 missed deadlines (later than 20 ms) within 5 s: HOLD; the first one is reported.
 - ESC output disconnected: disarm (not configurable).
-- A thruster delivering under 0.6 of its commanded thrust (relative to the best one) for 5 s: a warning; under
+- A thruster delivering under 0.6 of its commanded thrust (relative to the best one) for 15 s: a warning; under
   0.2: a twin boat HOLDs (it cannot steer), a boat with spare thrusters leaves it out and RTLs at half speed.
 - Arming in a navigating mode: a 3-D fix (quality >= 1) with HDOP <= 2.5 and >= 6 satellites.
 - MANUAL: thrusters neutral when no operator command arrived for 1 s.
@@ -135,9 +135,6 @@ class ThrusterFailsafeConfig:
     rtl_speed_fraction: float = param(0.5, min=0.1, max=1.0,
                                       doc="a boat returning home on its remaining thrusters goes at this "
                                           "fraction of the mission's cruise speed")
-    probe_s: float = param(8.0, unit="s", min=2.0, max=120.0,
-                           doc="thrusters that push alike (same side, same line) cannot be told apart; each is "
-                               "left out in turn this long to find which one fails")
 
 
 @dataclass(frozen=True, kw_only=True)

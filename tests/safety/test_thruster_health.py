@@ -218,3 +218,17 @@ def test_a_healthy_mismatched_boat_in_wind_raises_no_thruster_alarm():
     res = _mission_run(mismatch="damping=0.7,thrust=0.85,iz=1.3", duration=None)
     assert _thruster_events(res) == []
     assert res.report["mission_complete"]
+
+
+def test_the_cli_names_an_unknown_thruster_without_a_traceback(capsys):
+    from autopilot.cli.main import main as cli_main
+    rc = cli_main(["sim", str(DEMO), "--duration", "5", "--fault", "thruster-dead@2:port"])
+    err = capsys.readouterr().err
+    assert rc != 0 and "no thruster 'port'" in err and "left, right" in err and "Traceback" not in err
+
+
+def test_the_cli_refuses_a_weak_factor_out_of_range(capsys):
+    from autopilot.cli.main import main as cli_main
+    with pytest.raises(SystemExit):
+        cli_main(["sim", str(DEMO), "--duration", "5", "--fault", "thruster-weak@2:left=1.5"])
+    assert "(0, 1)" in capsys.readouterr().err
