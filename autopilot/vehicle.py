@@ -218,7 +218,8 @@ class Autopilot:
         self.thruster_watch: Optional[ThrusterHealth] = None   # per-thruster effectiveness (failsafe rate)
         if fs.thruster.enabled and len(vessel.thrusters) >= 2:
             try:
-                self.thruster_watch = ThrusterHealth.for_vessel(vessel, self.allocator.max_yaw_nm)
+                self.thruster_watch = ThrusterHealth.for_vessel(
+                    vessel, self.allocator.max_yaw_nm, max(m.max_forward_n for m in self.maps))
             except ValueError as e:
                 raise ConfigError(vessel.source_file, "failsafe.thruster", str(e)) from None
         self._model_warned = False

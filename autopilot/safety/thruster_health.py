@@ -8,9 +8,11 @@ b the yaw moment the file does not explain (wind, waves, a hull asymmetry) [N*m]
 a_i is thruster i's yaw arm [m] (fixed thrusters: -y_i; azimuth pods: x_i sin delta_i - y_i cos delta_i), T_i the
 thrust commanded to it [N], lagged by its time constant. Both sides go through a first-order low-pass
 (FILTER_S); r_dot = (r - lp(r)) / FILTER_S. Rows are taken only in steady straight running (|r| < STRAIGHT_RPS and
-|r_dot| < STEADY_RPS2 for SETTLE_S). A Kalman filter estimates theta = (e_1 .. e_n, b) as a random walk (e_i by
-about EFFECTIVENESS_DRIFT within `memory_s`, b by BIAS_DRIFT_FRACTION of `max_yaw_nm` per root second), with a
-pseudo-measurement mean(e) = 1 (MEAN_PIN_STD) on every row: only the thrusters' ratios are estimated.
+|r_dot| < STEADY_RPS2, the thrusters' moment within STEADY_MOMENT_FRACTION of `max_yaw_nm` of its low-pass,
+mean |T_i| >= MIN_THRUST_FRACTION of `max_thrust_n`, all for SETTLE_S). A Kalman filter estimates
+theta = (e_1 .. e_n, b) as a random walk (e_i by about EFFECTIVENESS_DRIFT within `memory_s`, b by
+BIAS_DRIFT_FRACTION of `max_yaw_nm` per root second), with a pseudo-measurement mean(e) = 1 (MEAN_PIN_STD) on
+every row: only the thrusters' ratios are estimated.
 
 Judged: `relative` (e_i over the largest e of the thrusters not left out), once the std of e_i is under
 EFFECTIVENESS_STD_GATE. A thruster's state (ok / weak / dead, thresholds weak_below and dead_below) changes only
@@ -34,6 +36,8 @@ EFFECTIVENESS_STD_GATE = 0.2   # e is judged once its std is under this
 MEAN_PIN_STD = 0.01            # std of the pseudo-measurement mean(e) = 1
 STRAIGHT_RPS = 0.1             # rows are taken below this yaw rate [rad/s] ...
 STEADY_RPS2 = 0.02             # ... and this (low-passed) yaw acceleration [rad/s^2] ...
+STEADY_MOMENT_FRACTION = 0.05  # ... with the thrusters' moment within this fraction of max_yaw_nm of its low-pass ...
+MIN_THRUST_FRACTION = 0.15     # ... with the thrusters' mean |thrust| at least this fraction of their largest
 SETTLE_S = 2.0                 # ... for this long (the heading loop has settled after a turn)
 BIAS_PRIOR_FRACTION = 0.1      # std of b at the start, of the largest yaw moment
 BIAS_DRIFT_FRACTION = 0.03     # std of b's change per second, of the largest yaw moment
@@ -64,7 +68,8 @@ class ThrusterHealth:
 
     def __init__(self, names: Sequence[str], xs_m: Sequence[float], ys_m: Sequence[float],
                  tau_s: Sequence[float], *, m11: float, m22: float, m33: float, n_r: float, n_rr: float,
-                 max_yaw_nm: float, weak_below: float, dead_below: float, hold_s: float, memory_s: float):
+                 max_yaw_nm: float, weak_below: float, dead_below: float, hold_s: float, memory_s: float,
+                 max_thrust_n: float = 0.0):
         if not 0.0 <= dead_below < weak_below < 1.0:
             raise ValueError(f"thruster health: dead_below ({dead_below}) must be below weak_below ({weak_below}), "
                              f"both in [0, 1)")
@@ -78,6 +83,7 @@ class ThrusterHealth:
         self.m11, self.m22, self.m33, self.n_r, self.n_rr = m11, m22, m33, n_r, n_rr
         self.weak_below, self.dead_below, self.hold_s, self.memory_s = weak_below, dead_below, hold_s, memory_s
         self.max_yaw_nm = max_yaw_nm
+        self._min_thrust_n = MIN_THRUST_FRACTION * max_thrust_n
         self.groups: Tuple[Tuple[int, ...], ...] = _groups(self._ys)
         self.theta = np.concatenate([np.ones(n), [0.0]])
         self.P = np.diag([EFFECTIVENESS_PRIOR_STD ** 2] * n + [(BIAS_PRIOR_FRACTION * max_yaw_nm) ** 2])
@@ -92,14 +98,16 @@ class ThrusterHealth:
         self._lp: Optional[np.ndarray] = None  # low-passed r, the hull terms and each a_i T_i
 
     @classmethod
-    def for_vessel(cls, vessel, max_yaw_nm: float) -> "ThrusterHealth":
-        """The detector for a vessel file (its hull, thrusters and failsafe.thruster thresholds)."""
+    def for_vessel(cls, vessel, max_yaw_nm: float, max_thrust_n: float = 0.0) -> "ThrusterHealth":
+        """The detector for a vessel file (its hull, thrusters and failsafe.thruster thresholds); max_thrust_n:
+        a thruster's largest forward thrust [N] (rows below MIN_THRUST_FRACTION of it are not taken)."""
         h, c = vessel.hull, vessel.failsafe.thruster
         th = vessel.thrusters
         return cls([t.name for t in th], [t.x_m for t in th], [t.y_m for t in th],
                    [t.time_constant_s for t in th], m11=h.mass_kg - h.x_udot, m22=h.mass_kg - h.y_vdot,
                    m33=h.iz_kgm2 - h.n_rdot, n_r=h.n_r, n_rr=h.n_rr, max_yaw_nm=max_yaw_nm,
-                   weak_below=c.weak_below, dead_below=c.dead_below, hold_s=c.hold_s, memory_s=c.memory_s)
+                   weak_below=c.weak_below, dead_below=c.dead_below, hold_s=c.hold_s, memory_s=c.memory_s,
+                   max_thrust_n=max_thrust_n)
 
     # ------------------------------------------------------------------ figures
     @property
@@ -163,7 +171,10 @@ class ThrusterHealth:
         alpha = dt / (FILTER_S + dt)
         self._lp += alpha * (np.concatenate([[r, damping, coupling], arms * self._lag]) - self._lp)
         r_dot = (r - self._lp[0]) / FILTER_S
-        if abs(r) >= STRAIGHT_RPS or abs(r_dot) >= STEADY_RPS2:
+        moment = arms * self._lag
+        if (abs(r) >= STRAIGHT_RPS or abs(r_dot) >= STEADY_RPS2
+                or abs(float(np.sum(moment - self._lp[3:]))) >= STEADY_MOMENT_FRACTION * self.max_yaw_nm
+                or float(np.mean(np.abs(self._lag))) < self._min_thrust_n):
             self._steady_since = None
             return self._judge(t_s)
         if self._steady_since is None:
