@@ -68,6 +68,7 @@ from autopilot.safety.actions import SWITCH_TO, Action
 from autopilot.safety.failsafe import FailsafeManager, Trigger
 from autopilot.safety.geofence import Geofence, geofence_of
 from autopilot.safety.prearm import MAKES_THE_MAG_CALIBRATION, ArmResult, PrearmInputs, navigating, prearm_failures
+from autopilot.safety.thruster_health import DEAD, OK, WEAK, ThrusterHealth
 from autopilot.vocab.angles import wrap_pi
 from autopilot.vocab.config import MissionConfig, VesselConfig
 from autopilot.vocab.geodesy import LocalFrame
@@ -215,6 +216,13 @@ class Autopilot:
         self.failsafe = FailsafeManager(fs, low_voltage_v=vessel.battery.low_voltage_threshold_v,
                                         stop_decel_mps2=vessel.control.speed.accel_limit_mps2)
         self.compass = CompassCalibration(vessel, estimator, mag_calibration, mag_calibration_path, self._emit)
+        self.thruster_watch: Optional[ThrusterHealth] = None   # per-thruster effectiveness (failsafe rate)
+        if fs.thruster.enabled and len(vessel.thrusters) >= 2:
+            try:
+                self.thruster_watch = ThrusterHealth.for_vessel(
+                    vessel, self.allocator.max_yaw_nm, max(m.max_forward_n for m in self.maps))
+            except ValueError as e:
+                raise ConfigError(vessel.source_file, "failsafe.thruster", str(e)) from None
         self._model_warned = False
         self._drift_seen = 0
         self._turn_warned = False
@@ -789,11 +797,57 @@ class Autopilot:
             self._esc_outages_seen = outages
             connected = False
         self._thrust_delivered = connected is not False and (self.actuator is None or bool(self.actuator.ready(t_s)))
+        self._watch_thrusters(t_s, nav)
         triggers = self.failsafe.update(t_s, nav, self.mode.name, health_fn=self._cached_health,
                                         raw_offset_fn=self._raw_offset_m, battery_v=self.battery_v,
                                         actuator_connected=connected, home_known=self.home_ned is not None)
         for trig in triggers:
             self._apply_failsafe(t_s, nav, trig)
+
+    def _watch_thrusters(self, t_s: float, nav: NavState) -> None:
+        """Feed the thruster-health detector the thrust driven since the last check and act on its verdicts:
+        weak: a warning; dead: leave it out and RTL at failsafe.thruster.rtl_speed_fraction of cruise when the
+        others can still steer, else the thruster-dead failsafe's HOLD (autopilot/safety/failsafe.py)."""
+        w = self.thruster_watch
+        if w is None:
+            return
+        last = self._last_thrust
+        if (last is None or not self._thrust_delivered or not nav.valid or not self.mode.name.needs.drives
+                or not any(last.thrust_n)):
+            w.pause()
+            return
+        for v in w.update(t_s, nav.yaw_rate_rps, nav.surge_mps, nav.sway_mps, last.thrust_n, last.angle_rad):
+            group = w.group_of(v.index)
+            alike = "" if len(group) == 1 else (
+                f" (it pushes like {', '.join(w.names[i] for i in group if i != v.index)}: the figure is theirs "
+                f"together)")
+            figure = f"delivers {v.relative:.2f} of its commanded thrust relative to the best thruster{alike}"
+            if v.state == WEAK:
+                self._emit(t_s, "warning", f"thruster {v.name} weak: {figure} over the last {v.held_s:.0f} s of "
+                                           f"straight running; weed on the propeller? the mission goes on")
+            elif v.state == OK:
+                self._emit(t_s, "warning", f"thruster {v.name} delivers its thrust again ({v.relative:.2f})")
+            elif v.state == DEAD:
+                self._thruster_dead(t_s, v.index, figure)
+
+    def _thruster_dead(self, t_s: float, index: int, figure: str) -> None:
+        name = self.vessel.thrusters[index].name
+        w = self.thruster_watch
+        try:
+            self.allocator.set_out(self.allocator.out | {index})
+        except (ValueError, AttributeError):
+            self.failsafe.thruster_dead(f"thruster {name} dead: cannot steer ({figure}); thrusters neutral",
+                                        can_steer=False)
+            return
+        if w is not None:
+            w.leave_out(index)
+        fraction = self.vessel.failsafe.thruster.rtl_speed_fraction
+        rtl = self.modes[ModeName.RTL]
+        assert isinstance(rtl, RtlMode)
+        rtl.speed_mps = fraction * min(self.mission.cruise_speed_mps, self.vessel.hull.max_speed_mps)
+        left = ", ".join(t.name for i, t in enumerate(self.vessel.thrusters) if i not in self.allocator.out)
+        self.failsafe.thruster_dead(f"thruster {name} dead ({figure}): left out, steering on {left}; home at "
+                                    f"{rtl.speed_mps:.2f} m/s", can_steer=True)
 
     def _disarmed_health(self, t_s: float, nav: NavState) -> None:
         """Disarmed, at the failsafe rate: the estimator's health for the ground station (SYS_STATUS,

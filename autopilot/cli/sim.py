@@ -218,7 +218,8 @@ def register(subparsers) -> None:
         help="inject a fault into the emulated devices (repeatable): gps-loss, gps-glitch (50 m, or "
         "=SIZE_M: gps-glitch@60:1=20), gps-forge (=F: share of epochs forged), imu-loss, imu-zero, "
         "imu-frozen, mag-loss, mag-shift (=UT: hard-iron step, mag-shift@300=10), esc-disconnect, link-loss, "
-        "low-battery; e.g. gps-loss@60:60",
+        "low-battery, thruster-weak (thruster NAME gives F x its thrust: thruster-weak@60:left=0.5), "
+        "thruster-dead (thruster-dead@60:120:left, no thrust from 60 s for 120 s); e.g. gps-loss@60:60",
     )
     add_plant_arguments(p)
     p.add_argument("--plant-model", metavar="NAME",

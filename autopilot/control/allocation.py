@@ -20,7 +20,8 @@ demand gives exactly zero thrust. Outside it:
 - priority "surge": the surge is kept and the yaw moment is the one nearest to the demand that allows it.
 
 The limits come from the maps at construction: when the battery voltage changes enough to matter, build a
-new Allocator from new maps (cheap).
+new Allocator from new maps (cheap). `set_out(indices)` leaves failed thrusters out: they get no thrust and the
+split is made over the others (ValueError when those cannot make a yaw moment).
 """
 from __future__ import annotations
 
@@ -49,22 +50,44 @@ class Allocator:
         self.maps = tuple(maps)
         self._setup([float(t.y_m) for t in thrusters], cfg.priority, cfg.allow_reverse)
 
+    out: frozenset = frozenset()       # indices of the thrusters left out (set_out)
+
+    def set_out(self, indices) -> None:
+        """Leave the thrusters at `indices` (vessel order) out of the split from now on: zero thrust for them,
+        the demand shared among the others, the limits (max_surge_n, ...) recomputed. ValueError, leaving the
+        split as it was, when an index is unknown or the others cannot make a yaw moment."""
+        out = frozenset(int(i) for i in indices)
+        if any(not 0 <= i < len(self.maps) for i in out):
+            raise ValueError(f"allocation: no thruster {sorted(out)} among {len(self.maps)}")
+        before = self.out
+        self.out = out
+        try:
+            self._setup(self._ys, self.priority, self.allow_reverse)
+        except ValueError:
+            self.out = before
+            self._setup(self._ys, self.priority, self.allow_reverse)
+            raise
+
     def _setup(self, ys: Sequence[float], priority: str, allow_reverse: bool) -> None:
         """The split for thrusters pushing along +x at lateral arms ys [m] (or any geometry written that way)."""
         maps = self.maps
         self.priority = priority
         self.allow_reverse = allow_reverse
-        n = len(ys)
-        sy, syy = sum(ys), sum(y * y for y in ys)
+        used = [i not in self.out for i in range(len(ys))]
+        kept = [y for y, u in zip(ys, used) if u]
+        n = len(kept)
+        sy, syy = sum(kept), sum(y * y for y in kept)
         det = n * syy - sy * sy
         if det <= _EPS:
-            raise ValueError("allocation: the thrusters cannot make a yaw moment (all at the same y_m)")
-        # Row i of the pseudo-inverse B^T (B B^T)^-1 of B = [[1 ...], [-y_i ...]].
-        self._a = tuple((syy - y * sy) / det for y in ys)
-        self._b = tuple((sy - n * y) / det for y in ys)
+            raise ValueError("allocation: the thrusters " + ("left " if self.out else "") +
+                             "cannot make a yaw moment (all at the same y_m)")
+        # Row i of the pseudo-inverse B^T (B B^T)^-1 of B = [[1 ...], [-y_i ...]] over the thrusters used.
+        self._a = tuple((syy - y * sy) / det if u else 0.0 for y, u in zip(ys, used))
+        self._b = tuple((sy - n * y) / det if u else 0.0 for y, u in zip(ys, used))
         self._ys = tuple(ys)
-        self._hi = tuple(float(m.max_forward_n) for m in maps)
-        self._lo = tuple(-float(m.max_reverse_n) if self.allow_reverse else 0.0 for m in maps)
+        self._hi = tuple(float(m.max_forward_n) if u else 0.0 for m, u in zip(maps, used))
+        self._lo = tuple((-float(m.max_reverse_n) if self.allow_reverse else 0.0) if u else 0.0
+                         for m, u in zip(maps, used))
         self._rows = tuple(zip(self._a, self._b, self._lo, self._hi))
         s_min, s_max, n_min, n_max = self._polygon_extent()
         self._s_range_all = (s_min, s_max)

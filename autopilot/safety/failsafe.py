@@ -16,10 +16,11 @@ autopilot/vocab/failsafe_config.py's FailsafeConfig (the vessel's `failsafe:` se
   recovered     the condition cleared; the mode is NOT changed back (the operator decides)
 
 Kinds: gps-loss, gps-glitch, ekf-unhealthy (the filter restarted), imu-loss, mag-loss, geofence, link-loss,
-low-battery, overrun, esc-disconnect, clock-jump (simulated time jumped over a gap the autopilot did not see:
-`clock_jump`; the sensors' ages count from its end, so the gap is reported once, as clock-jump). A sensor that
-has never delivered (GNSS before the first fix, after the filter restarted) is not "lost": the pre-arm checks
-and the navigation checks a navigating mode waits for cover that case.
+low-battery, overrun, esc-disconnect, thruster-dead (a thruster delivers almost none of its thrust:
+`thruster_dead`, from autopilot/safety/thruster_health.py), clock-jump (simulated time jumped over a gap the
+autopilot did not see: `clock_jump`; the sensors' ages count from its end, so the gap is reported once, as
+clock-jump). A sensor that has never delivered (GNSS before the first fix, after the filter restarted) is not
+"lost": the pre-arm checks and the navigation checks a navigating mode waits for cover that case.
 
 Precedence: an action never undoes a more restrictive active failsafe. While the IMU or magnetometer is lost no
 navigating mode is allowed (any action becomes HOLD); once dead reckoning has run out, AUTO and RTL are not
@@ -122,6 +123,14 @@ class FailsafeManager:
                                          f"{t_to_s:.2f} s) while its clock was lost: the boat ran that long "
                                          f"without the autopilot"))
 
+    def thruster_dead(self, detail: str, can_steer: bool) -> None:
+        """A thruster gives (almost) no thrust. `can_steer`: the others were given its share (the allocator left
+        it out): RTL; otherwise the boat cannot steer: HOLD, and no mode that steers is allowed until re-armed."""
+        action = Action.RTL if can_steer else Action.HOLD
+        if self.active.get("thruster-dead") is not Action.HOLD:
+            self.active["thruster-dead"] = action
+        self._pending.append(Trigger("thruster-dead", action, detail, pending=True))
+
     # ------------------------------------------------------------------ state
     def reset(self, t_s: float) -> None:
         """Forget every condition (on arming)."""
@@ -160,6 +169,8 @@ class FailsafeManager:
                     return f"{kind} failsafe active (no heading to navigate on)"
         elif mode in ESTIMATED and "imu-loss" in self.active:
             return "imu-loss failsafe active (no yaw rate to control)"
+        if mode in NAVIGATING and self.active.get("thruster-dead") is Action.HOLD:
+            return "thruster-dead failsafe active (a thruster is dead: cannot steer)"
         if mode in MOVING and self.gnss_degraded:
             return f"{self._gnss_kind} failsafe active (dead reckoning ran out; position not trusted for a track)"
         if mode == ModeName.LOITER and self._gnss_stage == _UNUSABLE:
@@ -169,7 +180,8 @@ class FailsafeManager:
     def resolve(self, action: str, home_known: bool = True) -> Action:
         """The action actually taken for `action`, given what is active (see Precedence)."""
         action = Action(action)
-        if ("imu-loss" in self.active or "mag-loss" in self.active) and action in _STEERED_ACTIONS:
+        if ("imu-loss" in self.active or "mag-loss" in self.active or
+                self.active.get("thruster-dead") is Action.HOLD) and action in _STEERED_ACTIONS:
             return Action.HOLD
         if action in (Action.RTL, Action.BRAKE_RTL) and (not home_known or self.gnss_degraded):
             fallback = Action(self.cfg.gnss.then) if self.gnss_degraded else Action.HOLD

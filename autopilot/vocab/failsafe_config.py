@@ -21,6 +21,8 @@ The defaults:
 - Low battery (battery.low_voltage_v of the vessel, 0 disables): below it for 5 s: RTL.
 - Control loop: 10 missed deadlines (later than 20 ms) within 5 s: HOLD; the first one is reported.
 - ESC output disconnected: disarm (not configurable).
+- A thruster delivering under 0.6 of its commanded thrust (relative to the best one) for 15 s: a warning; under
+  0.2: a twin boat HOLDs (it cannot steer), a boat with spare thrusters leaves it out and RTLs at half speed.
 - Arming in a navigating mode: a 3-D fix (quality >= 1) with HDOP <= 2.5 and >= 6 satellites.
 - MANUAL: thrusters neutral when no operator command arrived for 1 s.
 Why these defaults: docs/design-notes/core.md, "Safety".
@@ -116,6 +118,26 @@ class OverrunFailsafeConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ThrusterFailsafeConfig:
+    enabled: bool = param(True, doc="watch each thruster's effectiveness (autopilot/safety/thruster_health.py)")
+    weak_below: float = param(0.6, min=0.05, max=0.95,
+                              doc="effectiveness (delivered over commanded thrust, relative to the best thruster) "
+                                  "below which a thruster is reported weak: a warning, the mission goes on")
+    dead_below: float = param(0.2, min=0.0, max=0.9,
+                              doc="effectiveness below which a thruster is dead: a twin boat goes neutral (HOLD); "
+                                  "a boat with spare thrusters leaves it out and returns home (RTL); "
+                                  "must be below weak_below")
+    hold_s: float = param(15.0, unit="s", min=0.5, max=600.0,
+                          doc="the effectiveness must stay below a threshold this long, with thrust "
+                              "commanded, before it is acted on")
+    memory_s: float = param(120.0, unit="s", min=5.0, max=3600.0,
+                            doc="how far back the estimate remembers: it follows a change within about this long")
+    rtl_speed_fraction: float = param(0.5, min=0.1, max=1.0,
+                                      doc="a boat returning home on its remaining thrusters goes at this "
+                                          "fraction of the mission's cruise speed")
+
+
+@dataclass(frozen=True, kw_only=True)
 class ArmingConfig:
     min_fix_quality: int = param(1, min=1, max=6, doc="GGA quality: 1 GPS, 2 DGPS, 4 RTK fixed, 5 RTK float")
     max_hdop: float = param(2.5, min=0.5, max=50.0)
@@ -137,6 +159,7 @@ class FailsafeConfig:
     link: LinkFailsafeConfig = param(default_factory=LinkFailsafeConfig)
     battery: BatteryFailsafeConfig = param(default_factory=BatteryFailsafeConfig)
     overrun: OverrunFailsafeConfig = param(default_factory=OverrunFailsafeConfig)
+    thruster: ThrusterFailsafeConfig = param(default_factory=ThrusterFailsafeConfig)
     arming: ArmingConfig = param(default_factory=ArmingConfig)
     manual: ManualConfig = param(default_factory=ManualConfig)
     check_period_s: float = param(0.1, unit="s", min=0.02, max=1.0,

@@ -18,11 +18,17 @@ what they would see on the boat:
   esc-disconnect  the pigpio connection goes away: every call raises and the ESC signals stop (pigpiod died)
   link-loss       the operator's station stops sending heartbeats
   low-battery     the measured pack voltage drops below the vessel's battery.low_voltage_v
+  thruster-weak   thruster NAME (the vessel file's name) gives F x the thrust it is driven to, 0 < F < 1 (weed
+                  on the propeller, a tired motor): `thruster-weak@60:left=0.5`
+  thruster-dead   thruster NAME gives no thrust (a blown ESC, a dead motor): `thruster-dead@60:left`
+                  Both act on the plant's thrust only (the truth): the ESC still receives its pulses and the
+                  autopilot still believes it is pushing.
 
 START_S is simulated time; without DURATION_S the fault lasts to the end of the run. A gps-glitch takes an
 optional size: `gps-glitch@60:10=20` jumps 20 m instead of GLITCH_M; a gps-forge takes the fraction of epochs
 forged: `gps-forge@30:120=0.3`; a mag-shift takes the size of the step in microtesla, either sign (negative:
-opposite to MAG_SHIFT_DIRECTION): `mag-shift@300=10`.
+opposite to MAG_SHIFT_DIRECTION): `mag-shift@300=10`. The thruster faults name their thruster after the times:
+`thruster-weak@START_S[:DURATION_S]:NAME=F`, `thruster-dead@START_S[:DURATION_S]:NAME`.
 """
 from __future__ import annotations
 
@@ -42,7 +48,10 @@ KINDS = (
     "esc-disconnect",
     "link-loss",
     "low-battery",
+    "thruster-weak",
+    "thruster-dead",
 )
+THRUSTER_KINDS = ("thruster-weak", "thruster-dead")
 GLITCH_M = 50.0                       # size of the gps-glitch position jump [m]
 GLITCH_DIRECTION_RAD = 0.0            # toward true north
 FORGE_FRACTION = 0.2                  # gps-forge: share of epochs forged
@@ -59,7 +68,9 @@ class Fault:
     duration_s: Optional[float] = None    # None: to the end of the run
     size_m: Optional[float] = None        # gps-glitch: the jump [m] (None: GLITCH_M); gps-forge: the fraction
                                           # of epochs forged, in (0, 1] (None: FORGE_FRACTION); mag-shift: the
-                                          # hard-iron step [uT], either sign (None: MAG_SHIFT_UT)
+                                          # hard-iron step [uT], either sign (None: MAG_SHIFT_UT);
+                                          # thruster-weak: the thrust factor F in (0, 1)
+    thruster: Optional[str] = None        # thruster-weak / thruster-dead: the vessel file's thruster name
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -68,6 +79,18 @@ class Fault:
             raise ValueError(f"fault start must be a time >= 0 s, got {self.start_s!r}")
         if self.duration_s is not None and not (math.isfinite(self.duration_s) and self.duration_s > 0.0):
             raise ValueError(f"fault duration must be > 0 s, got {self.duration_s!r}")
+        if self.kind in THRUSTER_KINDS:
+            if not self.thruster:
+                raise ValueError(f"a {self.kind} fault names its thruster: {self.kind}@START_S[:DURATION_S]:NAME"
+                                 + ("=F" if self.kind == "thruster-weak" else ""))
+            if self.kind == "thruster-dead" and self.size_m is not None:
+                raise ValueError("a thruster-dead fault takes no factor (=F): it gives no thrust at all")
+            if self.kind == "thruster-weak" and not (self.size_m is not None and 0.0 < self.size_m < 1.0):
+                raise ValueError(f"a thruster-weak factor (=F) must be given and within (0, 1) (0: use "
+                                 f"thruster-dead), got {self.size_m!r}")
+            return
+        if self.thruster is not None:
+            raise ValueError(f"only the thruster faults name a thruster, not {self.kind}")
         if self.size_m is not None and self.kind == "mag-shift":
             if not (math.isfinite(self.size_m) and self.size_m != 0.0 and abs(self.size_m) <= MAG_SHIFT_MAX_UT):
                 raise ValueError(f"a mag-shift size (=UT) must be a non-zero number of microtesla within "
@@ -90,16 +113,37 @@ class Fault:
     @property
     def label(self) -> str:
         return (f"{self.kind}@{self.start_s:g}" + ("" if self.duration_s is None else f":{self.duration_s:g}")
+                + ("" if self.thruster is None else f":{self.thruster}")
                 + ("" if self.size_m is None else f"={self.size_m:g}"))
+
+    @property
+    def thrust_factor(self) -> float:
+        """What a thruster fault leaves of its thruster's thrust (0 dead, F weak); 1 for the other kinds."""
+        if self.kind == "thruster-dead":
+            return 0.0
+        if self.kind == "thruster-weak" and self.size_m is not None:
+            return self.size_m
+        return 1.0
 
 
 def parse_fault(text: str) -> Fault:
-    """`KIND@START_S[:DURATION_S][=SIZE_M]`, e.g. `gps-loss@60:60`. ValueError naming what is wrong."""
+    """`KIND@START_S[:DURATION_S][=SIZE_M]`, e.g. `gps-loss@60:60`; the thruster faults
+    `KIND@START_S[:DURATION_S]:NAME[=F]`, e.g. `thruster-weak@60:left=0.5`. ValueError naming what is wrong
+    (the thruster name is checked against a vessel by `check_thrusters`)."""
     kind, sep, when = text.strip().partition("@")
     when, has_size, size = when.partition("=")
     if not sep or not kind or not when:
         raise ValueError(f"fault {text!r}: expected KIND@START_S[:DURATION_S] (e.g. gps-loss@60:30), "
                          f"KIND one of {', '.join(KINDS)}")
+    thruster = None
+    if kind in THRUSTER_KINDS:
+        parts = when.split(":")
+        if len(parts) not in (2, 3) or not parts[-1].strip():
+            raise ValueError(f"fault {text!r}: expected {kind}@START_S[:DURATION_S]:NAME"
+                             + ("=F (e.g. thruster-weak@60:left=0.5)" if kind == "thruster-weak"
+                                else " (e.g. thruster-dead@60:left)"))
+        thruster = parts[-1].strip()
+        when = ":".join(parts[:-1])
     start, _, duration = when.partition(":")
     try:
         start_s = float(start)
@@ -108,9 +152,31 @@ def parse_fault(text: str) -> Fault:
     except ValueError:
         raise ValueError(f"fault {text!r}: START_S, DURATION_S and SIZE_M must be numbers") from None
     try:
-        return Fault(kind, start_s, duration_s, size_m)
+        return Fault(kind, start_s, duration_s, size_m, thruster)
     except ValueError as e:
         raise ValueError(f"fault {text!r}: {e}") from None
+
+
+def check_thrusters(faults: Sequence[Fault], vessel) -> None:
+    """ValueError naming the fault and the vessel's thrusters when a thruster fault names none of them."""
+    names = [t.name for t in vessel.thrusters]
+    for f in faults:
+        if f.thruster is not None and f.thruster not in names:
+            raise ValueError(f"fault {f.label!r}: vessel {vessel.name!r} has no thruster {f.thruster!r} "
+                             f"(its thrusters: {', '.join(names)})")
+
+
+def thrust_factors(faults: Sequence[Fault], vessel, t_s: float) -> Optional[list]:
+    """Per thruster (vessel order), what the thruster faults active at t_s [s] leave of its thrust (product of
+    their factors); None when none is active (the thrust reaches the plant untouched)."""
+    out = None
+    for f in faults:
+        if f.thruster is not None and f.active(t_s):
+            if out is None:
+                out = [1.0] * len(vessel.thrusters)
+            i = [t.name for t in vessel.thrusters].index(f.thruster)
+            out[i] *= f.thrust_factor
+    return out
 
 
 class FaultInjector:
@@ -184,3 +250,4 @@ class FaultInjector:
             self.link_up = not on
         elif kind == "low-battery":
             self._battery_low = on
+        # thruster faults act on the thrust the runner hands the plant (thrust_factors), not on a device

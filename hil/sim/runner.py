@@ -218,8 +218,11 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
         vessel = distorted_mag(vessel)
     if opts.devices not in ("bytes", "typed"):
         raise ValueError(f"devices {opts.devices!r}: use 'bytes' or 'typed'")
-    if opts.faults and opts.devices != "bytes":
+    from hil.sim.faults import check_thrusters, thrust_factors
+    if any(f.thruster is None for f in opts.faults) and opts.devices != "bytes":
         raise ValueError("faults are injected into the emulated devices: use devices='bytes' (--devices bytes)")
+    check_thrusters(opts.faults, vessel)
+    thruster_faults = tuple(f for f in opts.faults if f.thruster is not None)
     extras = opts.plant_spec.extras if opts.plant_spec is not None else None
     trim = (math.radians(extras.trim_roll_deg), math.radians(extras.trim_pitch_deg)) if extras else (0.0, 0.0)
     mag_cal = None if uncalibrated else simulated_mag_calibration(vessel, *trim)
@@ -323,8 +326,11 @@ def run_sim(vessel: VesselConfig, mission: MissionConfig, opts: SimOptions,
     for k in range(n_cycles):
         t = (k + 1) * dt
         clock[0] = t
-        truth = (plant.step_to(t, thrust_demand) if angle_demand is None
-                 else plant.step_to(t, thrust_demand, angle_rad=angle_demand))
+        # a weak or dead thruster (hil/sim/faults.py) pushes less than its ESC is driven to: the truth only
+        factors = thrust_factors(thruster_faults, vessel, t) if thruster_faults else None
+        pushed = thrust_demand if factors is None else [f * x for f, x in zip(factors, thrust_demand)]
+        truth = (plant.step_to(t, pushed) if angle_demand is None
+                 else plant.step_to(t, pushed, angle_rad=angle_demand))
         if injector is not None:
             injector.apply(t)
             if pack is None:
