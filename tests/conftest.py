@@ -49,3 +49,24 @@ def pytest_collection_modifyitems(session, config, items):
         return float(getattr(module, "WALL_TIME_S", 0.0) or 0.0)
 
     items.sort(key=lambda item: -wall_s(item))      # stable: files stay whole and in their order
+
+
+# The quick tier (`-m "not slow"`, scripts/test.sh --quick) stays quick only while slow tests are marked: a quick
+# run names every unmarked test that took longer than QUICK_TEST_LIMIT_S (setup included), to be marked
+# `@pytest.mark.slow` (or the file `pytestmark = pytest.mark.slow`).
+QUICK_TEST_LIMIT_S = 3.0
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if "not slow" not in (config.getoption("markexpr", "") or ""):
+        return
+    took: dict = {}
+    for reports in terminalreporter.stats.values():
+        for r in reports:
+            if getattr(r, "nodeid", None) and isinstance(getattr(r, "duration", None), float):
+                took[r.nodeid] = took.get(r.nodeid, 0.0) + r.duration
+    slow = sorted(((s, n) for n, s in took.items() if s > QUICK_TEST_LIMIT_S), reverse=True)
+    if slow:
+        terminalreporter.section("tests to mark slow (the quick tier)")
+        for s, n in slow:
+            terminalreporter.write_line(f"{s:6.1f} s  {n}")

@@ -38,6 +38,7 @@ def test_motor_test_is_refused_without_the_confirmation_flag(daemon, capsys):
     assert daemon.state.log(13) == [] and daemon.connections == 0     # nothing was sent, not even connected
 
 
+@pytest.mark.slow
 def test_motor_test_arms_ramps_gently_and_ends_at_neutral(daemon, capsys):
     t0 = time.monotonic()
     rc = run_cli(bench_esc, ["bench", "esc", "--gpio", "13,12", "--test", "--propellers-removed",

@@ -18,6 +18,8 @@ from hil.sim.faults import MAG_SHIFT_DIRECTION, parse_fault
 from hil.sim.plant_spec import PlantSpec, parse_mismatch
 from hil.sim.runner import SimOptions, run_sim
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 DEMO = CONFIG_DIR / "missions/demo.yaml"
 # scripts/demo.sh's water: wind 3 m/s from the east, 0.2 m/s current toward north, 0.2 m waves
 WATER = EnvironmentConfig(wind_speed_mps=3.0, wind_from_deg=90.0, current_speed_mps=0.2, current_toward_deg=0.0,

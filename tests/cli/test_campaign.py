@@ -12,6 +12,8 @@ from hil.sim.campaign_report import compare, format_report
 from tests.support.campaign_helpers import KILLED, dies_once
 from tests.support.paths import REPO
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 TINY = """name: tiny
 missions: [straight_line]
 vessels: [wamv]

@@ -7,6 +7,7 @@ import pytest
 from autopilot.cli.main import main
 
 
+@pytest.mark.slow
 def test_sim_writes_summary_report_plot_and_a_csv_log(tmp_path, repo_root, capsys):
     report, plot, log = tmp_path / "r.json", tmp_path / "p.png", tmp_path / "log"
     rc = main(["sim", str(repo_root / "config/missions/demo.yaml"), "--vessel", "foka", "--gps-noise", "white",

@@ -22,6 +22,7 @@ def run_dir(tmp_path_factory):
     return run
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_mid_play_ends_it_quietly_with_exit_0(run_dir, sig):
     proc = subprocess.Popen([sys.executable, "-m", "autopilot.cli", "log", "play", str(run_dir), "--delay", "0.2"],

@@ -66,6 +66,7 @@ def _heading_values(ax):
     return ys[np.isfinite(ys)]
 
 
+@pytest.mark.slow
 def test_sim_plot_and_autopilot_plot_name_thrusters_and_draw_headings_alike(west_run, figures, tmp_path):
     tmp, vessel, mission = west_run
     log = tmp_path / "log"

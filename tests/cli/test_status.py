@@ -9,11 +9,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from autopilot.cli.main import main
 from autopilot.files.boat import BoatConfig
 from autopilot.runtime import status_endpoint
 from tests.support.child_io import Lines
 from tests.support.paths import REPO
+
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
 
 NO_ROS = REPO / "tests" / "support" / "no_ros.py"
 

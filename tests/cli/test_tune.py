@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from autopilot.cli.main import main
 from autopilot.files.tunables import load_with_overlay
 from autopilot.vocab.config import load_mission, load_vessel
@@ -16,6 +18,7 @@ duration_s: 20
 """
 
 
+@pytest.mark.slow
 def test_tune_writes_gains_no_worse_than_the_file_and_repeats_itself(tmp_path, capsys):
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC)

@@ -15,6 +15,7 @@ def _pyproject_version() -> str:
     return re.search(r'^version = "([^"]+)"', text, re.M).group(1)
 
 
+@pytest.mark.slow
 def test_version_prints_the_package_version_and_exits_0():
     done = subprocess.run([sys.executable, "-m", "autopilot.cli", "--version"], cwd=REPO, capture_output=True,
                           text=True, timeout=60)

@@ -181,6 +181,7 @@ on_complete: hold
     return load_mission(path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mismatch", [None, {"random": 0.3, "tau": 2.0}])
 def test_wamv_pods_flies_two_legs_on_its_own_and_a_mismatched_plant(pods, tmp_path, mismatch):
     from hil.sim.plant_spec import PlantSpec
@@ -211,6 +212,7 @@ def test_plant_vessel_without_pods_is_refused_for_a_pods_autopilot(pods):
         PlantSpec.resolve(pods, 1, plant_vessel=load_vessel("wamv"))
 
 
+@pytest.mark.slow
 def test_check_flags_a_boat_config_that_cannot_steer_its_pods(repo_root, tmp_path):
     from autopilot.files.check import check_config
     ok = check_config(repo_root / "config/gazebo/wamv_pods_boat.yaml")

@@ -4,11 +4,14 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.paths import REPO
 
 UPDATE = "run `python scripts/gen_reference.py` to update"
 
 
+@pytest.mark.slow
 def test_the_committed_reference_is_what_the_code_generates(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     subprocess.run([sys.executable, str(REPO / "scripts" / "gen_reference.py"), "--out", str(tmp_path)],

@@ -17,6 +17,8 @@ import pytest
 
 from tests.support.paths import REPO
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 MARKER = "<!-- ci-run -->"
 TIMEOUT_S = 180
 BLOCK = re.compile(r"^<!-- ci-run -->\n```bash\n(.*?)^```$", re.M | re.S)

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from html.parser import HTMLParser
 
+import pytest
+
 from tests.support.paths import REPO
 
 INSTALL = "mkdocs and mkdocs-material come with the test extra: pip install -e '.[test]'"
@@ -26,6 +28,7 @@ class _Assets(HTMLParser):
             self.urls.append(a["href"])
 
 
+@pytest.mark.slow
 def test_the_manual_builds_strict_and_offline(tmp_path):
     site = tmp_path / "site"
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")

@@ -36,6 +36,7 @@ def gone(pid, wait_s=3.0):
     return False
 
 
+@pytest.mark.slow
 def test_sigkill_of_the_driving_process_gives_neutral_within_half_a_second(daemon):
     child, guardian_pid = start_child(daemon.port)
     try:
@@ -59,6 +60,7 @@ def test_sigkill_of_the_driving_process_gives_neutral_within_half_a_second(daemo
             pass
 
 
+@pytest.mark.slow
 def test_hung_process_gives_neutral_within_half_a_second_and_resumes_after(daemon):
     child, guardian_pid = start_child(daemon.port)
     try:
@@ -134,6 +136,7 @@ def _restart(daemon):
     return FakePigpiod(port=port).start()
 
 
+@pytest.mark.slow
 def test_after_a_pigpiod_restart_the_guardian_reconnects_and_still_brings_the_thrusters_to_neutral(daemon):
     """It used to keep its dead connection: "Broken pipe", yet "outputs set to neutral", thrusters at 1900."""
     child, guardian_pid = start_child(daemon.port)

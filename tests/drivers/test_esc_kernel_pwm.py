@@ -259,6 +259,7 @@ def test_a_hung_process_gets_neutral_from_the_guardian(sysfs):
 
 
 # ------------------------------------------------------------------------------------------- closed loop
+@pytest.mark.slow
 def test_a_mission_flies_through_the_kernel_pwm_driver():
     from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
     from hil.sim.runner import SimOptions, run_sim
@@ -305,6 +306,7 @@ def test_exec_stop_post_sets_neutral_through_the_boats_kernel_pwm(tmp_path, caps
     assert "GPIO13=1500us" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_bench_esc_runs_its_motor_test_on_the_boats_kernel_pwm(tmp_path, capsys, monkeypatch):
     import argparse
 

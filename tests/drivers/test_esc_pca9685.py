@@ -454,6 +454,7 @@ def test_a_board_that_stops_answering_is_counted_not_raised_and_comes_back():
 
 
 # ------------------------------------------------------------------------------------------- closed loop
+@pytest.mark.slow
 def test_a_mission_flies_through_the_pca9685_driver():
     from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
     from hil.sim.runner import SimOptions, run_sim

@@ -54,6 +54,7 @@ def _error(res):
     return np.hypot(tr["est_n"] - tr["truth_n"], tr["est_e"] - tr["truth_e"])
 
 
+@pytest.mark.slow
 def test_lone_forged_fixes_never_move_the_estimate_half_a_metre_nor_fire_a_failsafe(clean_run):
     res = _fly((parse_fault("gps-forge@20:120=0.5"),))     # every forgery kind, on about one epoch in three
     drv = res.report["gnss_driver"]

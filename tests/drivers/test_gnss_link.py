@@ -98,6 +98,7 @@ def test_auto_baud_finds_a_module_left_at_38400():
         assert searched_s < 3 * 0.5 + 1.0                    # 9600 and 115200 tried first, then 38400
 
 
+@pytest.mark.slow
 def test_configure_5hz_switches_baud_thins_output_and_sets_interval():
     with PtyPair() as pty:
         dev = EmulatedL76K(pty, L76KEmitter(seed=4), baud=9600)
@@ -126,6 +127,7 @@ def test_config_that_cannot_work_is_refused_with_what_to_do():
         L76K("/dev/null", baud=12345)
 
 
+@pytest.mark.slow
 def test_reader_reconnects_after_unplug_and_reports_stale_meanwhile(tmp_path):
     link = str(tmp_path / "ttyGNSS")                          # like /dev/serial/by-id/...
     pty = PtyPair(link)

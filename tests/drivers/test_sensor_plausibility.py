@@ -86,6 +86,7 @@ def test_the_driver_on_a_noisy_chip_at_rest_flags_nothing_and_on_a_zeroed_one_go
     assert not imu.stale                                   # alive again: trusted again
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["imu-zero", "imu-frozen"])
 def test_a_dead_imu_that_still_answers_holds_the_boat_within_about_half_a_second(kind):
     env = EnvironmentConfig(current_speed_mps=0.2, current_toward_deg=90, wind_speed_mps=3.0, wind_from_deg=45)

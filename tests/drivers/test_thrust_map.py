@@ -180,6 +180,7 @@ def test_thrust_is_monotonic_in_pulse(m):
     assert ts[0] == -m.max_reverse_n and ts[-1] == m.max_forward_n
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("m", all_maps())
 def test_no_pulse_inside_the_dead_zone_except_neutral(m):
     lo, hi = m.dead_zone_us

@@ -12,6 +12,8 @@ from autopilot.vocab.types import GpsFix, ImuSample, MagSample, SensorBatch, Thr
 from estimation.navekf.ekf import NavigationEKF
 from tests.support.kinematic_boat import FRAME, G, KinematicBoat, run
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 
 @pytest.fixture(scope="module")
 def foka():

@@ -21,6 +21,7 @@ def _turn_with_antenna(x_m: float, y_m: float, seed: int):
     return fly_a_steady_turn(0.0, seed, vessel=vessel)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
 def test_an_antenna_on_the_stern_does_not_make_a_right_model_look_wrong(seed):
     stern = _turn_with_antenna(-1.2, 0.3, seed)

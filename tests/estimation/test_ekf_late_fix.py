@@ -15,6 +15,7 @@ from tests.support.late_fix_flight import fly_a_steady_turn
 LATE_S = 0.76                      # an L76K's epoch at 9600 baud, first sentence to last
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_late_fixes_in_a_turn_do_not_make_a_right_model_look_wrong(seed):
     late = fly_a_steady_turn(LATE_S, seed)

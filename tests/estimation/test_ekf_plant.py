@@ -18,6 +18,8 @@ from hil.sim.plant import Plant
 from hil.sim.sensor_models import TypedSensorSuite
 from tests.support.plant_flight import FRAME, SQUARE, _thrust, jumped_fix
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 
 def fly(vessel_name, speed, legs, gps_rate_hz, env=None, seed=1, outage=None, jump_at=None, noise="white"):
     vessel = load_vessel(vessel_name)

@@ -20,6 +20,8 @@ from estimation.identification.hull_least_squares import (
 )
 from hil.sim.excitation import excitation, plant_run
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 
 @pytest.fixture(scope="module", params=["foka", "iacquabot", "wamv"])
 def run(request):

@@ -12,6 +12,8 @@ from scipy.signal import lfilter
 from estimation.identification.hull_least_squares import IdentificationError, RunData, fit_hull, smoothed
 from estimation.identification.hull_output_error import OutputSegment, fit_hull_oe, simulate
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 TRUE = np.array([30.0, 45.0, 6.0, 8.0, 12.0, 25.0, 40.0, 6.0, 3.0])     # z1..z9 of a small boat
 RATE_HZ = 20.0
 NOISE = np.array([0.05, 0.05, 0.02, 0.01])                             # u, v [m/s], r [rad/s], psi [rad], 1 sigma

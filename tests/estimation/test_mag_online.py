@@ -118,6 +118,7 @@ def test_hard_iron_fit_finds_a_step_from_a_half_turn():
         fit_hard_iron(np.full((10, 3), np.nan), FIELD_T, INCL_DEG)
 
 
+@pytest.mark.slow
 def test_a_hard_iron_step_is_corrected_from_survey_turns_and_checked_against_the_gnss():
     cal = new_cal()
     track = lawnmower(900.0)

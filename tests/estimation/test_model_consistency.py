@@ -19,6 +19,8 @@ from hil.sim.plant_spec import PlantSpec
 from hil.sim.sensor_models import TypedSensorSuite
 from tests.support.plant_flight import FRAME, SQUARE, _thrust, jumped_fix
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 CURRENT_MPS, CURRENT_TOWARD_DEG = 0.1, 30.0   # the water current every run here flies in
 VAR = 1.7 ** 2          # a 2 m CEP receiver's variance per axis [m^2]
 S = 3.0                 # a converged filter's innovation variance per axis [m^2]

@@ -12,6 +12,8 @@ from autopilot.cli.main import main
 from drivers.thrust_map import ThrustMap
 from estimation.identification import thrust_curve as tc
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 KGF_N = 9.80665
 
 

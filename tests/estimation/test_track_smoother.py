@@ -61,6 +61,7 @@ def test_the_accelerometer_bias_is_found(boat):
     assert s.bias_mps2[-1] == pytest.approx([0.05, -0.04], abs=0.015)
 
 
+@pytest.mark.slow
 def test_receiver_speed_and_course_are_used_when_given(boat):
     t, d, psi = boat[0], boat[1], boat[2]
     sens = _sensors(boat, seed=4, pos_noise=3.0)

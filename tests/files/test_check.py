@@ -17,6 +17,8 @@ from autopilot.cli.main import main
 from autopilot.files.check import check_config
 from tests.support.paths import REPO
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 FOKA = REPO / "config" / "vessels" / "foka.yaml"
 DEMO = REPO / "config" / "missions" / "demo.yaml"
 CALIBRATION = {"offset_t": [1.0e-6, -2.0e-6, 0.5e-6], "matrix": [[1.02, 0, 0], [0, 0.98, 0], [0, 0, 1.0]],

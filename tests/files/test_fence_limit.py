@@ -70,6 +70,7 @@ def run_check(capsys, mission):
     return code, [ln for ln in out.splitlines() if not ln.startswith(("note:", "check:"))]
 
 
+@pytest.mark.slow
 def test_check_refuses_a_plan_with_a_25000_vertex_fence_quickly_naming_the_polygon_and_the_limit(tmp_path, capsys):
     plan = pond_plan(tmp_path, 25_000)
     started = time.monotonic()
@@ -81,11 +82,13 @@ def test_check_refuses_a_plan_with_a_25000_vertex_fence_quickly_naming_the_polyg
     assert took < 15.0              # generous: the quadratic check took minutes; the limit answers before any work
 
 
+@pytest.mark.slow
 def test_check_takes_a_plan_with_a_fence_at_the_limit(tmp_path, capsys):
     code, problems = run_check(capsys, pond_plan(tmp_path, MAX_FENCE_VERTICES))
     assert (code, problems) == (0, [])
 
 
+@pytest.mark.slow
 def test_check_refuses_a_yaml_mission_with_a_fence_over_the_limit_naming_the_file(tmp_path, capsys):
     path = pond_yaml(tmp_path, MAX_FENCE_VERTICES + 1)
     code, problems = run_check(capsys, path)
@@ -104,6 +107,7 @@ def desk(tmp_path):
     return d, events
 
 
+@pytest.mark.slow
 def test_the_desk_refuses_a_mission_command_whose_file_has_too_big_a_fence_and_keeps_the_mission(tmp_path, desk):
     d, events = desk
     for path in (pond_yaml(tmp_path, MAX_FENCE_VERTICES + 1), pond_plan(tmp_path, MAX_FENCE_VERTICES + 1)):
@@ -136,6 +140,7 @@ def test_mavlink_fence_items_announcing_too_many_vertices_are_refused_at_item_0(
     assert err.value.key == "item 0" and f"{n} {LIMIT_TEXT}" in err.value.reason
 
 
+@pytest.mark.slow
 def test_sim_refuses_a_plan_with_a_25000_vertex_fence_before_it_starts(tmp_path):
     import subprocess
     import sys

@@ -1,5 +1,9 @@
 """A bounded, seeded fuzz of the file loaders and `check` (issue 11): no input may crash them."""
+import pytest
+
 from tests.support.fuzz_inputs import cases, run_case
+
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
 
 
 def test_mutated_vessel_mission_and_qgc_files_are_loaded_or_refused_never_crash(tmp_path):

@@ -201,6 +201,7 @@ def test_a_qgc_plan_is_read_with_its_fence_and_rally_points():
     assert read_mission_file(PLAN, {"geofence": other}).mission.geofence == m.geofence
 
 
+@pytest.mark.slow
 def test_a_qgc_plan_flies_in_the_simulator_with_its_fence_in_force(tmp_path, capsys):
     from autopilot.cli.main import main
     report = tmp_path / "r.json"

@@ -6,6 +6,8 @@ import pytest
 from autopilot.files.tunables import TUNABLES, ParamStore, load_with_overlay, overlay_path_for
 from autopilot.vocab.config import ConfigError, load_mission, load_vessel
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 
 @pytest.fixture
 def files():

@@ -22,6 +22,8 @@ from hil.sim.environment import EnvironmentConfig
 from hil.sim.plant_spec import PlantExtras, PlantSpec
 from hil.sim.runner import SimOptions, run_sim
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 
 def test_reference_derivatives_match_the_analytic_ones():
     ref = circle(10.0, 0.055, 200.0)

@@ -19,6 +19,8 @@ from hil.sim.environment import EnvironmentConfig
 from hil.sim.plant_spec import PlantSpec
 from hil.sim.runner import SimOptions, run_sim
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 M, D, N_MAX = 10.0, 20.0, 8.0       # file: steady rate at full moment 0.4 rad/s, yaw time constant 0.5 s
 
 

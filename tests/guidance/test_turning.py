@@ -65,6 +65,7 @@ def test_a_slow_turner_gets_a_lookahead_of_its_turning_radius_and_the_others_kee
     assert guidance_lookahead_m(slow, as_filed, n_max) == pytest.approx(3.0)
 
 
+@pytest.mark.slow
 def test_check_says_when_the_lookahead_is_raised():
     notes = check_config(CONFIG_DIR / "vessels" / "iacquabot.yaml", DEMO).notes
     said = [n for n in notes if "lookahead" in n]

@@ -19,6 +19,8 @@ from hil.sim.environment import EnvironmentConfig
 from hil.sim.plant_spec import PlantSpec
 from hil.sim.runner import SimOptions, run_sim
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 IACQ = load_vessel("iacquabot")
 ACCEPTANCE_M = 2.0
 

@@ -13,6 +13,8 @@ from hil.sim.battery import BatteryPack, PackSpec, ocv_cell_v
 from hil.sim.runner import SimOptions, run_sim
 from tests.support.battery_flight import fly, off_by
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 FOKA_LOW_V = 17.5                    # foka: 5S li-ion, 21 V full, low_voltage_v 17.5
 
 

@@ -36,6 +36,7 @@ def test_a_plant_equal_to_the_reference_follows_it_exactly():
     assert fig["u"]["r2"] > 0.999 and fig["r"]["r2"] > 0.999
 
 
+@pytest.mark.slow
 def test_a_wamv_that_differs_from_its_file_follows_foka_in_current_and_wind():
     env = EnvironmentConfig(current_speed_mps=0.3, current_toward_deg=90.0, wind_speed_mps=6.0, wind_from_deg=45.0)
     spec = PlantSpec.resolve(FOKA, 3, plant_vessel=WAMV, mismatch={"damping": 1.4, "iz": 0.8, "tau": 1.3},

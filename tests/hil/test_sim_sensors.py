@@ -29,6 +29,7 @@ def fixes(suite, seconds, rate_hz, **truth):
     return out, errors
 
 
+@pytest.mark.slow
 def test_white_gnss_noise_has_the_receivers_cep():
     vessel = load_vessel("foka")
     suite = TypedSensorSuite(vessel, FRAME, 1, gps_noise="white", gps_rate_hz=10.0)
@@ -45,6 +46,7 @@ def test_white_gnss_noise_has_the_receivers_cep():
     assert abs(np.corrcoef(n_err[:-1], n_err[1:])[0, 1]) < 0.03           # white: no memory
 
 
+@pytest.mark.slow
 def test_realistic_gnss_adds_a_gauss_markov_bias_with_the_configured_memory():
     vessel = with_sensors(load_vessel("foka"), gnss={"bias_sigma_m": 1.5, "bias_tau_s": 20.0})
     suite = TypedSensorSuite(vessel, FRAME, 2, gps_noise="realistic", gps_rate_hz=1.0)

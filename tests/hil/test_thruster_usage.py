@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from hil.sim.thruster_usage import thruster_usage
 from hil.sim.tuning import cost
@@ -60,6 +61,7 @@ def _fly_hexagon(omega_factor: float, zeta: float = None) -> dict:
     return run_sim(store.vessel, store.mission, SimOptions(seed=1, duration_s=60.0)).report
 
 
+@pytest.mark.slow
 def test_a_twitchy_heading_loop_reverses_its_thrusters_and_the_cost_charges_it_for_that():
     """The WAM-V's heading loop at 3x its bandwidth and zeta 0.5 on the hexagon's first minute. While the ILOS
     integral wound up on every approach it tracked tighter than the calm loop there (what an xte-only cost

@@ -39,6 +39,7 @@ def foka_run(tmp_path_factory):
     return vessel, log.log.run_dir
 
 
+@pytest.mark.slow
 def test_the_log_has_the_imu_gnss_and_applied_thrust_columns(foka_run):
     vessel, run_dir = foka_run
     run = read_run(run_dir)
@@ -79,6 +80,7 @@ def _yaw_moment(vessel, cols, t_rel):
     return -(thrust * np.array([th.y_m for th in vessel.thrusters])).sum(axis=1)
 
 
+@pytest.mark.slow
 def test_the_smoother_beats_the_model_aided_estimate_on_the_surge_mass(foka_run):
     """The EKF predicts with the vessel file's hull, so its velocities hide the hull's own dynamics; the
     kinematic smoother (GNSS + accelerometer + heading) does not lean on the file."""

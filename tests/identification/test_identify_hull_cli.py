@@ -13,6 +13,8 @@ from autopilot.vocab.config import CONFIG_DIR, load_vessel
 from estimation.identification.hull_least_squares import zeta_of_hull
 from hil.sim.identification_flight import fly_identification
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 FOKA_FILE = CONFIG_DIR / "vessels" / "foka.yaml"
 
 

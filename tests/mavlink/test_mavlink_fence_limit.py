@@ -35,6 +35,7 @@ def fence_items(n: int) -> list:
     return out
 
 
+@pytest.mark.slow
 def test_a_fence_over_the_limit_is_refused_at_its_count_before_any_item_is_asked_for(boat):
     sim, gcs = boat
     gcs.connect()
@@ -50,6 +51,7 @@ def test_a_fence_over_the_limit_is_refused_at_its_count_before_any_item_is_asked
     assert text is not None and f"{n} vertices is more than the {MAX_FENCE_VERTICES}" in text, gcs.texts[-5:]
 
 
+@pytest.mark.slow
 def test_a_large_fence_under_the_limit_is_taken_and_downloaded_without_an_overrun_hold(boat):
     sim, gcs = boat
     gcs.connect()

@@ -8,7 +8,11 @@ import socket
 import threading
 import time
 
+import pytest
+
 from tests.support.mavlink_gcs import Gcs, M, SimBoat, free_udp_port
+
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
 
 HOLD, AUTO = 4, 10
 HOME = (51.1099101, 17.0598572)

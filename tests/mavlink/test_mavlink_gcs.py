@@ -10,6 +10,8 @@ import pytest
 
 from tests.support.mavlink_gcs import DATA, Gcs, M, SimBoat, free_udp_port, read_wpl
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 HOLD, LOITER, AUTO, RTL, MANUAL = 4, 5, 10, 11, 0
 HOME = (51.1099101, 17.0598572)
 

@@ -11,6 +11,8 @@ import pytest
 
 from tests.support.mavlink_gcs import DATA, REPO, Gcs, M, SimBoat, free_udp_port, read_wpl
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 HOLD, AUTO = 4, 10
 HOME_ITEM = (0, 16, 0, 0, 0, 0, 51.1099101, 17.0598572, 0)
 

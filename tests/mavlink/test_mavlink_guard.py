@@ -14,6 +14,8 @@ import pytest
 
 from tests.support.mavlink_gcs import Gcs, M, SimBoat, free_udp_port
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 PASSPHRASE = "correct horse battery staple"
 HOLD, MANUAL = 4, 0
 HOME = (51.1099101, 17.0598572)

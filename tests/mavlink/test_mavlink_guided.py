@@ -7,7 +7,11 @@ from __future__ import annotations
 import math
 import time
 
+import pytest
+
 from tests.support.mavlink_gcs import Gcs, M, SimBoat, free_udp_port
+
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
 
 GUIDED, HOLD = 15, 4
 START = (51.1099101, 17.0598572)            # tests/data/mavlink_pond.yaml's launch point

@@ -13,6 +13,8 @@ import pytest
 
 from tests.support.mavlink_gcs import Gcs, M, SimBoat, free_udp_port
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 HOLD, LOITER, AUTO, RTL = 4, 5, 10, 11
 LAUNCH = (51.1099101, 17.0598572)          # the pond's start point
 WAYPOINT = (51.1100180, 17.0598572)        # its one waypoint, 12 m north; also the mission frame's origin

@@ -101,6 +101,7 @@ def _udp_links():
     return [f"udpout:127.0.0.1:{port}"], port
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("served", [_udp_links], indirect=True)
 def test_rates_home_current_waypoint_and_rc_override_from_a_ground_station(served):
     from tests.support.mavlink_gcs import Gcs
@@ -157,6 +158,7 @@ def _late_radio_links():
     return [f"udpout:127.0.0.1:{free_udp_port()}", f"serial:{late}:57600"], (master, slave, late)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("served", [_late_radio_links], indirect=True)
 def test_a_radio_plugged_in_after_start_is_served_from_then_on(served):
     master, slave, late = served

@@ -13,6 +13,8 @@ import pytest
 
 from tests.support.mavlink_gcs import DATA, SimBoat, free_udp_port
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 MAVPROXY = Path(sys.executable).with_name("mavproxy.py")
 
 

@@ -10,9 +10,12 @@ import socket
 import time
 
 import mavsdk  # noqa: F401  (the gcs extra, installed by scripts/test.sh: without it this fails, never skips)
+import pytest
 
 from tests.support.mavlink_gcs import SimBoat, free_udp_port
 from tests.support.paths import REPO
+
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
 
 ACCEPT_M = 2.0                         # config/missions/demo.yaml's acceptance radius
 M_PER_DEG_LAT = 111_320.0

@@ -13,6 +13,8 @@ import pytest
 
 from tests.support.mavlink_gcs import Gcs, M, SimBoat, free_udp_port
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 PASSPHRASE = "correct horse battery staple"
 KEY = hashlib.sha256(PASSPHRASE.encode()).digest()
 

@@ -31,6 +31,7 @@ def signed_boat(tmp_path):
     sim.stop()
 
 
+@pytest.mark.slow
 def test_a_signed_set_mode_replayed_on_another_link_is_refused(signed_boat):
     sim, owner, open_port = signed_boat
     assert owner.connect() is not None, sim.output()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tests.support.mavlink_gcs import Gcs, M, SimBoat, free_udp_port
 
 ACRO = 1
@@ -16,6 +18,7 @@ def _target(gcs, frame, vx, yaw_rate, mask=USE_VX_AND_YAW_RATE):
                                                0, 0, 0, vx, 0, 0, 0, 0, 0, 0, yaw_rate)
 
 
+@pytest.mark.slow
 def test_acro_follows_body_velocity_targets_and_refuses_other_frames(tmp_path):
     port = free_udp_port()
     gcs = Gcs(port)

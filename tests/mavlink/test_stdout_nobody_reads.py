@@ -9,12 +9,15 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.mavlink_gcs import Gcs, M, free_udp_port
 from tests.support.paths import DATA, REPO
 
 PASSPHRASE = "nobody reads this pipe"
 
 
+@pytest.mark.slow
 def test_a_boat_whose_stdout_nobody_reads_still_answers_disarm_after_a_flood_of_refusals(tmp_path):
     key_file = tmp_path / "mavlink.key"
     key_file.write_text(PASSPHRASE + "\n")

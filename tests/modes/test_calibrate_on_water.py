@@ -22,6 +22,8 @@ from hil.sim.faults import parse_fault
 from hil.sim.plant_spec import PlantSpec, parse_mismatch
 from hil.sim.runner import SimOptions, distorted_mag, run_sim
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 # two legs with a corner, about 100 m: a short mission to fly on the fitted calibration
 SHORT = """name: after-calibration
 anchor: {lat_deg: 51.11, lon_deg: 17.06}

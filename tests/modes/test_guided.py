@@ -7,6 +7,7 @@ import dataclasses
 import math
 
 import numpy as np
+import pytest
 
 from autopilot.commands.desk import OperatorDesk
 from autopilot.vocab.config import CONFIG_DIR, load_mission, load_vessel
@@ -45,6 +46,7 @@ def _fly(script, duration_s, env=WINDY, mission=None, vessel_name="foka", mismat
     return res, seen, desks["desk"]
 
 
+@pytest.mark.slow
 def test_a_position_target_is_reached_within_the_acceptance_radius_and_held_there_in_wind_and_current():
     mission = load_mission(CONFIG_DIR / "missions" / "demo.yaml")
     answers = []

@@ -16,6 +16,8 @@ from hil.sim.faults import parse_fault
 from hil.sim.identification_flight import fly_identification_mission
 from hil.sim.runner import SimOptions, run_sim
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 IDENTIFY = CONFIG_DIR / "missions" / "identify.yaml"
 
 

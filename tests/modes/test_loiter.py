@@ -7,6 +7,8 @@ from autopilot.vocab.config import load_mission, load_vessel
 from hil.sim.environment import EnvironmentConfig
 from hil.sim.runner import SimOptions, run_sim
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 STATION = """name: station
 anchor: {lat_deg: 51.11, lon_deg: 17.06}
 start:

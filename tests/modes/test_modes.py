@@ -17,6 +17,8 @@ from estimation.heading.mag_calibration import MagCalibration
 from hil.sim.runner import SimOptions, run_sim
 from tests.support.prearm_rig import MISSION, Esc, FakeEstimator, fix
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 
 def nav(n=0.0, e=0.0, psi=0.0, u=0.0, t=0.0):
     return NavState(t, n, e, psi, u, 0.0, 0.0)

@@ -60,6 +60,7 @@ def test_velocity_mode_goes_neutral_when_the_operator_stops_and_the_boat_slows()
     assert np.mean(during) > 0.6 and np.mean(after) < 0.5 * np.mean(during)
 
 
+@pytest.mark.slow
 def test_heading_cascade_around_the_yaw_rate_loop_flies_the_survey_like_the_pid_on_a_foreign_hull():
     """control.heading.structure cascade (a heading P loop asking the velocity controller for a turn rate) is a
     working alternative to the heading PID: on FOKA's survey (its first 150 s: three legs, two turns), on a plant

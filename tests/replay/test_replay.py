@@ -17,6 +17,8 @@ from autopilot.runlog.estimator_inputs import FILE_NAME, read_estimator_inputs
 from tests.support.paths import REPO
 from tests.support.replay_helpers import logged_sim
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 EST = ("north_m", "east_m", "heading_deg", "surge_mps", "pos_std_m")
 
 

@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.paths import REPO
 
 CORE = [
@@ -33,12 +35,14 @@ def _modules_after_import(modules):
     return json.loads(out.stdout)
 
 
+@pytest.mark.slow
 def test_core_and_cli_import_no_hardware_or_ros_library():
     loaded = _modules_after_import(CORE)
     leaks = sorted(m for m in loaded if m.split(".")[0] in HARDWARE_AND_ROS)
     assert not leaks, f"the core pulled in {leaks}"
 
 
+@pytest.mark.slow
 def test_the_check_would_catch_a_leak():
     loaded = _modules_after_import(["drivers.lsm9ds1"])    # a driver: it wraps the Adafruit library
     assert any(m.split(".")[0] == "adafruit_lsm9ds1" for m in loaded)

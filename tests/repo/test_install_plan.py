@@ -16,6 +16,8 @@ import yaml
 from tests.support.paths import REPO
 from tests.support.unit_files import parse_unit, written_file
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 INSTALL = REPO / "systemd" / "install.sh"
 UNINSTALL = REPO / "systemd" / "uninstall.sh"
 FIXTURES = REPO / "tests" / "data" / "install"

@@ -16,6 +16,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.support.import_graph import Arrow, arrows, cycles
 from tests.support.paths import REPO
 
@@ -75,6 +77,7 @@ def problems(root: Path) -> list:
     return out
 
 
+@pytest.mark.slow
 def test_every_import_runs_down_the_layers_and_none_go_in_a_circle():
     assert problems(REPO) == []
 
@@ -91,6 +94,7 @@ def _copy(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_a_deferred_simulator_import_in_the_core_is_caught(tmp_path):
     root = _copy(tmp_path)
     failsafe = root / "autopilot" / "safety" / "failsafe.py"
@@ -100,6 +104,7 @@ def test_a_deferred_simulator_import_in_the_core_is_caught(tmp_path):
     assert any("autopilot.safety.failsafe" in p and "hil.sim.runner" in p for p in found), found
 
 
+@pytest.mark.slow
 def test_a_driver_importing_the_vehicle_is_caught(tmp_path):
     root = _copy(tmp_path)
     tm = root / "drivers" / "thrust_map.py"
@@ -108,6 +113,7 @@ def test_a_driver_importing_the_vehicle_is_caught(tmp_path):
     assert any("drivers.thrust_map" in p and "autopilot.vehicle" in p and "layer above" in p for p in found), found
 
 
+@pytest.mark.slow
 def test_a_cycle_hidden_in_deferred_imports_is_caught(tmp_path):
     root = _copy(tmp_path)
     angles = root / "autopilot" / "vocab" / "angles.py"

@@ -12,6 +12,7 @@ SCRIPTS = ["scripts/check_aarch64.sh", "scripts/check_arm64_root.sh", "scripts/s
            "scripts/lint.sh", "scripts/demo.sh", "systemd/install.sh", "systemd/uninstall.sh", ".ci/run"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", [s for s in SCRIPTS if (REPO / s).exists()])
 def test_shellcheck_finds_nothing(script):
     exe = shutil.which("shellcheck") or str(Path(sys.executable).parent / "shellcheck")

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import zipfile
 
+import pytest
+
 from tests.support.paths import REPO
 
 
@@ -23,6 +25,7 @@ def _source_copy(dest):
     return dest
 
 
+@pytest.mark.slow
 def test_a_built_wheel_installed_elsewhere_resolves_every_preset(tmp_path):
     wheels = tmp_path / "wheels"
     src = _source_copy(tmp_path / "src")

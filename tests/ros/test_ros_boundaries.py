@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support import ros_env  # noqa: F401  (fails without rclpy)
 from tests.support.paths import REPO
 
@@ -34,6 +36,7 @@ def ros_imports(path: Path) -> list:
     return found
 
 
+@pytest.mark.slow
 def test_no_ros_import_outside_the_ros_adapters():
     offenders = []
     for pkg in PACKAGES:
@@ -54,6 +57,7 @@ def test_the_scan_would_catch_an_offender(tmp_path):
     assert allowed(Path("autopilot/ros/frames.py")) and allowed(Path("hil/ros/gazebo_standin.py"))
 
 
+@pytest.mark.slow
 def test_importing_the_core_and_the_cli_loads_no_ros():
     code = (
         "import sys, autopilot.vehicle, autopilot.cli.main, autopilot.files.boat, hil.sim.runner\n"

@@ -3,10 +3,13 @@ real DDS, the same report as in-process plus the sensor-to-thrust latency."""
 import json
 from pathlib import Path
 
+import pytest
+
 import tests.support.ros_env  # noqa: F401  (isolated DDS domain; fails without rclpy)
 from autopilot.cli.main import main
 
 
+@pytest.mark.slow
 def test_sim_over_dds_reports_like_the_in_process_sim_plus_latency_and_logs_a_bag(tmp_path, repo_root, capsys):
     report = tmp_path / "r.json"
     rc = main(["sim", str(repo_root / "config/missions/demo.yaml"), "--vessel", "foka", "--transport", "ros",

@@ -5,6 +5,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import rclpy
 from sensor_msgs.msg import Joy
 
@@ -14,6 +15,8 @@ from autopilot.ros.qos import sensor_qos
 from autopilot.ros.runner import BoatProcess
 from autopilot.vocab.config import load_mission, load_vessel
 from tests.support.paths import REPO
+
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
 
 
 def _config(tmp_path: Path, ns: str, extra: str = "") -> Path:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
+import pytest
 import rclpy
 from sensor_msgs.msg import Joy
 from std_msgs.msg import String
@@ -88,6 +89,7 @@ class Boat:
             rclpy.shutdown(context=self.ctx)
 
 
+@pytest.mark.slow
 def test_a_signed_command_replayed_to_a_restarted_autopilot_is_refused(tmp_path, repo_root):
     boat = Boat(tmp_path, repo_root)
     try:
@@ -125,6 +127,7 @@ def _joy(enable=True, throttle=0.6):
     return Joy(axes=axes, buttons=buttons)
 
 
+@pytest.mark.slow
 def test_an_impostor_joy_node_drives_nothing_and_its_stop_sends_the_boat_nowhere(tmp_path, repo_root):
     boat = Boat(tmp_path, repo_root, vessel=_short_link_timeout())
     try:
@@ -175,6 +178,7 @@ def _tree_bytes(path):
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
+@pytest.mark.slow
 def test_a_megabyte_path_or_reason_is_refused_or_cut_at_once_and_the_run_log_stays_small(tmp_path, repo_root):
     """Items 7 and 9: a signed `mission` with a 1 MB path is refused naming the limit, at once, the loop going
     on; twenty unsigned `disarm <1 MB reason>` still disarm, and add next to nothing to the run log."""

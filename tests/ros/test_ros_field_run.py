@@ -17,6 +17,8 @@ from autopilot.runlog import read_run
 from autopilot.runlog.estimator_inputs import read_estimator_inputs
 from tests.support.paths import REPO
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 
 def _boat_config(tmp_path: Path) -> Path:
     cfg = tmp_path / "boat.yaml"

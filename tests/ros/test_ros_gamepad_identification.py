@@ -11,10 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import tests.support.ros_env  # noqa: F401  (isolated DDS domain; fails without rclpy)
 from autopilot.cli.main import main
 from autopilot.identification.runs import load_ident_run
 from autopilot.vocab.config import load_vessel
+
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
 
 # t_s, throttle, steering (+ to starboard): half throttle 4 s, a starboard turn 3 s, near full ahead 2 s
 SHORT_DRIVE = [(0.1 * k, 0.5 if k < 70 else 0.9, 0.7 if 40 <= k < 70 else 0.0) for k in range(90)]

@@ -11,6 +11,8 @@ from autopilot.vocab.config import load_mission, load_vessel
 from hil.ros.gazebo_standin import gz_sensor_frame_id, load_bridge_config, standin_for_boat_config
 from tests.support import ros_env  # noqa: F401  (fails without rclpy)
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 
 def short_mission(tmp_path, lat, lon, name="short.yaml"):
     """Two legs of ~35 m and ~25 m north-east of a point (a quick mission for any vessel)."""

@@ -5,12 +5,15 @@ counter-clockwise)."""
 import math
 import time
 
+import pytest
 from geometry_msgs.msg import PoseStamped, Twist
 
 import tests.support.ros_env  # noqa: F401  (isolated DDS domain; fails without rclpy)
 from autopilot.files.boat import load_boat_config
 from autopilot.ros import frames
 from tests.ros.test_ros_commands import BoatWithOperator, _config
+
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
 
 ACCEPT_M = 2.0          # config/missions/demo.yaml's acceptance radius
 

@@ -7,6 +7,7 @@ simulator resets (its clock goes back): the autopilot says so once, disarms and 
 2x draggier than the autopilot's vessel file. The core's side of it: tests/safety/test_clock_jump.py."""
 import math
 
+import pytest
 import rclpy
 
 from autopilot.files.boat import load_boat_config, resolve_topic
@@ -33,6 +34,7 @@ class Cuttable:
         return self.pub.get_subscription_count()
 
 
+@pytest.mark.slow
 def test_a_stopped_clock_sets_the_thrusters_neutral_and_its_jump_is_one_clock_jump_failsafe(ctx, repo_root):
     from nav_msgs.msg import Odometry
     from std_msgs.msg import String

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
+import pytest
+
 from autopilot.files.boat import load_boat_config, resolve_topic
 from autopilot.vocab.config import load_mission, load_vessel
 from hil.ros.link_relay import LinkSpec
@@ -16,6 +18,8 @@ from hil.ros.sim_transport import run_ros_sim
 from hil.sim.environment import EnvironmentConfig
 from tests.support import ros_env  # noqa: F401  (fails without rclpy)
 from tests.support.paths import SUPPORT as HERE
+
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
 
 
 def pct_ms(values_s, q):

@@ -17,6 +17,8 @@ from hil.ros.sim_transport import boat_config_for
 from tests.support import ros_env  # noqa: F401  (fails without rclpy)
 from tests.support.paths import SUPPORT
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 HERE = str(SUPPORT)
 
 NAME = f"hl{os.getpid() % 10000}"

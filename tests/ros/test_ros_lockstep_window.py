@@ -8,6 +8,8 @@ import sys
 import time
 from types import SimpleNamespace
 
+import pytest
+
 from autopilot.vocab.config import load_mission, load_vessel
 from hil.ros.link_relay import LinkSpec
 from hil.ros.sim_transport import run_ros_sim
@@ -17,6 +19,7 @@ from tests.support import ros_env  # noqa: F401  (fails without rclpy)
 WINDOW = 3
 
 
+@pytest.mark.slow
 def test_a_window_of_steps_in_flight_keeps_the_plant_going_over_a_jittery_link(repo_root):
     # 15 +- 5 ms each way: a round trip of over a 20 ms step, so an answer is more than one step old when it
     # lands; the jitter reorders a step's sensors and its clock
@@ -56,6 +59,7 @@ def test_the_answer_to_the_newest_step_releases_a_wait_for_sensors_the_autopilot
     assert standin.missed_steps == 1 and spins
 
 
+@pytest.mark.slow
 def test_a_window_below_one_step_or_not_a_number_or_without_ros_is_refused(repo_root):
     def sim(*extra):
         return subprocess.run([sys.executable, "-m", "autopilot.cli", "sim", "config/missions/demo.yaml", "--vessel",

@@ -21,6 +21,8 @@ from autopilot.cli.main import main
 from autopilot.ros.qos import sensor_qos
 from tests.support.paths import REPO
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 
 def _stamps(run_dir, topic):
     store = get_typestore(Stores.ROS2_HUMBLE)

@@ -4,11 +4,14 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 import tests.support.ros_env  # noqa: F401  (isolated DDS domain; fails without rclpy)
 from tests.support.mavlink_gcs import Gcs, M, free_udp_port
 from tests.support.paths import REPO
 
 
+@pytest.mark.slow
 def test_autopilot_run_serves_mavlink_from_its_boat_config(tmp_path):
     port = free_udp_port()
     cfg = tmp_path / "boat.yaml"

@@ -129,6 +129,7 @@ def test_topics_types_frames_covariances_and_qos(boat):
     assert types[f"{NS}/gnss/vel"] == ["geometry_msgs/msg/TwistWithCovarianceStamped"]
 
 
+@pytest.mark.slow
 def test_arm_and_mode_commands_then_neutral_when_the_node_stops(boat):
     from std_msgs.msg import Float64, String, UInt16
     from std_srvs.srv import SetBool
@@ -183,6 +184,7 @@ def test_a_loop_that_keeps_missing_its_deadline_is_reported_and_held(boat):
     assert spin(proc.executor, 10.0, until=overrun), [ev.message for ev in node.autopilot.events]
 
 
+@pytest.mark.slow
 def test_a_default_qos_subscriber_gets_every_derived_topic_and_a_late_volatile_one_the_path(boat):
     """What `ros2 topic echo` or a plain rclpy node (reliable, volatile, depth 10) sees."""
     from nav_msgs.msg import Odometry, Path

@@ -5,6 +5,7 @@ import importlib.util
 import json
 import time
 
+import pytest
 import rclpy
 from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 from rosbags.rosbag2 import Reader
@@ -23,6 +24,7 @@ RCL_ONLY = {"/parameter_events"}          # rcl's own, on every node: not part o
 TF_TOPICS = {"/tf", "/tf_static"}         # live only where tf2_msgs is installed (scripts/build_tf2_msgs.sh)
 
 
+@pytest.mark.slow
 def test_the_bag_has_the_live_graphs_topics_types_qos_and_messages(tmp_path, repo_root):
     from nav_msgs.msg import Odometry
     cfg_file = tmp_path / "boat.yaml"

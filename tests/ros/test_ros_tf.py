@@ -10,6 +10,7 @@ import sys
 import time
 
 import numpy as np
+import pytest
 import rclpy
 from nav_msgs.msg import Odometry
 from rclpy.executors import SingleThreadedExecutor
@@ -83,6 +84,7 @@ def _boat(tmp_path, ns):
     return cfg
 
 
+@pytest.mark.slow
 def test_a_separate_process_looks_up_odom_to_base_link_and_the_antenna_from_tf(tmp_path):
     ns = f"/tftest{os.getpid()}"
     ctx = rclpy.Context()

@@ -79,6 +79,7 @@ def test_plot_without_rows_or_directory_fails_clearly(tmp_path, capsys):
     assert "has no rows to plot" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_plot_draws_further_runs_over_the_first(tmp_path, capsys):
     first = survey_run(tmp_path / "a", seconds=40.0)
     second = survey_run(tmp_path / "b", seconds=40.0)

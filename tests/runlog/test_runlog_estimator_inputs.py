@@ -76,6 +76,7 @@ KILLED_SIM = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_sigkilled_run_keeps_its_inputs_up_to_the_kill_and_replays_exactly(tmp_path):
     from autopilot.replay.navigation import replay_run
 

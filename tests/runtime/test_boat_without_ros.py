@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from rosbags.rosbag2 import Reader
 
 from autopilot.runlog import read_run
@@ -18,6 +19,8 @@ from tests.support.boat_files import boat_files, write_sim_calibration
 from tests.support.child_io import Lines, NotifySocket
 from tests.support.mavlink_gcs import Gcs, M, free_udp_port
 from tests.support.paths import DATA, REPO
+
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
 
 NO_ROS = REPO / "tests" / "support" / "no_ros.py"
 AUTO = 10

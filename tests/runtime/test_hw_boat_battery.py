@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from hil.devices.fake_pigpiod import FakePigpiod
 from tests.support.hw_boat_child import BATTERY_SHUNT_OHMS, BATTERY_START_A
 from tests.support.hw_boat_rig import MANUAL, HwBoat
 from tests.support.mavlink_gcs import M
+
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
 
 NOMINAL_V = 21.0                    # foka's battery.voltage_v
 LOW_V = 17.5                        # and its low_voltage_v

@@ -17,12 +17,16 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
+
 from hil.devices.fake_pigpiod import FakePigpiod
 from hil.devices.fake_sysfs_pwm import FakePwmSysfs
 from hil.devices.i2c_socket import I2cSocketServer
 from hil.devices.pca9685_emulator import Pca9685Emulator
 from tests.support.guarded_child import TICK_25MHZ_US
 from tests.support.hw_boat_rig import NEUTRAL_US, HwBoat, Scope, SysfsExports, remove_chip, sysfs_pulses
+
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
 
 GPIOS = (13, 12)                    # foka: left, right
 

@@ -8,6 +8,7 @@ import math
 import threading
 import time
 
+import pytest
 import yaml
 
 from autopilot.safety.geofence import MAX_FENCE_VERTICES
@@ -65,6 +66,7 @@ def runtime_with_loop(mission_dir):
     return rt, lates, cycles
 
 
+@pytest.mark.slow
 def test_a_fence_at_the_limit_loads_while_the_loop_keeps_its_cycles(tmp_path):
     path = fence_mission(tmp_path, MAX_FENCE_VERTICES)
     rt, lates, cycles = runtime_with_loop(tmp_path)

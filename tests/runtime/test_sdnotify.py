@@ -103,6 +103,7 @@ def test_watchdog_pings_at_half_the_interval_from_ticks_only(manager_socket):
     assert wd.tick(0.2)
 
 
+@pytest.mark.slow
 def test_watchdog_stops_when_the_loop_stalls_and_resumes_with_it(manager_socket):
     """A 50 Hz loop thread ticks the watchdog; while it is stalled, no WATCHDOG=1 arrives."""
     sock, env = manager_socket

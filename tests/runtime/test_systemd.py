@@ -99,6 +99,7 @@ def test_the_commands_in_the_unit_exist_and_take_those_arguments():
     assert r.returncode == 0 and "--config" in r.stdout
 
 
+@pytest.mark.slow
 def test_systemd_analyze_verify_passes_on_the_installed_unit(tmp_path):
     out = dry_run(INSTALL, "--prefix", str(VENV.parent), "--no-apt")
     assert out.returncode == 0, out.stderr
@@ -121,6 +122,7 @@ def test_systemd_analyze_verify_passes_on_the_installed_unit(tmp_path):
     assert "Failed to parse service type" in r.stdout + r.stderr
 
 
+@pytest.mark.slow
 def test_install_dry_run_plans_every_step_and_changes_nothing(tmp_path):
     boat = tmp_path / "myboat.yaml"
     boat.write_text("vessel: iacquabot   # preset\nmission: missions/demo.yaml\nbackend: hw\n")

@@ -15,6 +15,8 @@ from hil.sim.faults import GLITCH_M, parse_fault
 from hil.sim.metrics import distance_to_path_m
 from hil.sim.runner import SimOptions, run_sim
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 DEMO = CONFIG_DIR / "missions/demo.yaml"
 ENV = EnvironmentConfig(current_speed_mps=0.2, current_toward_deg=90, wind_speed_mps=3.0, wind_from_deg=45)
 

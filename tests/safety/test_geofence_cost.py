@@ -12,6 +12,8 @@ import pytest
 from autopilot.safety import geofence as G
 from autopilot.safety.geofence import MAX_FENCE_VERTICES, Geofence, check_simple_polygon
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 
 def reference_check(vertices):
     """The O(n^2) check the sweep line replaced: every pair of non-neighbouring edges."""

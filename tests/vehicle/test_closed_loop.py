@@ -17,6 +17,8 @@ from hil.sim.plant import Plant
 from hil.sim.plant_spec import PlantSpec
 from hil.sim.runner import SimOptions, run_sim
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 MISSIONS = CONFIG_DIR / "missions"
 
 

@@ -139,6 +139,7 @@ def test_the_built_in_plant_satisfies_the_plant_protocol():
     assert isinstance(Plant(load_vessel("foka"), CALM, 0, 0, 0, 0), PlantModel)
 
 
+@pytest.mark.slow
 def test_cli_sim_flies_a_mismatched_plant_and_reports_it(tmp_path, capsys):
     report = tmp_path / "r.json"
     rc = main(["sim", str(REPO / "config/missions/straight_line.yaml"), "--vessel", "wamv",

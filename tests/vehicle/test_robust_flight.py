@@ -15,6 +15,8 @@ from hil.sim.plant import Truth
 from hil.sim.plant_spec import PlantSpec, realistic_extras
 from hil.sim.runner import SimOptions, run_sim
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 MISSIONS = CONFIG_DIR / "missions"
 DEMO_WEATHER = EnvironmentConfig(wind_speed_mps=3, wind_from_deg=90, current_speed_mps=0.2, current_toward_deg=0,
                                  wave_hs_m=0.2, wave_tp_s=3, wave_from_deg=90)

@@ -14,6 +14,8 @@ import urllib.error
 import urllib.request
 from http.cookiejar import CookieJar
 
+import pytest
+
 from autopilot.cli.main import main
 from tests.support.child_io import Lines
 from tests.support.paths import DATA, REPO
@@ -59,6 +61,7 @@ def _stop(proc, out):
     return code
 
 
+@pytest.mark.slow
 def test_the_boat_runtime_serves_its_page_and_takes_commands_through_the_desk(tmp_path, monkeypatch):
     cfg = _config(tmp_path)
     monkeypatch.setattr("sys.stdin", io.StringIO(PASSWORD + "\n"))
@@ -101,6 +104,7 @@ def test_the_boat_runtime_serves_its_page_and_takes_commands_through_the_desk(tm
     assert "Traceback" not in text
 
 
+@pytest.mark.slow
 def test_without_a_password_the_page_is_not_served_and_the_boat_still_runs(tmp_path):
     proc, out = _start(_config(tmp_path))
     try:
@@ -113,6 +117,7 @@ def test_without_a_password_the_page_is_not_served_and_the_boat_still_runs(tmp_p
     assert "web page: http" not in text and "Traceback" not in text
 
 
+@pytest.mark.slow
 def test_public_status_shows_the_boat_without_a_login_and_takes_no_command(tmp_path):
     cfg = _config(tmp_path)
     cfg.write_text(cfg.read_text().replace("tiles_dir: tiles}", "tiles_dir: tiles, public_status: true}"))

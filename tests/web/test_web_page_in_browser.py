@@ -29,6 +29,8 @@ from tests.support.mavlink_gcs import Gcs, M, free_udp_port
 from tests.support.paths import DATA, REPO
 from tests.support.web_boat import WebSimBoat, chromium, wait_for
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 WALL_TIME_S = 240.0
 HOLD, AUTO, GUIDED = 4, 10, 15       # ArduPilot Rover's custom modes
 PLAN_LAST_WP = (51.1100180, 17.0600005)

@@ -94,6 +94,7 @@ def _ws_status(url: str, cookie: str = "", origin: str = "") -> int:
     return asyncio.run(go())
 
 
+@pytest.mark.slow
 def test_no_command_without_a_session(boat):
     before = _state(boat)
     c = Client(boat.url)
@@ -176,6 +177,7 @@ def test_bad_bodies_and_a_huge_upload_are_refused_without_harm(boat):
     assert boat.alive() and "Traceback" not in boat.output()
 
 
+@pytest.mark.slow
 def test_fifty_wrong_passwords_in_a_row_are_refused_and_braked(boat):
     """Last in this file: it leaves the login braked."""
     watcher = Client(boat.url)
