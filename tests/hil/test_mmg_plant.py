@@ -183,6 +183,7 @@ def test_the_cli_refuses_what_makes_no_sense_with_the_foreign_plant(extra, said,
     assert said in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_the_demo_survey_flown_with_the_guessed_file_completes_on_it():
     vessel = load_vessel(str(GUESS))
     mission = load_mission(REPO / "autopilot/presets/missions/demo.yaml")
@@ -194,6 +195,7 @@ def test_the_demo_survey_flown_with_the_guessed_file_completes_on_it():
     assert r["xte_rms_m"] < 2.0
 
 
+@pytest.mark.slow
 def test_the_cli_flies_the_foreign_plant_and_says_so(capsys):
     argv = ["sim", str(REPO / "autopilot/presets/missions/demo.yaml"), "--vessel", str(GUESS), "--plant-model",
             "mmg-catamaran", "--duration", "20", "--devices", "typed"]

@@ -20,6 +20,8 @@ from autopilot.vocab.config import CONFIG_DIR, load_vessel
 from estimation.identification.hull_least_squares import fit_hull, smoothed, zeta_of_hull
 from hil.sim.excitation import excitation, plant_run
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 FOKA_FILE = CONFIG_DIR / "vessels" / "foka.yaml"
 SEGMENT_S = 20.0
 

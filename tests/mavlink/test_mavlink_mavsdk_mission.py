@@ -15,6 +15,8 @@ import pytest
 
 from tests.support.mavlink_gcs import SimBoat, free_udp_port
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 WALL_TIME_S = 110.0
 START = (51.1099101, 17.0598572)       # tests/data/mavlink_pond.yaml's launch point
 M_PER_DEG_LAT = 111_320.0

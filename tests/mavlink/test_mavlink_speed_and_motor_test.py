@@ -11,6 +11,8 @@ import pytest
 
 from tests.support.mavlink_gcs import Gcs, M, SimBoat, free_udp_port
 
+pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
+
 WALL_TIME_S = 40.0
 AUTO = 10
 HOME = (51.1099101, 17.0598572)          # tests/data/mavlink_pond.yaml's launch point (its cruise: 1.0 m/s)

@@ -59,6 +59,7 @@ def test_the_factors_reach_only_the_named_thruster_while_the_fault_lasts():
     assert thrust_factors(faults, vessel, 35.0) == [1.0, 0.0, 1.0, 1.0]
 
 
+@pytest.mark.slow
 def test_a_dead_thruster_in_the_simulator_pushes_nothing_though_the_autopilot_commands_it():
     """The truth loses the thrust, the autopilot's command does not: the boat on one side cannot hold a line."""
     vessel = load_vessel("foka")
@@ -197,6 +198,7 @@ def _thruster_events(res):
     return [e for e in res.events if "thruster" in e.message and e.kind in ("warning", "failsafe")]
 
 
+@pytest.mark.slow
 def test_foka_with_a_dead_port_thruster_goes_neutral_with_a_clear_reason():
     res = _mission_run("thruster-dead@60:left", duration=200.0)
     fs = [e for e in res.events if e.kind == "failsafe"]
@@ -208,6 +210,7 @@ def test_foka_with_a_dead_port_thruster_goes_neutral_with_a_clear_reason():
     assert np.all(res.thrust_n[after] == 0.0)
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="since rows need a steady thrusters' moment FOKA's demo gives too few to "
                    "judge a 0.5 thruster (docs/design-notes/thruster-health.md, Not done)")
 def test_foka_with_a_weak_thruster_warns_and_flies_on():
@@ -218,6 +221,7 @@ def test_foka_with_a_weak_thruster_warns_and_flies_on():
     assert res.report["mission_complete"]
 
 
+@pytest.mark.slow
 def test_wamv_with_a_weak_thruster_warns_and_flies_on():
     res = _mission_run("thruster-weak@60:left=0.5", duration=260.0, preset="wamv")
     warned = [e for e in _thruster_events(res) if e.kind == "warning"]
@@ -226,6 +230,7 @@ def test_wamv_with_a_weak_thruster_warns_and_flies_on():
     assert res.report["final_mode"] == "AUTO"
 
 
+@pytest.mark.slow
 def test_a_healthy_mismatched_boat_in_wind_raises_no_thruster_alarm():
     res = _mission_run(mismatch="damping=0.7,thrust=0.85,iz=1.3", duration=None)
     assert _thruster_events(res) == []
