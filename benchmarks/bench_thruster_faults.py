@@ -20,6 +20,7 @@ worker pool. Nothing is asserted.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 import tempfile
@@ -50,6 +51,8 @@ def run_one(task: dict) -> dict:
     row = dict(task)
     try:
         vessel = load_vessel(task["preset"])
+        vessel = dataclasses.replace(vessel, failsafe=dataclasses.replace(      # the watch is opt-in
+            vessel.failsafe, thruster=dataclasses.replace(vessel.failsafe.thruster, enabled=True)))
         mission = load_mission(CONFIG_DIR / "missions" / "demo.yaml")
         spec = None
         if task["mismatch"]:

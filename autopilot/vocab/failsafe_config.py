@@ -119,7 +119,9 @@ class OverrunFailsafeConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class ThrusterFailsafeConfig:
-    enabled: bool = param(True, doc="watch each thruster's effectiveness (autopilot/safety/thruster_health.py)")
+    enabled: bool = param(False, doc="watch each thruster's effectiveness (autopilot/safety/thruster_health.py); "
+                                     "off unless set: it can still take a healthy hull unlike its vessel file for "
+                                     "one with a dead thruster (docs/design-notes/thruster-health.md)")
     weak_below: float = param(0.6, min=0.05, max=0.95,
                               doc="effectiveness (delivered over commanded thrust, relative to the best thruster) "
                                   "below which a thruster is reported weak: a warning, the mission goes on")

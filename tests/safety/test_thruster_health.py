@@ -188,6 +188,8 @@ def test_leaving_out_a_whole_side_is_refused_and_changes_nothing():
 # ------------------------------------------------------------------------------------------ simulated missions
 def _mission_run(fault=None, mismatch=None, duration=300.0, preset="foka", seed=1):
     vessel = load_vessel(preset)
+    vessel = dataclasses.replace(vessel, failsafe=dataclasses.replace(      # the watch is opt-in
+        vessel.failsafe, thruster=dataclasses.replace(vessel.failsafe.thruster, enabled=True)))
     spec = PlantSpec.resolve(vessel, seed, mismatch=parse_mismatch(mismatch)) if mismatch else None
     opts = SimOptions(seed=seed, env=WINDY, gps_noise="white", duration_s=duration, devices="typed",
                       faults=(parse_fault(fault),) if fault else (), plant_spec=spec)
