@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -146,9 +147,11 @@ def format_report(r) -> str:
     for n in f.at_bound:
         lines.append(f"  at bound: {AT_BOUND_ADVICE[n]}")
     for n in r.unpinned:
-        lines.append(f"  unpinned: {n} ({MEANING[n]}): its interval is wider than its value and moving it across "
-                     f"that changes the held-out prediction by {100 * r.sensitivity.get(n, 0.0):.1f} % only; kept "
-                     f"at the vessel file's value, the rest refitted")
+        rise = r.sensitivity.get(n, 0.0)
+        why = ("its interval is open (the runs do not bound it)" if math.isnan(rise) else
+               f"its interval is wider than its value and moving it across that changes the held-out prediction "
+               f"by {100 * rise:.1f} % only")
+        lines.append(f"  unpinned: {n} ({MEANING[n]}): {why}; kept at the vessel file's value, the rest refitted")
     free = [i for i, n in enumerate(NAMES) if n not in f.fixed]
     if free:
         worst = max(free, key=lambda i: _half_width_pct(f, i))

@@ -99,7 +99,8 @@ class HullReport:
                 "gains": self.gains, "runs_fit": self.runs_fit, "runs_validate": self.runs_validate,
                 "velocities": self.velocities, "method": self.method, "window_s": self.window_s,
                 "method_reason": self.method_reason, "method_scores": self.method_scores,
-                "unpinned": list(self.unpinned), "sensitivity": self.sensitivity,
+                "unpinned": list(self.unpinned),
+                "sensitivity": {k: (None if math.isnan(v) else v) for k, v in self.sensitivity.items()},
                 "at_bound": {n: AT_BOUND_ADVICE[n] for n in self.fit.at_bound},
                 "thrust_scales": list(self.thrust_scales),
                 "date": self.date}
@@ -234,12 +235,18 @@ def settle_unpinned(fit: HullFit, refit, fix: Sequence[str], pieces, bounds, arm
     """(fit, unpinned, sensitivity): the parameters of `fit` neither pinned by their interval (95 % half
     width under the value) nor by the held-out prediction (moving one across its interval raises
     hull_sensitivity.prediction_error by less than MIN_SENSITIVITY) are held at the vessel file's values by
-    `refit(fixed names)` once, the rest refitted. A parameter on its bound is reported there, not tested."""
+    `refit(fixed names)` once, the rest refitted; so is one whose interval is open (an infinite end). A
+    parameter on its bound is reported there, not tested."""
     free = [n for n in NAMES if n not in fit.fixed and n not in fit.at_bound]
     wide = [n for n in free if not _half(fit, n) < abs(float(fit.zeta[NAMES.index(n)]))]
+    # an interval the data leave open (an end at infinity) pins nothing: moving a parameter to infinity
+    # only shows that the model then diverges
+    unbounded = [n for n in wide if not np.all(np.isfinite(fit.ci95[NAMES.index(n)]))]
+    tested = [n for n in wide if n not in unbounded]
     delta = 0.0 if fit.imbalance is None else float(fit.imbalance[0])
-    sens = sensitivities(fit.zeta, fit.ci95, wide, pieces, delta, arm_m or 1.0, bounds) if wide else {}
-    unpinned = tuple(n for n in wide if sens[n] < MIN_SENSITIVITY)
+    sens = sensitivities(fit.zeta, fit.ci95, tested, pieces, delta, arm_m or 1.0, bounds) if tested else {}
+    sens.update({n: math.nan for n in unbounded})           # nan: not tested, the interval is open
+    unpinned = tuple(n for n in wide if n in unbounded or sens[n] < MIN_SENSITIVITY)
     if not unpinned:
         return fit, (), sens
     return refit(tuple(fix) + unpinned), unpinned, sens
@@ -431,9 +438,10 @@ def vessel_text(source_text: str, report: HullReport) -> str:
             name = NAMES[HULL_KEYS.index(key)]
             if name in report.unpinned:
                 rise = report.sensitivity.get(name, 0.0)
+                why = ("its interval is open: the runs do not bound it" if math.isnan(rise) else
+                       f"moving it across its interval changes the held-out prediction by {100 * rise:.1f} %")
                 out.append(f"{km.group(1)}{key}: {report.keys[key]:.6g}   # kept from the file: the runs leave "
-                           f"{name} unpinned (moving it across its interval changes the held-out prediction by "
-                           f"{100 * rise:.1f} %)")
+                           f"{name} unpinned ({why})")
             elif name in fit.fixed:
                 out.append(f"{km.group(1)}{key}: {report.keys[key]:.6g}   # kept from the file: the runs do not "
                            f"excite it")

@@ -111,3 +111,21 @@ def test_by_default_both_methods_run_and_the_better_validating_is_kept(overstate
     assert set(scores) == {"ls", "oe"}
     assert report.method == min(scores, key=scores.get)
     assert "validates better" in report.method_reason
+
+
+def test_a_parameter_whose_interval_is_open_is_kept_at_the_files_value_not_called_pinned():
+    # the foreign catamaran's run left z7 (-Y_vv) at 31,568 with the interval [0, inf): moving it to infinity made
+    # the model diverge, which once counted as "sensitive", and the file's stiff sway damping sent its EKF off
+    from types import SimpleNamespace
+
+    from autopilot.identification.hull import settle_unpinned
+    from estimation.identification.hull_least_squares import NAMES
+    zeta = np.full(9, 10.0)
+    ci95 = np.array([[9.0, 11.0]] * 9)
+    ci95[6] = (0.0, np.inf)
+    fit = SimpleNamespace(fixed=(), at_bound=(), zeta=zeta, ci95=ci95, imbalance=None)
+    refits = []
+    refit, unpinned, sens = settle_unpinned(fit, lambda fixed: refits.append(fixed) or "refit", ("z1",), [], None,
+                                            1.0)
+    assert unpinned == (NAMES[6],) and refits == [("z1", NAMES[6])] and refit == "refit"
+    assert np.isnan(sens[NAMES[6]])
