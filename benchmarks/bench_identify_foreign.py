@@ -50,6 +50,7 @@ from autopilot.control.heading_speed import HeadingController, SpeedController  
 from autopilot.vocab.config import load_mission, load_vessel  # noqa: E402
 from autopilot.vocab.types import Wrench  # noqa: E402
 from drivers.thrust_map import make_thrust_maps  # noqa: E402
+from hil.sim.campaign import STATION  # noqa: E402
 from hil.sim.environment import EnvironmentConfig  # noqa: E402
 from hil.sim.plant import Plant  # noqa: E402
 from hil.sim.plant_models import build_plant_model  # noqa: E402
@@ -61,15 +62,6 @@ MODEL = "mmg-catamaran"
 DEMO_ENV = dict(wind_speed_mps=3.0, wind_from_deg=90.0, current_speed_mps=0.2, current_toward_deg=0.0,
                 wave_hs_m=0.2, wave_tp_s=3.0, wave_from_deg=90.0)
 LOITER_S = 300.0
-STATION = """name: station
-anchor: {lat_deg: 51.11, lon_deg: 17.06}
-start: {point: {north_m: 0.0, east_m: 0.0}, heading_deg: 0}
-waypoints: [{north_m: 0.0, east_m: 0.0}]
-cruise_speed_mps: 0.8
-acceptance_radius_m: 2.0
-on_complete: loiter
-loiter_radius_m: 2.0
-"""
 STEP_DEG, STEP_AT_S, STEP_CRUISE_MPS = 20.0, 20.0, 0.8
 RATE_HZ = 50.0
 HULL_FIELDS = ("x_udot", "y_vdot", "n_rdot", "x_u", "y_v", "n_r", "x_uu", "y_vv", "n_rr")

@@ -13,6 +13,7 @@ import mavsdk  # noqa: F401  (the gcs extra, installed by scripts/test.sh: witho
 import pytest
 
 from tests.support.mavlink_gcs import SimBoat, free_udp_port
+from tests.support.mavsdk_arm import arm_when_ready
 from tests.support.paths import REPO
 
 pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
@@ -41,7 +42,6 @@ async def _first(aiter, timeout_s):
 
 async def _fly(port: int) -> dict:
     from mavsdk import System
-    from mavsdk.action import ActionError
     from mavsdk.offboard import VelocityNedYaw
     from mavsdk.telemetry import FlightMode
 
@@ -51,15 +51,7 @@ async def _fly(port: int) -> dict:
     async for state in drone.core.connection_state():
         if state.is_connected:
             break
-    end = time.monotonic() + 60.0
-    while True:                                      # in HOLD; the ESCs' arming time and the EKF come first
-        try:
-            await drone.action.arm()
-            break
-        except ActionError:
-            if time.monotonic() > end:
-                raise
-            await asyncio.sleep(1.0)
+    await arm_when_ready(drone)        # the ESCs' arming time and the EKF come first
     start = await _first(drone.telemetry.position(), 10.0)
     lat = start.latitude_deg + 12.0 / M_PER_DEG_LAT          # 12 m north, 8 m west of where it is
     lon = start.longitude_deg - 8.0 / (M_PER_DEG_LAT * math.cos(math.radians(start.latitude_deg)))

@@ -14,6 +14,7 @@ import mavsdk  # noqa: F401  (the gcs extra, installed by scripts/test.sh: witho
 import pytest
 
 from tests.support.mavlink_gcs import SimBoat, free_udp_port
+from tests.support.mavsdk_arm import arm_when_ready
 
 pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/test.sh --quick)
 
@@ -174,20 +175,11 @@ def test_a_mission_uploaded_with_mission_raw_downloads_identical(station):
 def test_a_parameter_set_while_the_mission_flies_leaves_that_mission_flying(station):
     """Started with MAVSDK (AUTO); WP_RADIUS set on the way to waypoint 2: the boat flies on to the uploaded
     waypoint 2, the progress keeps the uploaded numbering, and a download is still the upload."""
-    from mavsdk.action import ActionError
     from mavsdk.telemetry import FlightMode
 
     async def fly():
         drone = station.drone
-        end = time.monotonic() + 60.0
-        while True:                                  # in HOLD; the ESCs' arming time and the EKF come first
-            try:
-                await drone.action.arm()
-                break
-            except ActionError:
-                if time.monotonic() > end:
-                    raise
-                await asyncio.sleep(1.0)
+        await arm_when_ready(drone)        # the ESCs' arming time and the EKF come first
         await drone.mission_raw.start_mission()
         mode = await station.until(drone.telemetry.flight_mode(), lambda m: m == FlightMode.MISSION, 10.0,
                                    "MISSION (Rover's AUTO) after start_mission")
