@@ -9,6 +9,8 @@ size it prints the time [ms] of:
   is timed with the limit lifted, where the build takes `max_vertices`);
 - contains, distance: one `contains()` / `distance_to_edge_m()` query, the mean over 400 points in and
   around the fence (the failsafe asks for one of each, `signed_distance_m`, every cycle);
+- signed worst: the slowest single `signed_distance_m()` (the failsafe's per-cycle query) over those points and
+  the fence's centre, where the boundary is furthest from the boat [ms];
 - ahead: one `distance_ahead_m()` (the stop-short failsafe's ray, every cycle under way);
 - check_mission: `autopilot check`'s mission check on the demo mission with that fence (a refusal over the
   vertex limit is timed too: it says how quickly the limit answers).
@@ -67,8 +69,8 @@ def main(argv=None) -> int:
     centre = (sum(p[0] for p in wps) / len(wps), sum(p[1] for p in wps) / len(wps))
     lifted = "max_vertices" in inspect.signature(Geofence.__init__).parameters
     rng = random.Random(1)
-    print(f"{'vertices':>9} {'build ms':>10} {'contains ms':>12} {'distance ms':>12} {'ahead ms':>9} "
-          f"{'check_mission ms':>17}  check_mission says")
+    print(f"{'vertices':>9} {'build ms':>10} {'contains ms':>12} {'distance ms':>12} {'signed worst ms':>16} "
+          f"{'ahead ms':>9} {'check_mission ms':>17}  check_mission says")
     per_n2_s = None
     for n in (int(s) for s in args.sizes.split(",")):
         verts = star_polygon(n, centre)
@@ -84,6 +86,8 @@ def main(argv=None) -> int:
         pts = [(centre[0] + rng.uniform(-700, 700), centre[1] + rng.uniform(-700, 700)) for _ in range(400)]
         contains_ms = _ms(lambda: [fence.contains(*p) for p in pts]) / len(pts)
         dist_ms = _ms(lambda: [fence.distance_to_edge_m(*p) for p in pts]) / len(pts)
+        signed_worst_ms = max(min(_ms(lambda p=p: fence.signed_distance_m(*p)) for _ in range(3))
+                              for p in pts + [centre])       # per point its quickest of 3: the cost, not a pause
         ahead_ms = _ms(lambda: [fence.distance_ahead_m(p[0], p[1], 0.7) for p in pts[:100]]) / 100
         geo = tuple(PointConfig(**dict(zip(("lat_deg", "lon_deg"), frame.to_wgs84(nn, ee)))) for nn, ee in verts)
         m = dataclasses.replace(mission, geofence=geo)
@@ -91,8 +95,8 @@ def main(argv=None) -> int:
         problems = check_mission(m, None)
         check_ms = (time.perf_counter() - t0) * 1000.0
         said = "ok" if not problems else str(problems[0])[:90]
-        print(f"{n:>9} {build_ms:>10.1f} {contains_ms:>12.4f} {dist_ms:>12.4f} {ahead_ms:>9.4f} {check_ms:>17.1f}  "
-              f"{said}", flush=True)
+        print(f"{n:>9} {build_ms:>10.1f} {contains_ms:>12.4f} {dist_ms:>12.4f} {signed_worst_ms:>16.4f} "
+              f"{ahead_ms:>9.4f} {check_ms:>17.1f}  {said}", flush=True)
     return 0
 
 

@@ -122,9 +122,10 @@ def test_the_sweep_line_names_two_edges_that_really_meet():
 
 
 def plain(fence):
-    """The same fence answering by the loop over every edge (no grid)."""
+    """The same fence answering by the loop over every edge (no grid, no arrays)."""
     twin = copy.copy(fence)
     twin._grid = None
+    twin._arrays = None
     return twin
 
 
