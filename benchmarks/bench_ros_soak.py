@@ -164,6 +164,7 @@ def _boat_files(tmp: Path, vessel_name: str, mission: Path, ports) -> Path:
 def fly(tmp: Path, args, hostile: bool) -> dict:
     from autopilot.files.boat import load_boat_config
     from autopilot.ros.runner import BoatProcess, own_context
+    from autopilot.runtime.heap import collect_before_loop, freeze_startup_heap
     from autopilot.vocab.config import load_mission, load_vessel
     ports = (_free_udp_port(), _free_udp_port())
     cfg_path = _boat_files(tmp, args.vessel, Path(args.mission).resolve(), ports)
@@ -174,12 +175,14 @@ def fly(tmp: Path, args, hostile: bool) -> dict:
     children: list = []
     out: dict = {"flight": "hostile" if hostile else "quiet"}
     with own_context() as ctx:
+        collect_before_loop()                               # as `autopilot run` does
         proc = BoatProcess(cfg, vessel, mission, context=ctx, config_file=str(cfg_path))
         runtime = proc.autopilot.runtime
         rec = CycleRecorder(runtime)
         runtime.observers.append(rec)
         proc.serve_mavlink(None)
         proc.serve_web(None)
+        freeze_startup_heap()
         spinner = threading.Thread(target=proc.spin, args=(stop,), daemon=True)
         spinner.start()
         desk, ap = runtime.desk, runtime.autopilot

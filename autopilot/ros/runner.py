@@ -9,7 +9,6 @@ waits on DDS. `run_boat_on_ros()` is what `autopilot run` calls when the ROS 2 r
 """
 from __future__ import annotations
 
-import gc
 import os
 import sys
 import threading
@@ -22,6 +21,7 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
 from autopilot.ros.autopilot_node import AutopilotNode
 from autopilot.ros.backends import make_backend
+from autopilot.runtime.heap import collect_before_loop, freeze_startup_heap
 
 if TYPE_CHECKING:
     from rclpy.guard_condition import GuardCondition
@@ -161,6 +161,7 @@ def run_boat_on_ros(cfg, vessel, mission, config_file: str = "", seed: int = 1, 
     endpoint = None
     try:
         services = make_services(cfg, vessel, mission, config_file)
+        collect_before_loop()    # BoatProcess starts the loop; a full collection stops every thread
         try:
             proc = BoatProcess(cfg, vessel, mission, config_file=config_file, seed=seed, services=services,
                                params=params, allow_sim_calibration=allow_sim_calibration)
@@ -186,8 +187,7 @@ def run_boat_on_ros(cfg, vessel, mission, config_file: str = "", seed: int = 1, 
             log.info(f"run log: {services.log.run_dir}")
         endpoint = start_status_endpoint(cfg, proc.autopilot.runtime, services, proc.mavlink, ros=True)
         services.ready(status)   # the backend's sensors opened in BoatProcess: READY=1 for systemd
-        gc.collect()
-        gc.freeze()         # start-up objects live for the whole run: keep the collector from rescanning them
+        freeze_startup_heap()    # start-up objects live for the whole run: keep the collector from rescanning them
         signals.waker = proc.wake
         proc.spin(stop)
         return 0

@@ -18,11 +18,12 @@ give.
 """
 from __future__ import annotations
 
-import gc
 import logging
 import sys
 import threading
 import time
+
+from autopilot.runtime.heap import collect_before_loop, freeze_startup_heap
 
 LOG = logging.getLogger("autopilot")
 HEALTH_PERIOD_S = 1.0       # how often the components' health is looked at without ROS (its diagnostics' rate)
@@ -140,6 +141,7 @@ def run_boat_plain(cfg, vessel, mission, config_file: str = "", seed: int = 1, p
         except startup_errors() as e:
             print(f"error: the boat could not start: {e}", file=sys.stderr)
             return 1
+        collect_before_loop()         # a full collection stops every thread: before the loop, not while it runs
         runtime.start_loop()
         with runtime.lock:                # the loop is running: open the log between two cycles
             services.start_log()
@@ -161,8 +163,7 @@ def run_boat_plain(cfg, vessel, mission, config_file: str = "", seed: int = 1, p
             LOG.info(f"run log: {services.log.run_dir}")
         endpoint = start_status_endpoint(cfg, runtime, services, mav, ros=False)
         services.ready(status)     # the backend's devices opened: READY=1 for systemd
-        gc.collect()
-        gc.freeze()                # start-up objects live for the whole run: keep the collector off them
+        freeze_startup_heap()      # start-up objects live for the whole run: keep the collector off them
         health = HealthLog(runtime, cfg.ros.sensor_timeout_s, warn=LOG.warning, info=LOG.info)
         while not stop.wait(HEALTH_PERIOD_S):     # what the ROS diagnostics would show, as log lines
             with runtime.lock:
