@@ -6,7 +6,8 @@ a hull unlike its guessed file they can fly worse than the guess's. So both sets
 model, the plant built from the identified vessel file (hil.sim.plant.Plant, its own hull, thrusters and
 wind areas) with a little weather: wind WIND_MPS from the beam with gusts, and noise on the heading and yaw
 rate the controllers see (the true state otherwise, no estimator: the check is about the gains, and it is
-cheap: a flight takes a tenth of a second of CPU or so). Per gain group, in this order, the other groups as already chosen:
+cheap: a flight takes 0.1-0.2 s of CPU, the whole check 1-3 s). Per gain group, in this order, the other groups
+as already chosen:
 
   heading (omega_n, zeta): a 20 deg heading step at the cruise speed (0.4 x hull.max_speed_mps);
       score = overshoot [deg] + settling time [s] / 10 (settled: within 1 deg of the new heading from then on;
@@ -19,8 +20,8 @@ cheap: a flight takes a tenth of a second of CPU or so). Per gain group, in this
 
 The derived set of a group is kept when its score is no worse than the file's (and, for the heading, its phase
 margin is enough); otherwise the file's set is kept, and the check says so with both figures. Groups whose
-derived and filed values are equal are not flown. Pure simulation, deterministic (fixed seeds, each figure the mean over SEEDS), no I/O but a
-temporary mission file.
+derived and filed values are equal are not flown. Pure simulation, deterministic (fixed seeds, each figure the
+mean over SEEDS), no I/O but a temporary mission file.
 """
 from __future__ import annotations
 

@@ -24,6 +24,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
+from autopilot.identification.gain_check import GainCheck
 from autopilot.identification.hull_bounds import AT_BOUND_ADVICE, schema_key_bounds, zeta_bounds
 from estimation.identification.hull_least_squares import (
     EXCITED_BY,
@@ -80,7 +81,7 @@ class HullReport:
     method_scores: Dict[str, dict] = field(default_factory=dict)   # method -> score, rmse_10s (validation_score)
     unpinned: tuple = ()                        # parameters held at the file's values because the fit left them loose
     sensitivity: Dict[str, float] = field(default_factory=dict)    # wide-interval parameter -> prediction rise
-    gain_check: Optional[object] = None         # autopilot.identification.gain_check.GainCheck (check_gains)
+    gain_check: Optional[GainCheck] = None      # what the gain check kept (check_report_gains)
     date: str = field(default_factory=lambda: _dt.date.today().isoformat())
 
     @property
