@@ -16,6 +16,13 @@ the vessel file's mass and Iz as given): a parameter on its bound is reported wi
 runs leave unpinned (wide interval, and moving it hardly changes the held-out prediction) is kept at the vessel
 file's value, the rest refitted. --out checks the file as `autopilot check` does before writing it.
 
+The gain check (on by default; --no-gain-check skips it): the derived gains and the vessel file's are flown on
+the identified model (its own plant, a little wind and sensor noise, true state fed back; about 2 s of CPU): a
+20 deg heading step (overshoot, settling) and a two-leg mission with a 90 deg turn (speed error, cross-track).
+Per group (heading, speed, lookahead) the set that flies better is written, the derived heading gains only if
+they keep the 45 deg phase margin `autopilot check` asks; the report and the file's comments say which was kept
+and why (autopilot/identification/gain_check.py).
+
 Prints each parameter with its standard error, 95 % interval and the vessel file's value, the validation R^2 /
 RMSE / MAE of u, v, r, x, y, psi (each open-loop segment flown whole, in 10 s pieces, and whole from fitted
 first states), Nomoto K and T, and the derived gains. --out writes a copy of the vessel file
@@ -57,6 +64,8 @@ def add_parser(sub) -> None:
     p.add_argument("--fix", default="", metavar="z7,z9", help="parameters to keep at the vessel file's values "
                    "(those the runs do not excite: a slow-turning hull never shows its quadratic yaw damping z9)")
     p.add_argument("--out", metavar="FILE.yaml", help="write the identified vessel file")
+    p.add_argument("--no-gain-check", action="store_true", help="write the derived gains without flying them "
+                   "against the vessel file's on the identified model (default: flown, the better kept per group)")
     p.add_argument("--report", metavar="FILE.json", help="write the report as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="draw the model against the validation runs")
     p.set_defaults(func=run_hull)
@@ -103,6 +112,9 @@ def run_hull(args) -> int:
     except IdentificationError as e:
         print(f"identify: refused: {e}", file=sys.stderr)
         return 1
+    if not args.no_gain_check:
+        from autopilot.identification.hull import check_report_gains
+        check_report_gains(vessel, report)
     print(format_report(report))
     if args.out:
         if source_text is None:
@@ -181,6 +193,13 @@ def format_report(r) -> str:
                  f"speed kp {g['speed_kp_per_s']:g} /s ki {g['speed_ki_per_s2']:g} /s^2; lookahead "
                  f"{g['lookahead_hull_lengths']:g} hull lengths (turns at up to {g['turn_rate_max_dps']:.1f} deg/s, "
                  f"radius {g['turning_radius_m']:.1f} m at half the top speed)")
+    gc = getattr(r, "gain_check", None)
+    if gc is None:
+        lines.append("gain check: not run (--no-gain-check): the derived gains are written as they are")
+    else:
+        lines.append(f"gain check: the derived gains and the vessel file's flown on the identified model "
+                     f"({gc.cpu_s:.1f} s CPU); written:")
+        lines.extend(gc.lines())
     return "\n".join(lines)
 
 

@@ -24,6 +24,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
+from autopilot.identification.gain_check import GainCheck
 from autopilot.identification.hull_bounds import AT_BOUND_ADVICE, schema_key_bounds, zeta_bounds
 from estimation.identification.hull_least_squares import (
     EXCITED_BY,
@@ -80,7 +81,14 @@ class HullReport:
     method_scores: Dict[str, dict] = field(default_factory=dict)   # method -> score, rmse_10s (validation_score)
     unpinned: tuple = ()                        # parameters held at the file's values because the fit left them loose
     sensitivity: Dict[str, float] = field(default_factory=dict)    # wide-interval parameter -> prediction rise
+    gain_check: Optional[GainCheck] = None      # what the gain check kept (check_report_gains)
     date: str = field(default_factory=lambda: _dt.date.today().isoformat())
+
+    @property
+    def written_gains(self) -> Dict[str, float]:
+        """The gains the vessel file gets: per group the derived or the file's, as the gain check kept them
+        (`check_gains`); the derived ones when it did not run."""
+        return self.gains if self.gain_check is None else dict(self.gains, **self.gain_check.gains)
 
     @property
     def file_zeta(self) -> np.ndarray:
@@ -96,7 +104,9 @@ class HullReport:
                 "validation": self.validation,
                 "validation_10s": self.validation_short, "validation_x0": self.validation_x0,
                 "validated_on_fit_data": self.validated_on_fit_data,
-                "gains": self.gains, "runs_fit": self.runs_fit, "runs_validate": self.runs_validate,
+                "gains": self.written_gains, "derived_gains": self.gains,
+                "gain_check": None if self.gain_check is None else self.gain_check.as_dict(),
+                "runs_fit": self.runs_fit, "runs_validate": self.runs_validate,
                 "velocities": self.velocities, "method": self.method, "window_s": self.window_s,
                 "method_reason": self.method_reason, "method_scores": self.method_scores,
                 "unpinned": list(self.unpinned),
@@ -456,7 +466,7 @@ def vessel_text(source_text: str, report: HullReport) -> str:
         if line.startswith("validated_against:"):
             continue
         out.append(line)
-    out = _with_gains(out, report.gains)
+    out = _with_gains(out, report.written_gains, _gain_comments(report))
     if report.fit.imbalance is not None:
         out = _with_thrust_scales(out, report.thrust_scales)
     val = "; ".join(f"{run}: R2 " + " ".join(f"{k} {q['r2']:.3f}" for k, q in sig.items())
@@ -469,7 +479,7 @@ def vessel_text(source_text: str, report: HullReport) -> str:
               f"# Method: {report.method} ({report.method_reason}).",
               f"# Nomoto K = {report.nomoto['K']:.4g} rad/s per N m, T = {report.nomoto['T']:.3g} s.",
               f"# {imbalance_text(report.fit.imbalance)}",
-              "# Gains derived from the identified model (autopilot/identification/hull.py derived_gains)."]
+              *_gains_header(report)]
     body = "\n".join(header + out).rstrip("\n") + "\n"
     return body + f"validated_against: \"autopilot identify {report.date}: {', '.join(report.runs_validate)}\"\n"
 
@@ -505,8 +515,55 @@ def _with_thrust_scales(lines: List[str], scales: Sequence[float]) -> List[str]:
     return out
 
 
-def _with_gains(lines: List[str], gains: Dict[str, float]) -> List[str]:
-    """Set control.heading omega_n/zeta, control.speed kp/ki and control.lookahead_hull_lengths."""
+def _gains_header(report: HullReport) -> List[str]:
+    """The header's lines on the gains: derived, and what the gain check kept."""
+    head = "# Gains derived from the identified model (autopilot/identification/hull.py derived_gains)"
+    gc = report.gain_check
+    if gc is None:
+        return [head + "; not flown on it (no gain check: --no-gain-check)."]
+    said = {"file": "the file's", "derived": "derived", "same": "derived = the file's"}
+    kept = ", ".join(f"{g} {said[k]}" for g, k in gc.kept.items())
+    return [head + ", then flown on it against the file's own (autopilot/identification/gain_check.py):",
+            f"# kept per group: {kept}; why, with the figures, beside each gain below."]
+
+
+def _gain_comments(report: HullReport) -> Dict[str, str]:
+    """group -> the comment its line gets."""
+    gc = report.gain_check
+    if gc is None:
+        return {g: "derived" for g in ("heading", "speed", "lookahead")}
+    out = {}
+    for g, k in gc.kept.items():
+        if k == "file":
+            d = ", ".join(f"{_SHORT[n]} {report.gains[n]:g}" for n in _GROUP_KEYS[g])
+            out[g] = f"kept from the file, not the derived {d}: {gc.why[g]}"
+        elif k == "derived":
+            out[g] = f"derived; the gain check kept it: {gc.why[g]}"
+        else:
+            out[g] = "derived (the file's values)"
+    return out
+
+
+_GROUP_KEYS = {"heading": ("heading_omega_n_rps", "heading_zeta"), "speed": ("speed_kp_per_s", "speed_ki_per_s2"),
+               "lookahead": ("lookahead_hull_lengths",)}
+_SHORT = {"heading_omega_n_rps": "omega_n", "heading_zeta": "zeta", "speed_kp_per_s": "kp", "speed_ki_per_s2": "ki",
+          "lookahead_hull_lengths": "lookahead"}
+
+
+def check_report_gains(vessel, report: HullReport) -> None:
+    """Fly the derived gains and `vessel`'s (the file the runs were flown with) on the identified model and set
+    report.gain_check: what `vessel_text` writes (autopilot/identification/gain_check.py)."""
+    from autopilot.identification.gain_check import check_gains, file_gains
+    report.gain_check = None
+    report.gain_check = check_gains(identified_vessel(vessel, report), report.gains, file_gains(vessel))
+
+
+def _with_gains(lines: List[str], gains: Dict[str, float], comments: Optional[Dict[str, str]] = None
+                ) -> List[str]:
+    """Set control.heading omega_n/zeta, control.speed kp/ki and control.lookahead_hull_lengths, each line with
+    its comment (comments: group -> text; default "derived")."""
+    note = {g: "derived" for g in ("heading", "speed", "lookahead")}
+    note.update(comments or {})
     flow = {"heading": {"omega_n_rps": gains["heading_omega_n_rps"], "zeta": gains["heading_zeta"]},
             "speed": {"kp_per_s": gains["speed_kp_per_s"], "ki_per_s2": gains["speed_ki_per_s2"]}}
     out, section, done = [], None, set()
@@ -520,12 +577,14 @@ def _with_gains(lines: List[str], gains: Dict[str, float]) -> List[str]:
                 items = dict(re.findall(r"(\w+):\s*([^,}]+)", km.group(3)))
                 items.update({k: f"{v:g}" for k, v in flow[km.group(2)].items()})
                 out.append(f"{km.group(1)}{km.group(2)}: {{" + ", ".join(f"{k}: {v.strip()}" for k, v in
-                                                                         items.items()) + "}   # derived")
+                                                                         items.items()) + "}   # "
+                           + note[km.group(2)])
                 done.add(km.group(2))
                 continue
             lm = re.match(r"^(\s+)lookahead_hull_lengths:", line)
             if lm:
-                out.append(f"{lm.group(1)}lookahead_hull_lengths: {gains['lookahead_hull_lengths']:g}   # derived")
+                out.append(f"{lm.group(1)}lookahead_hull_lengths: {gains['lookahead_hull_lengths']:g}   # "
+                           + note["lookahead"])
                 done.add("lookahead")
                 continue
         out.append(line)
@@ -547,9 +606,9 @@ def thrust_scales(vessel, report: HullReport) -> List[float]:
 
 def identified_vessel(vessel, report: HullReport):
     """The VesselConfig `vessel_text` describes, built in memory: the identified hull keys, thrust scales and
-    derived gains."""
+    the gains it writes (report.written_gains)."""
     import dataclasses
-    g, c = report.gains, vessel.control
+    g, c = report.written_gains, vessel.control
     thrusters = tuple(dataclasses.replace(t, thrust_scale=k) for t, k in zip(vessel.thrusters,
                                                                               thrust_scales(vessel, report)))
     control = dataclasses.replace(
