@@ -366,17 +366,20 @@ class EscConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class PowerMonitorConfig:
-    """The pack's power monitor on the hw backend (drivers/power_monitor.py): the voltage the low-battery failsafe,
+    """The pack's power monitor on the hw backend (drivers/power_monitor/): the voltage the low-battery failsafe,
     the pre-arm check, MAVLink and the thrust maps use, the current and the charge drawn."""
 
-    kind: str = param("ina219", choices=("ina219",),
-                      doc="ina219: a TI INA219 high-side monitor (Adafruit CircuitPython INA219 library)")
+    kind: str = param("ina219", choices=("ina219", "ina226"),
+                      doc="ina219: a TI INA219 high-side monitor (Adafruit CircuitPython INA219 library); ina226: "
+                          "a TI INA226 high-side monitor, the chip of most boat power modules (the project's own "
+                          "register driver)")
     bus: int = param(1, min=0, max=20, doc="/dev/i2c-N")
     address: int = param(0x40, min=0x40, max=0x4F, doc="the chip's address (A0/A1 straps: 0x40-0x4F)")
     shunt_ohms: float = param(0.1, unit="ohm", min=1e-5, max=10.0,
-                              doc="the shunt resistor (0.1 on Adafruit's breakout; a 50 A boat shunt: 0.0015)")
+                              doc="the shunt resistor (0.1 on Adafruit's INA219 breakout; a 50 A boat shunt: 0.0015)")
     max_current_a: float = param(3.2, unit="A", min=0.01, max=1000.0,
-                                 doc="the largest current to measure; x shunt_ohms must stay within 320 mV")
+                                 doc="the largest current to measure; x shunt_ohms must stay within 320 mV "
+                                     "(ina219) or 81.92 mV (ina226)")
     poll_rate_hz: float = param(10.0, unit="Hz", min=0.5, max=100.0)
     stale_timeout_s: float = param(2.0, unit="s", min=0.2, max=60.0,
                                    doc="a silent monitor's last reading is dropped after this long (battery "
@@ -384,9 +387,10 @@ class PowerMonitorConfig:
     reopen_s: float = param(1.0, unit="s", min=0.1, max=60.0, doc="a failed monitor is set up again this often")
 
     def validate(self):
-        from drivers.power_monitor import ina219_calibration
+        from drivers.power_monitor import ina219_calibration, ina226_calibration
         try:
-            ina219_calibration(self.shunt_ohms, self.max_current_a)
+            (ina226_calibration if self.kind == "ina226" else ina219_calibration)(self.shunt_ohms,
+                                                                                  self.max_current_a)
         except ValueError as e:
             raise ValueError(f"max_current_a: {e}") from None
 

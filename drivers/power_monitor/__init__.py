@@ -33,12 +33,13 @@ from typing import Any, Callable, Dict, Optional, Tuple
 from drivers.i2c_adapter import SMBusI2C
 from drivers.power_monitor.chip import Chip, WrongChipError
 from drivers.power_monitor.ina219 import Ina219, ina219_calibration
+from drivers.power_monitor.ina226 import Ina226, ina226_calibration
 
-__all__ = ["CHIPS", "PowerMonitor", "PowerReading", "WrongChipError", "ina219_calibration"]
+__all__ = ["CHIPS", "PowerMonitor", "PowerReading", "WrongChipError", "ina219_calibration", "ina226_calibration"]
 
 log = logging.getLogger(__name__)
 
-CHIPS: Dict[str, Callable[[Any], Chip]] = {"ina219": Ina219}
+CHIPS: Dict[str, Callable[[Any], Chip]] = {"ina219": Ina219, "ina226": Ina226}
 
 
 @dataclass(frozen=True)
