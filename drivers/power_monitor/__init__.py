@@ -31,15 +31,17 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from drivers.i2c_adapter import SMBusI2C
+from drivers.power_monitor.ads1115 import Ads1115PowerModule, ads1115_check
 from drivers.power_monitor.chip import Chip, WrongChipError
 from drivers.power_monitor.ina219 import Ina219, ina219_calibration
 from drivers.power_monitor.ina226 import Ina226, ina226_calibration
 
-__all__ = ["CHIPS", "PowerMonitor", "PowerReading", "WrongChipError", "ina219_calibration", "ina226_calibration"]
+__all__ = ["CHIPS", "PowerMonitor", "PowerReading", "WrongChipError", "ads1115_check", "ina219_calibration",
+           "ina226_calibration"]
 
 log = logging.getLogger(__name__)
 
-CHIPS: Dict[str, Callable[[Any], Chip]] = {"ina219": Ina219, "ina226": Ina226}
+CHIPS: Dict[str, Callable[[Any], Chip]] = {"ina219": Ina219, "ina226": Ina226, "ads1115": Ads1115PowerModule}
 
 
 @dataclass(frozen=True)
