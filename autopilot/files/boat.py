@@ -485,6 +485,12 @@ class BoatConfig:
         if self.backend == "gazebo" and self.ros.start == "off":
             raise ValueError("ros: backend gazebo needs ROS 2 (its sensors and clock are ROS topics); "
                              "ros.start cannot be off")
+        b = self.battery
+        if b is not None and self.esc.backend == "pca9685" and (b.bus, b.address) == (self.esc.i2c_bus,
+                                                                                       self.esc.pca9685_address):
+            raise ValueError(f"battery.address: 0x{b.address:02x} on i2c-{b.bus} is the PCA9685's "
+                             f"(esc.pca9685_address): two chips cannot share an address; strap one of them to "
+                             f"another")
 
     def vessel_path(self) -> Path:
         return _relative_to_file(self.vessel, self.source_file, is_vessel=True)
