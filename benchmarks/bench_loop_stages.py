@@ -33,7 +33,7 @@ STAGES = (
     ("sensor models (typed)", ("hil/sim/sensor_models.py", "hil/sim/mag_distortion.py")),
     ("emulated devices", ("hil/devices/",)),
     ("drivers: GNSS", ("drivers/gnss/",)),
-    ("drivers: IMU and I2C", ("drivers/lsm9ds1.py", "drivers/i2c_adapter.py", "drivers/power_monitor.py")),
+    ("drivers: IMU and I2C", ("drivers/lsm9ds1.py", "drivers/i2c_adapter.py", "drivers/power_monitor/")),
     ("drivers: ESC pulses", ("drivers/esc/",)),
     ("thrust maps", ("drivers/thrust_map.py",)),
     ("sensor plausibility", ("drivers/sensor_plausibility.py",)),

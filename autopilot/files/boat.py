@@ -366,17 +366,39 @@ class EscConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class PowerMonitorConfig:
-    """The pack's power monitor on the hw backend (drivers/power_monitor.py): the voltage the low-battery failsafe,
+    """The pack's power monitor on the hw backend (drivers/power_monitor/): the voltage the low-battery failsafe,
     the pre-arm check, MAVLink and the thrust maps use, the current and the charge drawn."""
 
-    kind: str = param("ina219", choices=("ina219",),
-                      doc="ina219: a TI INA219 high-side monitor (Adafruit CircuitPython INA219 library)")
+    kind: str = param("ina219", choices=("ina219", "ina226", "ads1115"),
+                      doc="ina219: a TI INA219 high-side monitor (Adafruit CircuitPython INA219 library); ina226: "
+                          "a TI INA226 high-side monitor, the chip of most boat power modules (the project's own "
+                          "register driver); ads1115: an analog power-sense module (pack divider and current "
+                          "sense output) read by an ADS1115 ADC (Adafruit CircuitPython ADS1x15 library)")
     bus: int = param(1, min=0, max=20, doc="/dev/i2c-N")
-    address: int = param(0x40, min=0x40, max=0x4F, doc="the chip's address (A0/A1 straps: 0x40-0x4F)")
+    address: int = param(0x40, min=0x40, max=0x4F, doc="the chip's address (INA219/INA226 A0/A1 straps: "
+                                                       "0x40-0x4F; ADS1115 ADDR pin: 0x48-0x4B)")
     shunt_ohms: float = param(0.1, unit="ohm", min=1e-5, max=10.0,
-                              doc="the shunt resistor (0.1 on Adafruit's breakout; a 50 A boat shunt: 0.0015)")
+                              doc="ina219/ina226: the shunt resistor (0.1 on Adafruit's INA219 breakout; a 50 A "
+                                  "boat shunt: 0.0015)")
     max_current_a: float = param(3.2, unit="A", min=0.01, max=1000.0,
-                                 doc="the largest current to measure; x shunt_ohms must stay within 320 mV")
+                                 doc="the largest current to measure; x shunt_ohms must stay within 320 mV "
+                                     "(ina219) or 81.92 mV (ina226); ads1115: its current output must stay "
+                                     "within the gain's full scale")
+    voltage_channel: int = param(0, min=0, max=3, doc="ads1115: the input (AIN0-AIN3) of the module's voltage "
+                                                      "output")
+    current_channel: int = param(1, min=0, max=3, doc="ads1115: the input (AIN0-AIN3) of the module's current "
+                                                      "output")
+    voltage_ratio: float = param(11.0, min=1.0, max=100.0,
+                                 doc="ads1115: pack voltage / voltage output, the module's divider (11 on many "
+                                     "3DR-style modules, 10.1 on 3DR's own; ArduPilot's BATT_VOLT_MULT)")
+    amps_per_volt: float = param(17.0, unit="A/V", min=0.01, max=10000.0, min_exclusive=True,
+                                 doc="ads1115: current per volt of the current output above its offset "
+                                     "(ArduPilot's BATT_AMP_PERVLT; 17 on 3DR's module)")
+    amps_offset_v: float = param(0.0, unit="V", min=-1.0, max=5.0,
+                                 doc="ads1115: the current output at zero current (ArduPilot's BATT_AMP_OFFSET)")
+    gain: float = param(1.0, min=0.66, max=16.0,
+                        doc="ads1115: the ADC's gain, 0.667 (2/3), 1, 2, 4, 8 or 16 = +-6.144, 4.096, 2.048, "
+                            "1.024, 0.512, 0.256 V full scale; neither output may exceed the ADC's supply")
     poll_rate_hz: float = param(10.0, unit="Hz", min=0.5, max=100.0)
     stale_timeout_s: float = param(2.0, unit="s", min=0.2, max=60.0,
                                    doc="a silent monitor's last reading is dropped after this long (battery "
@@ -384,9 +406,13 @@ class PowerMonitorConfig:
     reopen_s: float = param(1.0, unit="s", min=0.1, max=60.0, doc="a failed monitor is set up again this often")
 
     def validate(self):
-        from drivers.power_monitor import ina219_calibration
+        from drivers.power_monitor import ads1115_check, ina219_calibration, ina226_calibration
+        if self.kind == "ads1115":
+            ads1115_check(self)                  # its messages start with the key
+            return
         try:
-            ina219_calibration(self.shunt_ohms, self.max_current_a)
+            (ina226_calibration if self.kind == "ina226" else ina219_calibration)(self.shunt_ohms,
+                                                                                  self.max_current_a)
         except ValueError as e:
             raise ValueError(f"max_current_a: {e}") from None
 
@@ -459,6 +485,12 @@ class BoatConfig:
         if self.backend == "gazebo" and self.ros.start == "off":
             raise ValueError("ros: backend gazebo needs ROS 2 (its sensors and clock are ROS topics); "
                              "ros.start cannot be off")
+        b = self.battery
+        if b is not None and self.esc.backend == "pca9685" and (b.bus, b.address) == (self.esc.i2c_bus,
+                                                                                       self.esc.pca9685_address):
+            raise ValueError(f"battery.address: 0x{b.address:02x} on i2c-{b.bus} is the PCA9685's "
+                             f"(esc.pca9685_address): two chips cannot share an address; strap one of them to "
+                             f"another")
 
     def vessel_path(self) -> Path:
         return _relative_to_file(self.vessel, self.source_file, is_vessel=True)

@@ -50,7 +50,7 @@ def make_backend(cfg, vessel, mission, frame, clock_s: Callable[[], float], seed
 class HardwareBackend:
     """The boat's devices: L76K GNSS (reader thread), LSM9DS1 IMU (read once per poll), ESCs through pigpio with
     the deadman guardian, and the pack's power monitor when the boat config has a `battery:` section
-    (`power_monitor`, drivers/power_monitor.py: read at its own poll rate, its voltage [V], current [A] and
+    (`power_monitor`, drivers/power_monitor/: read at its own poll rate, its voltage [V], current [A] and
     consumed charge [mAh] in each batch while fresh, None once it is stale). Fixes and samples are stamped with
     the runner's clock (`clock_s`)."""
 

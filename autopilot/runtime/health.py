@@ -84,7 +84,7 @@ def component_statuses(ap, now: float, sensor_timeout_s: float) -> list:
 
     battery = getattr(ap.backend, "battery_health", None)
     report = battery(now) if callable(battery) else None
-    if report is not None:           # the pack's power monitor (drivers/power_monitor.py)
+    if report is not None:           # the pack's power monitor (drivers/power_monitor/)
         level, msg, vals = report
         out.append(("Battery", _LEVEL_NAMES[level], msg, hw.get("battery", ""), vals))
 
