@@ -114,7 +114,8 @@ def run_hull(args) -> int:
         return 1
     if not args.no_gain_check:
         from autopilot.identification.hull import check_report_gains
-        check_report_gains(vessel, report)
+        from hil.sim import gain_flights
+        check_report_gains(vessel, report, gain_flights)
     print(format_report(report))
     if args.out:
         if source_text is None:

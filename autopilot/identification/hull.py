@@ -550,12 +550,14 @@ _SHORT = {"heading_omega_n_rps": "omega_n", "heading_zeta": "zeta", "speed_kp_pe
           "lookahead_hull_lengths": "lookahead"}
 
 
-def check_report_gains(vessel, report: HullReport) -> None:
-    """Fly the derived gains and `vessel`'s (the file the runs were flown with) on the identified model and set
-    report.gain_check: what `vessel_text` writes (autopilot/identification/gain_check.py)."""
+def check_report_gains(vessel, report: HullReport, flights) -> None:
+    """Fly the derived gains and `vessel`'s (the file the runs were flown with) on the identified model with
+    `flights` (see gain_check.check_gains) and set report.gain_check: what `vessel_text` writes
+    (autopilot/identification/gain_check.py)."""
     from autopilot.identification.gain_check import check_gains, file_gains
     report.gain_check = None
-    report.gain_check = check_gains(identified_vessel(vessel, report), report.gains, file_gains(vessel))
+    report.gain_check = check_gains(identified_vessel(vessel, report), report.gains, file_gains(vessel),
+                                    flights=flights)
 
 
 def _with_gains(lines: List[str], gains: Dict[str, float], comments: Optional[Dict[str, str]] = None

@@ -13,6 +13,7 @@ from autopilot.identification.gain_check import check_gains, file_gains
 from autopilot.identification.hull import derived_gains
 from autopilot.vocab.config import CONFIG_DIR, load_vessel
 from estimation.identification.hull_least_squares import zeta_of_hull
+from hil.sim import gain_flights
 
 FOKA_FILE = CONFIG_DIR / "vessels" / "foka.yaml"
 # a user's first guess: a slow, underdamped heading loop, a sluggish speed loop
@@ -30,7 +31,7 @@ def foka():
 
 def test_derived_gains_that_fly_better_than_a_poor_guess_are_kept(foka):
     derived = derived_gains(zeta_of_hull(foka.hull), foka)
-    gc = check_gains(foka, derived, POOR)
+    gc = check_gains(foka, derived, POOR, flights=gain_flights)
     assert gc.kept["heading"] == "derived" and gc.kept["speed"] == "derived", gc.why
     assert gc.gains["heading_omega_n_rps"] == derived["heading_omega_n_rps"]
     assert gc.gains["speed_kp_per_s"] == derived["speed_kp_per_s"]
@@ -42,7 +43,7 @@ def test_derived_gains_that_fly_better_than_a_poor_guess_are_kept(foka):
 
 
 def test_aggressive_derived_heading_gains_are_refused_for_the_files(foka):
-    gc = check_gains(foka, AGGRESSIVE)               # filed: FOKA's own control section
+    gc = check_gains(foka, AGGRESSIVE, flights=gain_flights)               # filed: FOKA's own control section
     assert gc.kept["heading"] == "file", gc.why
     assert gc.gains["heading_omega_n_rps"] == foka.control.heading.omega_n_rps
     assert gc.gains["heading_zeta"] == foka.control.heading.zeta
@@ -78,7 +79,7 @@ def test_the_file_written_holds_the_derived_gains_when_they_fly_better(foka_repo
     guess_path.write_text(text)
     guess = load_vessel(str(guess_path))
     assert guess.control.heading.zeta == POOR["heading_zeta"]       # the edit took
-    check_report_gains(guess, foka_report)
+    check_report_gains(guess, foka_report, gain_flights)
     assert foka_report.gain_check.kept["heading"] == "derived"
     out = write_vessel(tmp_path / "identified.yaml", text, foka_report)
     new = load_vessel(str(out))
@@ -96,7 +97,7 @@ def test_the_file_written_holds_the_guess_gains_and_says_why_when_the_derived_fl
                                                                                        tmp_path, monkeypatch):
     from autopilot.identification.hull import check_report_gains, write_vessel
     monkeypatch.setattr(foka_report, "gains", dict(foka_report.gains, heading_omega_n_rps=1.5, heading_zeta=0.3))
-    check_report_gains(foka, foka_report)
+    check_report_gains(foka, foka_report, gain_flights)
     gc = foka_report.gain_check
     assert gc.kept["heading"] == "file"
     out = write_vessel(tmp_path / "identified.yaml", FOKA_FILE.read_text(), foka_report)
