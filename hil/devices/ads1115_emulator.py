@@ -18,11 +18,10 @@ amps_per_volt on another. Faults as the other emulated chips: `inject_errors(n)`
 """
 from __future__ import annotations
 
-import errno
 import struct
 from typing import Optional, Sequence
 
-from drivers.i2c_adapter import RegisterBus
+from hil.devices.i2c_chip import EmulatedI2cChip
 
 CONVERSION, CONFIG, LO_THRESH, HI_THRESH = range(4)
 CONFIG_RESET = 0x8583
@@ -30,17 +29,14 @@ PGA_FULL_SCALE_V = (6.144, 4.096, 2.048, 1.024, 0.512, 0.256, 0.256, 0.256)
 MUX_PAIRS = ((0, 1), (0, 3), (1, 3), (2, 3), (0, None), (1, None), (2, None), (3, None))
 
 
-class Ads1115Emulator:
+class Ads1115Emulator(EmulatedI2cChip):
     """One ADS1115 at `address`, supplied with `vdd_v` (see the module docstring)."""
 
     def __init__(self, address: int = 0x48, vdd_v: float = 5.0, busy_reads: Optional[int] = 1):
-        self.address = int(address)
+        self._init_link(address)
         self.vdd_v = float(vdd_v)
         self.busy_reads = busy_reads
         self.pins = [0.0, 0.0, 0.0, 0.0]
-        self.present = True
-        self.pending_errors = 0
-        self.transactions = 0
         self.conversions = 0
         self._busy_left: Optional[int] = 0
         self._regs = [0, CONFIG_RESET, 0x8000, 0x7FFF]
@@ -49,22 +45,10 @@ class Ads1115Emulator:
         """AIN0-AIN3 to ground [V] from now on."""
         self.pins = [float(v) for v in volts]
 
-    def set_present(self, present: bool) -> None:
-        self.present = bool(present)
-
-    def inject_errors(self, count: int) -> None:
-        self.pending_errors = int(count)
-
-    def smbus(self) -> RegisterBus:
-        return RegisterBus(self)
-
     def register(self, reg: int) -> int:
         return self._regs[reg & 3]
 
     # ------------------------------------------------------------------------------ register access
-    def probe(self, address: int) -> None:
-        self._transaction(address)
-
     def read_registers(self, address: int, register: int, count: int) -> bytes:
         self._transaction(address)
         reg = register & 3
@@ -101,14 +85,6 @@ class Ads1115Emulator:
         elif reg in (LO_THRESH, HI_THRESH):
             self._regs[reg] = value
         # CONVERSION is read-only
-
-    def _transaction(self, address: int) -> None:
-        self.transactions += 1
-        if self.pending_errors > 0:
-            self.pending_errors -= 1
-            raise OSError(errno.EREMOTEIO, f"emulated I2C error at 0x{address:02X}")
-        if not self.present or address != self.address:
-            raise OSError(errno.EREMOTEIO, f"no acknowledge from 0x{address:02X}")
 
     def _pin(self, i: Optional[int]) -> float:
         if i is None:

@@ -19,11 +19,10 @@ bus drivers/i2c_adapter.SMBusI2C accepts, so the real Adafruit INA219 library ru
 """
 from __future__ import annotations
 
-import errno
 import struct
 from typing import Callable, Optional, Tuple
 
-from drivers.i2c_adapter import RegisterBus
+from hil.devices.i2c_chip import EmulatedI2cChip
 
 CONFIG, SHUNT, BUS, POWER, CURRENT, CALIBRATION = range(6)
 CONFIG_RESET = 0x399F
@@ -32,21 +31,18 @@ BUS_LSB_V = 4e-3
 PGA_RANGE_V = (0.040, 0.080, 0.160, 0.320)
 
 
-class Ina219Emulator:
+class Ina219Emulator(EmulatedI2cChip):
     """One INA219 at `address` with a shunt of `shunt_ohms` (see the module docstring)."""
 
     def __init__(self, address: int = 0x40, shunt_ohms: float = 0.1,
                  source: Optional[Callable[[], Tuple[float, float]]] = None):
         if not shunt_ohms > 0:
             raise ValueError(f"shunt_ohms must be > 0, got {shunt_ohms!r}")
-        self.address = int(address)
+        self._init_link(address)
         self.shunt_ohms = float(shunt_ohms)
         self.source = source
         self.voltage_v = 0.0
         self.current_a = 0.0
-        self.present = True
-        self.pending_errors = 0
-        self.transactions = 0
         self.conversions = 0
         self._reset()
 
@@ -55,25 +51,11 @@ class Ina219Emulator:
         """The pack's bus voltage [V] and the current through the shunt [A] from now on."""
         self.voltage_v, self.current_a = float(voltage_v), float(current_a)
 
-    def set_present(self, present: bool) -> None:
-        """Connect or disconnect the chip: a missing chip NACKs its address (OSError EREMOTEIO)."""
-        self.present = bool(present)
-
-    def inject_errors(self, count: int) -> None:
-        """Make the next `count` transactions fail with EREMOTEIO."""
-        self.pending_errors = int(count)
-
-    def smbus(self) -> RegisterBus:
-        return RegisterBus(self)
-
     def register(self, reg: int) -> int:
         """A register's current 16-bit value, as the chip holds it (no conversion)."""
         return self._regs[reg]
 
     # ------------------------------------------------------------------------------ register access
-    def probe(self, address: int) -> None:
-        self._transaction(address)
-
     def read_registers(self, address: int, register: int, count: int) -> bytes:
         self._transaction(address)
         reg = register & 0xFF
@@ -103,14 +85,6 @@ class Ina219Emulator:
         elif reg == CALIBRATION:
             self._regs[CALIBRATION] = value & 0xFFFE
         # SHUNT, BUS, POWER and CURRENT are read-only
-
-    def _transaction(self, address: int) -> None:
-        self.transactions += 1
-        if self.pending_errors > 0:
-            self.pending_errors -= 1
-            raise OSError(errno.EREMOTEIO, f"emulated I2C error at 0x{address:02X}")
-        if not self.present or address != self.address:
-            raise OSError(errno.EREMOTEIO, f"no acknowledge from 0x{address:02X}")
 
     # ------------------------------------------------------------------------------ the chip
     def _reset(self) -> None:

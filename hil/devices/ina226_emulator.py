@@ -20,11 +20,10 @@ the bus. `smbus()` is the SMBus-like bus drivers/i2c_adapter.SMBusI2C accepts.
 """
 from __future__ import annotations
 
-import errno
 import struct
 from typing import Callable, Optional, Tuple
 
-from drivers.i2c_adapter import RegisterBus
+from hil.devices.i2c_chip import EmulatedI2cChip
 
 CONFIG, SHUNT, BUS, POWER, CURRENT, CALIBRATION, MASK_ENABLE, ALERT_LIMIT = range(8)
 MANUFACTURER_ID, DIE_ID = 0xFE, 0xFF
@@ -33,7 +32,7 @@ SHUNT_LSB_V = 2.5e-6
 BUS_LSB_V = 1.25e-3
 
 
-class Ina226Emulator:
+class Ina226Emulator(EmulatedI2cChip):
     """One INA226 at `address` with a shunt of `shunt_ohms` (see the module docstring)."""
 
     def __init__(self, address: int = 0x40, shunt_ohms: float = 0.002,
@@ -41,15 +40,12 @@ class Ina226Emulator:
                  manufacturer_id: int = 0x5449, die_id: int = 0x2260):
         if not shunt_ohms > 0:
             raise ValueError(f"shunt_ohms must be > 0, got {shunt_ohms!r}")
-        self.address = int(address)
+        self._init_link(address)
         self.shunt_ohms = float(shunt_ohms)
         self.source = source
         self.ids = {MANUFACTURER_ID: manufacturer_id, DIE_ID: die_id}
         self.voltage_v = 0.0
         self.current_a = 0.0
-        self.present = True
-        self.pending_errors = 0
-        self.transactions = 0
         self.conversions = 0
         self._reset()
 
@@ -57,17 +53,6 @@ class Ina226Emulator:
     def set_input(self, voltage_v: float, current_a: float) -> None:
         """The bus voltage [V] and the current through the shunt [A] from now on."""
         self.voltage_v, self.current_a = float(voltage_v), float(current_a)
-
-    def set_present(self, present: bool) -> None:
-        """Connect or disconnect the chip: a missing chip NACKs its address (OSError EREMOTEIO)."""
-        self.present = bool(present)
-
-    def inject_errors(self, count: int) -> None:
-        """Make the next `count` transactions fail with EREMOTEIO."""
-        self.pending_errors = int(count)
-
-    def smbus(self) -> RegisterBus:
-        return RegisterBus(self)
 
     def register(self, reg: int) -> int:
         """A register's current 16-bit value, as the chip holds it (no conversion)."""
@@ -78,9 +63,6 @@ class Ina226Emulator:
         self._reset()
 
     # ------------------------------------------------------------------------------ register access
-    def probe(self, address: int) -> None:
-        self._transaction(address)
-
     def read_registers(self, address: int, register: int, count: int) -> bytes:
         self._transaction(address)
         reg = register & 0xFF
@@ -117,14 +99,6 @@ class Ina226Emulator:
         elif reg == ALERT_LIMIT:
             self._regs[ALERT_LIMIT] = value
         # SHUNT, BUS, POWER, CURRENT and the ids are read-only
-
-    def _transaction(self, address: int) -> None:
-        self.transactions += 1
-        if self.pending_errors > 0:
-            self.pending_errors -= 1
-            raise OSError(errno.EREMOTEIO, f"emulated I2C error at 0x{address:02X}")
-        if not self.present or address != self.address:
-            raise OSError(errno.EREMOTEIO, f"no acknowledge from 0x{address:02X}")
 
     # ------------------------------------------------------------------------------ the chip
     def _reset(self) -> None:
