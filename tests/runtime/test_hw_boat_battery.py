@@ -1,6 +1,7 @@
 """`autopilot run` with backend hw measures its pack: the boat config's `battery:` section opens an INA219 through
-the real Adafruit library on the emulated I2C bus (tests/support/hw_boat_child.py: HW_BOAT_BATTERY), beside the
-emulated LSM9DS1, the emulated L76K and a FakePigpiod. A signed MAVLink ground station arms the boat in MANUAL and
+the real Adafruit library, or an INA226 through our own driver, on the emulated I2C bus
+(tests/support/hw_boat_child.py: HW_BOAT_BATTERY, HW_BOAT_BATTERY_KIND), beside the emulated LSM9DS1, the
+emulated L76K and a FakePigpiod. A signed MAVLink ground station arms the boat in MANUAL and
 holds the sticks forward, as in tests/runtime/test_hw_boat_without_ros.py. In phases:
 
   the measured voltage, current and consumed charge reach SYS_STATUS and BATTERY_STATUS;
@@ -24,8 +25,13 @@ pytestmark = pytest.mark.slow   # the quick tier leaves this file out (scripts/t
 
 NOMINAL_V = 21.0                    # foka's battery.voltage_v
 LOW_V = 17.5                        # and its low_voltage_v
-BATTERY = f"battery: {{kind: ina219, bus: 1, address: 0x40, shunt_ohms: {BATTERY_SHUNT_OHMS}, max_current_a: 60," \
-          f" poll_rate_hz: 10, stale_timeout_s: 2}}\n"
+# 40 A across the 2 mOhm shunt is 80 mV, within the INA226's 81.92 mV (the INA219 reads 320 mV)
+MAX_CURRENT_A = {"ina219": 60, "ina226": 40}
+
+
+def _battery(kind: str) -> str:
+    return f"battery: {{kind: {kind}, bus: 1, address: 0x40, shunt_ohms: {BATTERY_SHUNT_OHMS}," \
+           f" max_current_a: {MAX_CURRENT_A[kind]}, poll_rate_hz: 10, stale_timeout_s: 2}}\n"
 
 
 def _tell(boat: HwBoat, control, text: str) -> None:
@@ -33,12 +39,14 @@ def _tell(boat: HwBoat, control, text: str) -> None:
     assert boat.wait(lambda: not control.exists(), 10.0), boat.tail()
 
 
-def test_hw_boat_measures_its_pack_and_the_low_battery_failsafe_fires_from_the_monitor(tmp_path):
+@pytest.mark.parametrize("kind", ["ina219", "ina226"])
+def test_hw_boat_measures_its_pack_and_the_low_battery_failsafe_fires_from_the_monitor(tmp_path, kind):
     daemon = FakePigpiod().start()
     control = tmp_path / "battery"
     try:
         with HwBoat(tmp_path, f"{{backend: pigpio, pigpio_host: 127.0.0.1, pigpio_port: {daemon.port}}}",
-                    env={"HW_BOAT_BATTERY": str(control)}, extra=BATTERY) as boat:
+                    env={"HW_BOAT_BATTERY": str(control), "HW_BOAT_BATTERY_KIND": kind},
+                    extra=_battery(kind)) as boat:
             boat.up(lambda: all(daemon.state.pulse_us(g) == 1500 for g in (13, 12)), "neutral")
             gcs = boat.gcs
             # the pack as measured: IN+ = bus voltage + 4 mV across the shunt, 2 A
@@ -70,7 +78,7 @@ def test_hw_boat_measures_its_pack_and_the_low_battery_failsafe_fires_from_the_m
             # the monitor stops answering: a warning, its health ERROR, the voltage unknown, the loop goes on
             mark = time.monotonic()
             _tell(boat, control, "gone")
-            assert boat.wait(lambda: boat.logged("power monitor INA219 i2c-1 0x40 failed", mark), 10.0), boat.tail()
+            assert boat.wait(lambda: boat.logged(f"power monitor {kind.upper()} i2c-1 0x40 failed", mark), 10.0), boat.tail()
             assert boat.wait(lambda: boat.logged("[health] Battery: ERROR: power monitor silent for", mark), 15.0), \
                 boat.tail()
             assert gcs.wait("SYS_STATUS", lambda m: m.voltage_battery == 0xFFFF and m.current_battery == -1,

@@ -12,8 +12,8 @@ looks for PATH every 50 ms; when it appears it reads an integer N from it, makes
 transactions (Lsm9ds1Emulator.inject_errors), prints "hw_boat_child: injected N I2C errors" on stderr and removes
 PATH (the test sees the file gone as the acknowledgement).
 
-A power monitor: with HW_BOAT_BATTERY=PATH, an emulated INA219 (hil/devices/ina219_emulator.py, 0x40, shunt
-BATTERY_SHUNT_OHMS) answers on the IMU's bus too, reading the pack at the vessel's nominal voltage and
+A power monitor: with HW_BOAT_BATTERY=PATH, an emulated INA219 (hil/devices/ina219_emulator.py; with
+HW_BOAT_BATTERY_KIND=ina226 an INA226, hil/devices/ina226_emulator.py; 0x40, shunt BATTERY_SHUNT_OHMS) answers on the IMU's bus too, reading the pack at the vessel's nominal voltage and
 BATTERY_START_A; a thread looks for PATH every 50 ms and takes from it "VOLTS AMPS" (the pack's new state),
 "gone" (the chip off the bus) or "back", prints "hw_boat_child: battery <what>" on stderr and removes PATH.
 
@@ -151,8 +151,11 @@ def install_emulated_imu(vessel_file: str):
     battery = os.environ.get("HW_BOAT_BATTERY")
     chips = {}
     if battery:
-        from hil.devices.ina219_emulator import Ina219Emulator
-        ina = Ina219Emulator(0x40, shunt_ohms=BATTERY_SHUNT_OHMS)
+        if os.environ.get("HW_BOAT_BATTERY_KIND", "ina219") == "ina226":
+            from hil.devices.ina226_emulator import Ina226Emulator as Monitor
+        else:
+            from hil.devices.ina219_emulator import Ina219Emulator as Monitor
+        ina = Monitor(0x40, shunt_ohms=BATTERY_SHUNT_OHMS)
         ina.set_input(load_vessel(vessel_file).battery.voltage_v, BATTERY_START_A)
         chips[0x40] = ina
         threading.Thread(target=watch_battery_file, args=(battery, ina), name="battery", daemon=True).start()
