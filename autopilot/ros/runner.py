@@ -22,6 +22,7 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from autopilot.ros.autopilot_node import AutopilotNode
 from autopilot.ros.backends import make_backend
 from autopilot.runtime.heap import collect_before_loop, freeze_startup_heap
+from autopilot.runtime.interpreter_lock import share_lock_with_loop
 
 if TYPE_CHECKING:
     from rclpy.guard_condition import GuardCondition
@@ -162,6 +163,7 @@ def run_boat_on_ros(cfg, vessel, mission, config_file: str = "", seed: int = 1, 
     try:
         services = make_services(cfg, vessel, mission, config_file)
         collect_before_loop()    # BoatProcess starts the loop; a full collection stops every thread
+        share_lock_with_loop(1.0 / vessel.control.loop_rate_hz)   # the rims' threads yield to the loop often
         try:
             proc = BoatProcess(cfg, vessel, mission, config_file=config_file, seed=seed, services=services,
                                params=params, allow_sim_calibration=allow_sim_calibration)

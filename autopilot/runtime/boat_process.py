@@ -24,6 +24,7 @@ import threading
 import time
 
 from autopilot.runtime.heap import collect_before_loop, freeze_startup_heap
+from autopilot.runtime.interpreter_lock import share_lock_with_loop
 
 LOG = logging.getLogger("autopilot")
 HEALTH_PERIOD_S = 1.0       # how often the components' health is looked at without ROS (its diagnostics' rate)
@@ -142,6 +143,7 @@ def run_boat_plain(cfg, vessel, mission, config_file: str = "", seed: int = 1, p
             print(f"error: the boat could not start: {e}", file=sys.stderr)
             return 1
         collect_before_loop()         # a full collection stops every thread: before the loop, not while it runs
+        share_lock_with_loop(1.0 / vessel.control.loop_rate_hz)   # the rims' threads yield to the loop often
         runtime.start_loop()
         with runtime.lock:                # the loop is running: open the log between two cycles
             services.start_log()
