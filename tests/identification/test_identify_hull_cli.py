@@ -53,6 +53,23 @@ def test_identify_writes_a_report_and_a_vessel_file_that_loads_as_identified(run
     assert "never validated" in "\n".join(check_config(FOKA_FILE).notes)
 
 
+def test_without_the_gain_check_the_file_gets_the_derived_gains_unflown_and_says_so(runs, tmp_path, capsys):
+    """--no-gain-check: nothing is flown, the report has no gain check, the file carries the derived gains and
+    its header says they were not flown on the identified model."""
+    vessel, (fit_run, val_run) = runs
+    out, rep = tmp_path / "foka_identified.yaml", tmp_path / "r.json"
+    rc = main(["identify", "hull", str(fit_run), str(val_run), "--vessel", str(FOKA_FILE), "--velocities", "truth",
+               "--out", str(out), "--report", str(rep), "--no-gain-check"])
+    text = capsys.readouterr().out
+    assert rc == 0, text
+    report = json.loads(rep.read_text())
+    assert report["gain_check"] is None, report["gain_check"]
+    assert "not flown on it (no gain check: --no-gain-check)" in out.read_text()
+    new = load_vessel(str(out))
+    assert new.control.heading.omega_n_rps == report["gains"]["heading_omega_n_rps"]
+    assert check_config(out).ok
+
+
 def test_from_the_boats_own_sensors_the_model_still_explains_the_held_back_run(runs, tmp_path, capsys):
     """The default velocities (GNSS + accelerometer smoother) and output error (forced: by default the method
     that validates better is kept, least squares on these runs): the yaw terms come out
