@@ -10,6 +10,8 @@ of its own:
   JSON and 100 MB uploads (benchmarks/bench_web_load.py's hostile client);
 - the largest legal fence: the owner uploads a signed 2,000-vertex fence over MAVLink link 2 mid-mission.
 
+The clients run CLIENT_NICE below the boat, the precedence the service gives the boat on the Pi (Nice=-10).
+
 For each flight it prints the cycles, the cycle cost and the start-to-start interval (p50 / p99 / max, ms),
 the cycles more than 1.5 periods apart, the overrun failsafes, and whether the mission was completed.
 
@@ -37,6 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 PASSPHRASE = "soak signing passphrase"
 WEB_PASSWORD = "soak web password"
 FENCE_VERTICES = 2000
+CLIENT_NICE = 10                # the service's Nice=-10, relative
 
 
 # ---------------------------------------------------------------------------------------------- hostile clients
@@ -130,6 +133,13 @@ def fence_upload_main(port: int, lat0: float, lon0: float, radius_m: float, dela
 
 
 # ---------------------------------------------------------------------------------------------- the boat
+def _client_priority() -> None:
+    """In each client, before it runs: CLIENT_NICE below the boat. The clients stand for machines on the other
+    end of the links; on the Pi the service runs the boat at Nice=-10 over everything else
+    (systemd/autopilot.service), so this gives the boat the same precedence over them on these shared cores."""
+    os.nice(CLIENT_NICE)
+
+
 def _free_udp_port() -> int:
     import socket
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
@@ -165,6 +175,7 @@ def fly(tmp: Path, args, hostile: bool) -> dict:
     from autopilot.files.boat import load_boat_config
     from autopilot.ros.runner import BoatProcess, own_context
     from autopilot.runtime.heap import collect_before_loop, freeze_startup_heap
+    from autopilot.runtime.interpreter_lock import share_lock_with_loop
     from autopilot.vocab.config import load_mission, load_vessel
     ports = (_free_udp_port(), _free_udp_port())
     cfg_path = _boat_files(tmp, args.vessel, Path(args.mission).resolve(), ports)
@@ -176,6 +187,7 @@ def fly(tmp: Path, args, hostile: bool) -> dict:
     out: dict = {"flight": "hostile" if hostile else "quiet"}
     with own_context() as ctx:
         collect_before_loop()                               # as `autopilot run` does
+        share_lock_with_loop(1.0 / vessel.control.loop_rate_hz)
         proc = BoatProcess(cfg, vessel, mission, context=ctx, config_file=str(cfg_path))
         runtime = proc.autopilot.runtime
         rec = CycleRecorder(runtime)
@@ -205,16 +217,18 @@ def fly(tmp: Path, args, hostile: bool) -> dict:
             children = [
                 subprocess.Popen([py, "-c", "import sys; sys.path.insert(0, 'benchmarks'); "
                                   "from bench_mavlink_flood import flood_main; "
-                                  f"flood_main('udp', {ports[0]}, 2.5e6, {args.max_s})"], cwd=REPO),
-                subprocess.Popen([py, here, "--mavlink-junk", str(ports[0]), secs], cwd=REPO),
+                                  f"flood_main('udp', {ports[0]}, 2.5e6, {args.max_s})"], cwd=REPO,
+                                 preexec_fn=_client_priority),
+                subprocess.Popen([py, here, "--mavlink-junk", str(ports[0]), secs], cwd=REPO,
+                                 preexec_fn=_client_priority),
                 subprocess.Popen([py, here, "--ros-flood", ns_topic, str(cfg.token_path()), secs], cwd=REPO,
-                                 env=dict(os.environ)),
+                                 env=dict(os.environ), preexec_fn=_client_priority),
                 subprocess.Popen([py, str(REPO / "benchmarks" / "bench_web_load.py"), "--clients",
                                   proc.web.url, WEB_PASSWORD, "0", "--total-s", secs], cwd=REPO,
-                                 stdout=subprocess.DEVNULL),
+                                 stdout=subprocess.DEVNULL, preexec_fn=_client_priority),
                 subprocess.Popen([py, here, "--fence-upload", str(ports[1]), str(ap.frame.origin_lat_deg),
                                   str(ap.frame.origin_lon_deg), "400", "20"], cwd=REPO, stdout=subprocess.PIPE,
-                                 text=True),
+                                 text=True, preexec_fn=_client_priority),
             ]
         while time.monotonic() - t0 < args.max_s:
             with runtime.lock:
