@@ -78,7 +78,8 @@ def test_hw_boat_measures_its_pack_and_the_low_battery_failsafe_fires_from_the_m
             # the monitor stops answering: a warning, its health ERROR, the voltage unknown, the loop goes on
             mark = time.monotonic()
             _tell(boat, control, "gone")
-            assert boat.wait(lambda: boat.logged(f"power monitor {kind.upper()} i2c-1 0x40 failed", mark), 10.0), boat.tail()
+            assert boat.wait(lambda: boat.logged(f"power monitor {kind.upper()} i2c-1 0x40 failed", mark), 10.0), \
+                boat.tail()
             assert boat.wait(lambda: boat.logged("[health] Battery: ERROR: power monitor silent for", mark), 15.0), \
                 boat.tail()
             assert gcs.wait("SYS_STATUS", lambda m: m.voltage_battery == 0xFFFF and m.current_battery == -1,

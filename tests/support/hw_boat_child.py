@@ -13,9 +13,10 @@ transactions (Lsm9ds1Emulator.inject_errors), prints "hw_boat_child: injected N 
 PATH (the test sees the file gone as the acknowledgement).
 
 A power monitor: with HW_BOAT_BATTERY=PATH, an emulated INA219 (hil/devices/ina219_emulator.py; with
-HW_BOAT_BATTERY_KIND=ina226 an INA226, hil/devices/ina226_emulator.py; 0x40, shunt BATTERY_SHUNT_OHMS) answers on the IMU's bus too, reading the pack at the vessel's nominal voltage and
-BATTERY_START_A; a thread looks for PATH every 50 ms and takes from it "VOLTS AMPS" (the pack's new state),
-"gone" (the chip off the bus) or "back", prints "hw_boat_child: battery <what>" on stderr and removes PATH.
+HW_BOAT_BATTERY_KIND=ina226 an INA226, hil/devices/ina226_emulator.py; 0x40, shunt BATTERY_SHUNT_OHMS) answers
+on the IMU's bus too, reading the pack at the vessel's nominal voltage and BATTERY_START_A; a thread looks for
+PATH every 50 ms and takes from it "VOLTS AMPS" (the pack's new state), "gone" (the chip off the bus) or "back",
+prints "hw_boat_child: battery <what>" on stderr and removes PATH.
 
 A PCA9685 board: with HW_BOAT_PCA9685=BUS:SOCKET, open_smbus(BUS) returns the bus of the emulated PCA9685 (hil/
 devices/pca9685_emulator.py) the test serves on the Unix socket SOCKET (hil/devices/i2c_socket.py), so the
